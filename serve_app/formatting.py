@@ -1,0 +1,68 @@
+"""Turn a Transcript into the body a client asked for with `response_format`."""
+
+import datetime
+
+import srt
+import webvtt
+from fastapi.responses import JSONResponse, PlainTextResponse, Response
+
+from deployments.types import Segment, Transcript
+from serve_app.schemas import ResponseFormat, TranscriptionJson, TranscriptionVerboseJson
+
+
+def _spoken(segments: list[Segment]) -> list[Segment]:
+    """Segments with text: an empty cue is invalid in both subtitle formats."""
+    return [segment for segment in segments if segment.text.strip()]
+
+
+def render_srt(segments: list[Segment]) -> str:
+    """SubRip: cues numbered from 1, `00:00:01,000 --> 00:00:02,500`."""
+    cues = [
+        srt.Subtitle(
+            index=number,
+            start=datetime.timedelta(seconds=segment.start),
+            end=datetime.timedelta(seconds=segment.end),
+            content=segment.text.strip(),
+        )
+        for number, segment in enumerate(_spoken(segments), start=1)
+    ]
+    return srt.compose(cues, reindex=False)
+
+
+def _vtt_time(seconds: float) -> str:
+    millis = round(seconds * 1000)
+    hours, millis = divmod(millis, 3_600_000)
+    minutes, millis = divmod(millis, 60_000)
+    secs, millis = divmod(millis, 1000)
+    return f"{hours:02d}:{minutes:02d}:{secs:02d}.{millis:03d}"
+
+
+def render_vtt(segments: list[Segment]) -> str:
+    """WebVTT: a `WEBVTT` header, then cues timed `00:00:01.000 --> 00:00:02.500`."""
+    captions = [webvtt.Caption(_vtt_time(s.start), _vtt_time(s.end), s.text.strip()) for s in _spoken(segments)]
+    return webvtt.WebVTT(captions=captions).content
+
+
+def verbose_json(transcript: Transcript, include_words: bool) -> TranscriptionVerboseJson:
+    return TranscriptionVerboseJson(
+        language=transcript.language,
+        duration=round(transcript.duration, 3),
+        text=transcript.text,
+        segments=transcript.segments,
+        words=transcript.words if include_words else None,
+    )
+
+
+def render(transcript: Transcript, response_format: ResponseFormat, include_words: bool) -> Response:
+    """The HTTP response for one transcript, with the media type each format calls for."""
+    match response_format:
+        case ResponseFormat.json:
+            return JSONResponse(TranscriptionJson(text=transcript.text).model_dump())
+        case ResponseFormat.verbose_json:
+            return JSONResponse(verbose_json(transcript, include_words).model_dump(exclude_none=True))
+        case ResponseFormat.text:
+            return PlainTextResponse(transcript.text)
+        case ResponseFormat.srt:
+            return PlainTextResponse(render_srt(transcript.segments))
+        case ResponseFormat.vtt:
+            return Response(render_vtt(transcript.segments), media_type="text/vtt")

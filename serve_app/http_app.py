@@ -1,0 +1,45 @@
+"""The FastAPI application: routers, auth and error handling. No model code; handles come in."""
+
+import logging
+
+from fastapi import Depends, FastAPI, Request, status
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+
+from serve_app.auth import ApiKeys, require_api_key
+from serve_app.pipeline import AudioRejectedError, TranscriptionPipeline
+from serve_app.routers import models, transcriptions
+
+logger = logging.getLogger(__name__)
+
+
+def create_app(pipeline: TranscriptionPipeline, api_keys: ApiKeys) -> FastAPI:
+    app = FastAPI(
+        title="stt-service",
+        summary="OpenAI-compatible speech-to-text on Ray Serve.",
+        version="0.1.0",
+    )
+    app.state.pipeline = pipeline
+    app.state.api_keys = api_keys
+    authenticated = [Depends(require_api_key)]
+    app.include_router(models.router, dependencies=authenticated)
+    app.include_router(transcriptions.router, dependencies=authenticated)
+    app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(AudioRejectedError, _audio_rejected)
+    app.add_exception_handler(Exception, _unexpected_error)
+    return app
+
+
+async def _validation_error(_: Request, error: RequestValidationError) -> JSONResponse:
+    """FastAPI's 422 array, trimmed to `{loc, msg, type}`: the input is not echoed back."""
+    detail = [{"loc": list(e["loc"]), "msg": e["msg"], "type": e["type"]} for e in error.errors()]
+    return JSONResponse({"detail": detail}, status_code=status.HTTP_422_UNPROCESSABLE_CONTENT)
+
+
+async def _audio_rejected(_: Request, error: AudioRejectedError) -> JSONResponse:
+    return JSONResponse({"detail": str(error)}, status_code=status.HTTP_400_BAD_REQUEST)
+
+
+async def _unexpected_error(request: Request, error: Exception) -> JSONResponse:
+    logger.exception("unexpected error on %s %s", request.method, request.url.path)
+    return JSONResponse({"detail": "internal error: the request could not be completed"}, status_code=500)

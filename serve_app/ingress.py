@@ -1,0 +1,24 @@
+"""Ingress: the HTTP entry deployment. It wires handles into the FastAPI app and holds no model code."""
+
+from fastapi import FastAPI
+from ray import serve
+from ray.serve.handle import DeploymentHandle
+
+from serve_app.auth import ApiKeys
+from serve_app.config import AppConfig, SecretSettings
+from serve_app.http_app import create_app
+from serve_app.pipeline import TranscriptionPipeline
+
+
+@serve.deployment
+@serve.ingress()
+class Ingress:
+    def __init__(self, decoder: DeploymentHandle, transcriber: DeploymentHandle, config: AppConfig) -> None:
+        keys = SecretSettings().api_key_list()
+        if not keys:
+            raise RuntimeError("STT_API_KEYS is not set: export it as a comma-separated list of API keys")
+        self.api_keys = ApiKeys(keys)
+        self.pipeline = TranscriptionPipeline(decoder, transcriber, config.limits)
+
+    def __serve_build_asgi_app__(self) -> FastAPI:
+        return create_app(self.pipeline, self.api_keys)

@@ -1,0 +1,1 @@
+"""HTTP routers: one module per API resource."""

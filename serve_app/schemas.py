@@ -1,0 +1,119 @@
+"""Pydantic models of every HTTP request and response (OpenAI's audio API, plus `task` and diarization)."""
+
+from enum import StrEnum
+from typing import Literal
+
+from fastapi import UploadFile
+from faster_whisper.tokenizer import _LANGUAGE_CODES
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from deployments.types import Segment, TranscriptionOptions, Word
+
+MODEL_ID = "whisper-1"
+WHISPER_LANGUAGES = frozenset(_LANGUAGE_CODES)
+
+
+class ResponseFormat(StrEnum):
+    json = "json"
+    text = "text"
+    srt = "srt"
+    verbose_json = "verbose_json"
+    vtt = "vtt"
+
+
+class Task(StrEnum):
+    transcribe = "transcribe"
+    diarize = "diarize"
+
+
+class DiarizationSetting(StrEnum):
+    general = "general"
+    meeting = "meeting"
+    telephonic = "telephonic"
+
+
+class TimestampGranularity(StrEnum):
+    segment = "segment"
+    word = "word"
+
+
+class TranscriptionForm(BaseModel):
+    """The multipart form of `POST /v1/audio/transcriptions` (and of its async twin)."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    file: UploadFile | None = Field(None, description="The audio or video file. Give exactly one of file or url.")
+    url: str | None = Field(None, max_length=2048, description="An http(s) URL of the audio. Give exactly one.")
+    model: Literal["whisper-1"] = Field(MODEL_ID, description="The only model: whisper-1.")
+    task: Task = Task.transcribe
+    language: str | None = Field(None, description="ISO-639-1 code of the spoken language; detected if omitted.")
+    prompt: str | None = Field(None, max_length=4096, description="Text to guide the style or spelling.")
+    temperature: float = Field(0.0, ge=0.0, le=1.0, description="0 uses Whisper's fallback schedule.")
+    response_format: ResponseFormat = ResponseFormat.json
+    num_speakers: int | None = Field(None, ge=1, le=32, description="Exact speaker count (task=diarize).")
+    diarization_setting: DiarizationSetting = DiarizationSetting.general
+    timestamp_granularities: list[TimestampGranularity] = Field(
+        default=[TimestampGranularity.segment],
+        alias="timestamp_granularities[]",
+        max_length=2,
+        description="`word` needs response_format=verbose_json.",
+    )
+
+    @field_validator("language")
+    @classmethod
+    def known_language(cls, language: str | None) -> str | None:
+        if language is None or language == "":
+            return None
+        code = language.strip().lower()
+        if code not in WHISPER_LANGUAGES:
+            raise ValueError(f"unsupported language {language[:16]!r}: use an ISO-639-1 code such as 'en' or 'fr'")
+        return code
+
+    @model_validator(mode="after")
+    def consistent(self) -> "TranscriptionForm":
+        if (self.file is None) == (self.url is None):
+            raise ValueError("give exactly one of 'file' (an upload) or 'url'")
+        if self.wants_words and self.response_format != ResponseFormat.verbose_json:
+            raise ValueError("timestamp_granularities[]=word requires response_format=verbose_json")
+        return self
+
+    @property
+    def wants_words(self) -> bool:
+        return TimestampGranularity.word in self.timestamp_granularities
+
+    def transcription_options(self) -> TranscriptionOptions:
+        return TranscriptionOptions(
+            language=self.language,
+            word_timestamps=self.wants_words,
+            prompt=self.prompt,
+            temperature=self.temperature,
+        )
+
+
+class TranscriptionJson(BaseModel):
+    text: str
+
+
+class TranscriptionVerboseJson(BaseModel):
+    task: Literal["transcribe"] = "transcribe"
+    language: str
+    duration: float
+    text: str
+    segments: list[Segment]
+    words: list[Word] | None = Field(None, description="Present when timestamp_granularities[] has word.")
+
+
+class ModelCard(BaseModel):
+    id: str
+    object: Literal["model"] = "model"
+    created: int
+    owned_by: str
+
+
+class ModelList(BaseModel):
+    object: Literal["list"] = "list"
+    data: list[ModelCard]
+
+
+class ErrorResponse(BaseModel):
+    detail: str
