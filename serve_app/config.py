@@ -28,6 +28,10 @@ class WhisperModelConfig(BaseModel):
     compute_type: str = Field("int8", description="CTranslate2 compute type: int8 on CPU, float16 on GPU.")
     cpu_threads: int = Field(0, ge=0, description="Threads per replica on CPU; 0 lets CTranslate2 choose.")
     beam_size: int = Field(5, ge=1, le=10)
+    vad_filter: bool = Field(
+        True,
+        description="Skip non-speech with faster-whisper's bundled Silero VAD; stops Whisper hallucinating on silence.",
+    )
 
 
 class LimitsConfig(BaseModel):

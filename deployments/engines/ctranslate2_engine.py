@@ -27,6 +27,7 @@ class CTranslate2Engine:
             temperature=options.temperature if options.temperature > 0 else [0.0, 0.2, 0.4, 0.6, 0.8, 1.0],
             initial_prompt=options.prompt,
             word_timestamps=options.word_timestamps,
+            vad_filter=self.config.vad_filter,
         )
         out_segments: list[Segment] = []
         out_words: list[Word] = []

@@ -1,0 +1,90 @@
+"""Start the real service with `serve run` on a config derived from configs/local.yaml, for tests and
+benchmarks: a free port, chosen API keys and model, and Ctrl-C to stop it, as a user would."""
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from types import TracebackType
+
+import httpx
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class LocalService:
+    def __init__(self, workdir: Path, api_keys: list[str], model: str = "embedded:tiny.en") -> None:
+        self.workdir = workdir
+        self.api_keys = api_keys
+        self.model = model
+        self.port = _free_port()
+        self.base_url = f"http://127.0.0.1:{self.port}"
+        self.log_path = workdir / "serve.log"
+        self.process: subprocess.Popen | None = None
+
+    def config(self) -> dict:
+        config = yaml.safe_load((ROOT / "configs" / "local.yaml").read_text())
+        config["http_options"] = {"host": "127.0.0.1", "port": self.port}
+        config["applications"][0]["args"]["whisper"]["model"] = self.model
+        return config
+
+    def start(self, timeout_s: float = 240) -> "LocalService":
+        config_path = self.workdir / "config.yaml"
+        config_path.write_text(yaml.safe_dump(self.config()))
+        env = {**os.environ, "STT_API_KEYS": ",".join(self.api_keys), "RAY_USAGE_STATS_ENABLED": "0"}
+        with self.log_path.open("wb") as log:
+            self.process = subprocess.Popen(
+                [str(Path(sys.executable).parent / "serve"), "run", str(config_path)],
+                cwd=ROOT,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        self._wait_until_ready(timeout_s)
+        return self
+
+    def _wait_until_ready(self, timeout_s: float) -> None:
+        deadline = time.monotonic() + timeout_s
+        headers = {"Authorization": f"Bearer {self.api_keys[0]}"}
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"serve run exited with {self.process.returncode}:\n{self.log_tail()}")
+            try:
+                if httpx.get(f"{self.base_url}/v1/models", headers=headers, timeout=5).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(1)
+        self.stop()
+        raise RuntimeError(f"the service did not become ready in {timeout_s} s:\n{self.log_tail()}")
+
+    def log_tail(self, chars: int = 5000) -> str:
+        return self.log_path.read_text(errors="replace")[-chars:]
+
+    def stop(self) -> None:
+        """Ctrl-C: `serve run` then shuts the application and its local Ray down."""
+        if self.process is None or self.process.poll() is not None:
+            return
+        os.killpg(self.process.pid, signal.SIGINT)
+        try:
+            self.process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
+
+    def __enter__(self) -> "LocalService":
+        return self.start()
+
+    def __exit__(self, kind: type | None, error: BaseException | None, trace: TracebackType | None) -> None:
+        self.stop()
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]

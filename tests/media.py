@@ -1,0 +1,69 @@
+"""Test audio: real speech, and the same speech encoded into every container the service accepts."""
+
+import io
+from fractions import Fraction
+from pathlib import Path
+
+import av
+import numpy as np
+
+SHARED_AUDIO = Path(__file__).resolve().parents[2] / "shared" / "audio"
+JFK_REFERENCE = (
+    "And so my fellow Americans, ask not what your country can do for you, ask what you can do for your country."
+)
+
+# extension -> (container format, audio codec, with a video track?)
+FORMATS: dict[str, tuple[str, str, bool]] = {
+    "mp3": ("mp3", "libmp3lame", False),
+    "wav": ("wav", "pcm_s16le", False),
+    "m4a": ("ipod", "aac", False),
+    "flac": ("flac", "flac", False),
+    "ogg": ("ogg", "vorbis", False),
+    "opus": ("opus", "libopus", False),
+    "mp4": ("mp4", "aac", True),
+    "mov": ("mov", "aac", True),
+    "avi": ("avi", "libmp3lame", True),
+    "mkv": ("matroska", "libopus", True),
+}
+
+
+def pyannote_sample() -> Path:
+    """30 s of real two-speaker telephone speech that pyannote.audio installs with itself."""
+    import pyannote.audio
+
+    return Path(pyannote.audio.__file__).parent / "sample" / "sample.wav"
+
+
+def encode(samples: np.ndarray, extension: str, sample_rate: int = 16_000) -> bytes:
+    """Encode mono float32 `samples` into the container that `extension` names, in memory."""
+    container_format, codec, with_video = FORMATS[extension]
+    buffer = io.BytesIO()
+    with av.open(buffer, mode="w", format=container_format) as container:
+        rate = 48_000 if codec == "libopus" else sample_rate
+        # FFmpeg's own Vorbis encoder is "experimental" and stereo-only.
+        layout = "stereo" if codec == "vorbis" else "mono"
+        options = {"strict": "-2"} if codec == "vorbis" else {}
+        audio_stream = container.add_stream(codec, rate=rate, layout=layout, options=options)
+        video_stream = None
+        if with_video:
+            video_stream = container.add_stream("mpeg4", rate=5)
+            video_stream.width, video_stream.height, video_stream.pix_fmt = 64, 48, "yuv420p"
+        pcm = (np.clip(samples, -1, 1) * 32767).astype(np.int16).reshape(1, -1)
+        source = av.AudioFrame.from_ndarray(pcm, format="s16", layout="mono")
+        source.sample_rate = sample_rate
+        frame_size = audio_stream.codec_context.frame_size or 1024
+        resampler = av.AudioResampler(
+            format=audio_stream.codec_context.format.name, layout=layout, rate=rate, frame_size=frame_size
+        )
+        for frame in [*resampler.resample(source), *resampler.resample(None)]:
+            container.mux(audio_stream.encode(frame))
+        container.mux(audio_stream.encode(None))
+        if video_stream is not None:
+            seconds = len(samples) / sample_rate
+            for index in range(int(seconds * 5)):
+                image = np.full((48, 64, 3), (index * 20) % 255, dtype=np.uint8)
+                frame = av.VideoFrame.from_ndarray(image, format="rgb24")
+                frame.pts, frame.time_base = index, Fraction(1, 5)
+                container.mux(video_stream.encode(frame))
+            container.mux(video_stream.encode(None))
+    return buffer.getvalue()

@@ -1,0 +1,60 @@
+"""The PyAV decoder on real speech in every accepted container, and on broken input."""
+
+import io
+
+import av
+import numpy as np
+import pytest
+
+from deployments.audio_decoder import AudioDecodeError, decode_audio
+from deployments.types import SAMPLE_RATE
+from tests.media import FORMATS, encode, pyannote_sample
+
+
+@pytest.fixture(scope="module")
+def speech() -> np.ndarray:
+    return decode_audio(pyannote_sample()).samples[6 * SAMPLE_RATE : 10 * SAMPLE_RATE]
+
+
+def test_sample_is_16k_mono_float32_of_the_right_length() -> None:
+    audio = decode_audio(pyannote_sample())
+    assert audio.samples.dtype == np.float32 and audio.samples.ndim == 1
+    assert audio.duration == pytest.approx(30.0, abs=0.01)
+
+
+@pytest.mark.parametrize("extension", sorted(FORMATS))
+def test_every_container_decodes_to_the_same_speech(speech: np.ndarray, extension: str) -> None:
+    decoded = decode_audio(encode(speech, extension))
+    assert decoded.duration == pytest.approx(4.0, abs=0.15)  # encoders pad by a frame or two
+    assert np.sqrt(np.mean(decoded.samples**2)) == pytest.approx(np.sqrt(np.mean(speech**2)), rel=0.2)
+
+
+def test_file_path_and_bytes_give_the_same_samples() -> None:
+    path = pyannote_sample()
+    assert np.array_equal(decode_audio(path).samples, decode_audio(path.read_bytes()).samples)
+
+
+def test_truncated_mp3_keeps_what_decoded(speech: np.ndarray) -> None:
+    mp3 = encode(speech, "mp3")
+    decoded = decode_audio(mp3[: len(mp3) // 2])
+    assert 1.0 < decoded.duration < 3.0
+
+
+@pytest.mark.parametrize("data", [b"", b"RIFF" + b"\x00" * 100, bytes(range(256)) * 50])
+def test_garbage_is_a_decode_error(data: bytes) -> None:
+    with pytest.raises(AudioDecodeError, match="not a readable audio or video container"):
+        decode_audio(data)
+
+
+def test_video_without_audio_track_is_a_decode_error() -> None:
+    buffer = io.BytesIO()
+    with av.open(buffer, mode="w", format="mp4") as container:
+        stream = container.add_stream("mpeg4", rate=5)
+        stream.width, stream.height, stream.pix_fmt = 64, 48, "yuv420p"
+        for index in range(5):
+            frame = av.VideoFrame.from_ndarray(np.zeros((48, 64, 3), np.uint8), format="rgb24")
+            frame.pts = index
+            container.mux(stream.encode(frame))
+        container.mux(stream.encode(None))
+    with pytest.raises(AudioDecodeError, match="no audio track"):
+        decode_audio(buffer.getvalue())

@@ -1,0 +1,52 @@
+"""Subtitle and JSON rendering, checked with the srt and webvtt-py parsers."""
+
+import io
+import json
+
+import srt
+import webvtt
+
+from deployments.types import Segment, Transcript, Word
+from serve_app.formatting import render, render_srt, render_vtt
+from serve_app.schemas import ResponseFormat
+
+
+def _segment(index: int, start: float, end: float, text: str) -> Segment:
+    return Segment(
+        id=index, seek=0, start=start, end=end, text=text, tokens=[1, 2], temperature=0.0,
+        avg_logprob=-0.2, compression_ratio=1.2, no_speech_prob=0.01,
+    )  # fmt: skip
+
+
+SEGMENTS = [_segment(0, 0.0, 1.5, " Hello there."), _segment(1, 2.0, 2.5, "  "), _segment(2, 3661.25, 3662.0, " Bye.")]
+TRANSCRIPT = Transcript(
+    language="en", duration=3662.0, segments=SEGMENTS, words=[Word(word=" Hello", start=0.0, end=0.5, prob=0.9)]
+)
+
+
+def test_srt_cues_are_numbered_from_one_and_skip_empty_text() -> None:
+    cues = list(srt.parse(render_srt(SEGMENTS)))
+    assert [(cue.index, cue.content) for cue in cues] == [(1, "Hello there."), (2, "Bye.")]
+    assert cues[1].start.total_seconds() == 3661.25
+    assert "01:01:01,250 --> 01:01:02,000" in render_srt(SEGMENTS)
+
+
+def test_vtt_has_header_and_dotted_times() -> None:
+    document = render_vtt(SEGMENTS)
+    assert document.startswith("WEBVTT\n")
+    assert "01:01:01.250 --> 01:01:02.000" in document
+    captions = webvtt.from_buffer(io.StringIO(document)).captions
+    assert [caption.text for caption in captions] == ["Hello there.", "Bye."]
+
+
+def test_json_is_text_only() -> None:
+    response = render(TRANSCRIPT, ResponseFormat.json, include_words=False)
+    assert json.loads(response.body) == {"text": "Hello there.   Bye."}
+
+
+def test_verbose_json_has_words_only_when_asked() -> None:
+    with_words = json.loads(render(TRANSCRIPT, ResponseFormat.verbose_json, include_words=True).body)
+    without = json.loads(render(TRANSCRIPT, ResponseFormat.verbose_json, include_words=False).body)
+    assert with_words["words"] == [{"word": " Hello", "start": 0.0, "end": 0.5, "prob": 0.9}]
+    assert "words" not in without
+    assert without["task"] == "transcribe" and without["language"] == "en" and len(without["segments"]) == 3

@@ -1,0 +1,263 @@
+"""End to end over HTTP against the real service (`serve run`, real tiny.en Whisper), as clients call it."""
+
+import io
+
+import httpx
+import numpy as np
+import openai
+import pytest
+import srt
+import webvtt
+
+from deployments.audio_decoder import decode_audio
+from tests.conftest import API_KEYS, Service
+from tests.media import FORMATS, JFK_REFERENCE, encode, pyannote_sample
+from tests.wer import stm_transcript, word_error_rate
+
+# 6.0-10.0 s of the pyannote sample: "Hello? Hello? Oh, hello. I didn't know you were there."
+GREETING = slice(6 * 16_000, 10 * 16_000)
+
+
+@pytest.fixture(scope="module")
+def sample_samples() -> np.ndarray:
+    return decode_audio(pyannote_sample()).samples
+
+
+@pytest.fixture(scope="module")
+def greeting_wav(sample_samples: np.ndarray) -> bytes:
+    return encode(sample_samples[GREETING], "wav")
+
+
+@pytest.fixture(scope="module")
+def sdk(service: Service) -> openai.OpenAI:
+    return openai.OpenAI(base_url=f"{service.base_url}/v1", api_key=service.api_key, max_retries=0, timeout=300)
+
+
+def test_models_are_listed_on_both_paths(service: Service, sdk: openai.OpenAI) -> None:
+    assert [model.id for model in sdk.models.list()] == ["whisper-1"]
+    with service.client() as client:
+        body = client.get("/models").json()
+    assert body["object"] == "list"
+    assert body["data"][0] == {**body["data"][0], "id": "whisper-1", "object": "model"}
+    assert isinstance(body["data"][0]["created"], int)
+
+
+def test_real_telephone_speech_matches_its_human_transcript(sdk: openai.OpenAI) -> None:
+    """sample.wav ships with pyannote.audio with a human transcript (sample.stm). tiny.en measures 16%
+    WER on this 8 kHz two-speaker call with overlapping speech; jfk.flac below holds the 15% bar."""
+    path = pyannote_sample()
+    with path.open("rb") as audio:
+        transcription = sdk.audio.transcriptions.create(model="whisper-1", file=audio)
+    reference = stm_transcript(path.with_suffix(".stm"))
+    assert word_error_rate(reference, transcription.text) <= 0.20
+    for phrase in ("diane in new jersey", "originally from chicago", "yankee"):
+        assert phrase in transcription.text.lower()
+
+
+def test_clean_speech_word_error_rate_at_most_15_percent(sdk: openai.OpenAI, jfk_flac) -> None:
+    with jfk_flac.open("rb") as audio:
+        transcription = sdk.audio.transcriptions.create(model="whisper-1", file=audio, language="en")
+    assert word_error_rate(JFK_REFERENCE, transcription.text) <= 0.15
+
+
+def test_text_format(sdk: openai.OpenAI, greeting_wav: bytes) -> None:
+    text = sdk.audio.transcriptions.create(
+        model="whisper-1", file=("greeting.wav", greeting_wav), response_format="text"
+    )
+    assert isinstance(text, str)
+    assert "know you were there" in text.lower()
+
+
+def test_srt_format_parses_as_subrip(sdk: openai.OpenAI, greeting_wav: bytes) -> None:
+    document = sdk.audio.transcriptions.create(
+        model="whisper-1", file=("greeting.wav", greeting_wav), response_format="srt"
+    )
+    cues = list(srt.parse(document))
+    assert [cue.index for cue in cues] == list(range(1, len(cues) + 1))
+    assert all(0 <= cue.start.total_seconds() < cue.end.total_seconds() <= 4.01 for cue in cues)
+    assert "know you were there" in " ".join(cue.content for cue in cues).lower()
+
+
+def test_vtt_format_parses_as_webvtt(sdk: openai.OpenAI, greeting_wav: bytes) -> None:
+    document = sdk.audio.transcriptions.create(
+        model="whisper-1", file=("greeting.wav", greeting_wav), response_format="vtt"
+    )
+    assert document.startswith("WEBVTT")
+    captions = webvtt.from_buffer(io.StringIO(document)).captions
+    assert captions
+    assert all(0 <= caption.start_in_seconds < caption.end_in_seconds <= 4.01 for caption in captions)
+    assert "know you were there" in " ".join(caption.text for caption in captions).lower()
+
+
+def test_verbose_json_with_word_timestamps(sdk: openai.OpenAI, greeting_wav: bytes) -> None:
+    result = sdk.audio.transcriptions.create(
+        model="whisper-1",
+        file=("greeting.wav", greeting_wav),
+        response_format="verbose_json",
+        timestamp_granularities=["word", "segment"],
+    )
+    body = result.model_dump()
+    assert body["task"] == "transcribe"
+    assert body["language"] == "en"
+    assert body["duration"] == pytest.approx(4.0, abs=0.05)
+    assert "know you were there" in body["text"].lower()
+    segment_fields = {"id", "seek", "start", "end", "text", "tokens", "temperature", "avg_logprob"}
+    segment_fields |= {"compression_ratio", "no_speech_prob"}
+    assert body["segments"] and all(segment_fields <= set(segment) for segment in body["segments"])
+    assert [segment["id"] for segment in body["segments"]] == list(range(len(body["segments"])))
+    words = body["words"]
+    assert {word["word"].strip().lower().strip(".,?") for word in words} >= {"know", "you", "were", "there"}
+    for word in words:
+        assert set(word) >= {"word", "start", "end", "prob"}
+        assert 0 <= word["start"] <= word["end"] <= 4.01
+        assert 0 <= word["prob"] <= 1
+    assert [word["start"] for word in words] == sorted(word["start"] for word in words)
+
+
+def test_verbose_json_without_words_has_segments_only(sdk: openai.OpenAI, greeting_wav: bytes) -> None:
+    body = sdk.audio.transcriptions.create(
+        model="whisper-1", file=("greeting.wav", greeting_wav), response_format="verbose_json"
+    ).model_dump()
+    assert body["segments"]
+    assert body.get("words") is None
+
+
+@pytest.mark.parametrize(
+    ("response_format", "media_type"),
+    [
+        ("json", "application/json"),
+        ("verbose_json", "application/json"),
+        ("text", "text/plain; charset=utf-8"),
+        ("srt", "text/plain; charset=utf-8"),
+        ("vtt", "text/vtt"),
+    ],
+)
+def test_media_types(service: Service, greeting_wav: bytes, response_format: str, media_type: str) -> None:
+    with service.client() as client:
+        response = client.post(
+            "/v1/audio/transcriptions",
+            files={"file": ("greeting.wav", greeting_wav)},
+            data={"model": "whisper-1", "response_format": response_format},
+        )
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith(media_type)
+
+
+@pytest.mark.parametrize("extension", sorted(FORMATS))
+def test_every_input_format(service: Service, sample_samples: np.ndarray, extension: str) -> None:
+    data = encode(sample_samples[GREETING], extension)
+    with service.client() as client:
+        response = client.post("/v1/audio/transcriptions", files={"file": (f"greeting.{extension}", data)})
+    assert response.status_code == 200, response.text
+    assert "know you were there" in response.json()["text"].lower()
+
+
+# ---- bad input: each gets its documented status and a detail that says what to fix ----
+
+
+def _post(service: Service, files=None, data=None, api_key: str | None = None) -> httpx.Response:
+    with service.client(api_key=api_key) as client:
+        return client.post("/v1/audio/transcriptions", files=files, data=data)
+
+
+def _messages(response: httpx.Response) -> str:
+    detail = response.json()["detail"]
+    assert isinstance(detail, list) and all(set(item) == {"loc", "msg", "type"} for item in detail)
+    return " ".join(item["msg"] for item in detail)
+
+
+def test_neither_file_nor_url_is_a_validation_error(service: Service) -> None:
+    response = _post(service, data={"model": "whisper-1"})
+    assert response.status_code == 422
+    assert "exactly one of 'file'" in _messages(response)
+
+
+def test_both_file_and_url_is_a_validation_error(service: Service, greeting_wav: bytes) -> None:
+    response = _post(service, files={"file": ("a.wav", greeting_wav)}, data={"url": "https://example.com/a.wav"})
+    assert response.status_code == 422
+    assert "exactly one of 'file'" in _messages(response)
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("response_format", "docx"),
+        ("task", "translate"),
+        ("model", "whisper-2"),
+        ("diarization_setting", "concert"),
+        ("timestamp_granularities[]", "sentence"),
+        ("language", "klingon"),
+        ("num_speakers", "-1"),
+        ("num_speakers", "nan"),
+        ("temperature", "7"),
+    ],
+)
+def test_unknown_or_out_of_range_values_are_validation_errors(
+    service: Service, greeting_wav: bytes, field: str, value: str
+) -> None:
+    response = _post(service, files={"file": ("a.wav", greeting_wav)}, data={field: value})
+    assert response.status_code == 422
+    assert response.json()["detail"][0]["loc"][:2] == ["body", field]
+
+
+def test_word_timestamps_need_verbose_json(service: Service, greeting_wav: bytes) -> None:
+    response = _post(
+        service,
+        files={"file": ("a.wav", greeting_wav)},
+        data={"timestamp_granularities[]": "word", "response_format": "json"},
+    )
+    assert response.status_code == 422
+    assert "requires response_format=verbose_json" in _messages(response)
+
+
+@pytest.mark.parametrize("api_key", ["", "wrong-key", API_KEYS[0] + "x"])
+def test_bad_or_missing_key_is_401_on_every_endpoint(service: Service, greeting_wav: bytes, api_key: str) -> None:
+    with httpx.Client(base_url=service.base_url, timeout=60) as client:
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        responses = [
+            client.get("/v1/models", headers=headers),
+            client.get("/models", headers=headers),
+            client.post("/v1/audio/transcriptions", headers=headers, files={"file": ("a.wav", greeting_wav)}),
+        ]
+    for response in responses:
+        assert response.status_code == 401
+        assert response.json() == {"detail": "authentication credentials were not provided or are invalid"}
+        assert response.headers["www-authenticate"] == "Bearer"
+
+
+def test_second_key_is_accepted(service: Service) -> None:
+    with service.client(api_key=API_KEYS[1]) as client:
+        assert client.get("/v1/models").status_code == 200
+
+
+def test_corrupt_bytes_are_400_audio_processing_failed(service: Service) -> None:
+    response = _post(service, files={"file": ("song.mp3", b"this is not audio at all" * 100)})
+    assert response.status_code == 400
+    assert response.json()["detail"].startswith("audio processing failed: ")
+
+
+def test_too_short_clip_is_400(service: Service, sample_samples: np.ndarray) -> None:
+    clip = encode(sample_samples[GREETING][: int(0.2 * 16_000)], "wav")
+    response = _post(service, files={"file": ("short.wav", clip)})
+    assert response.status_code == 400
+    assert "too short" in response.json()["detail"]
+    assert "0.3 s" in response.json()["detail"]
+
+
+def test_empty_file_is_400(service: Service) -> None:
+    response = _post(service, files={"file": ("empty.wav", b"")})
+    assert response.status_code == 400
+    assert response.json() == {"detail": "the uploaded file is empty"}
+
+
+def test_diarize_and_url_answer_clearly_until_they_land(service: Service, greeting_wav: bytes) -> None:
+    diarize = _post(service, files={"file": ("a.wav", greeting_wav)}, data={"task": "diarize"})
+    assert diarize.status_code == 400 and "diarize" in diarize.json()["detail"]
+    url = _post(service, data={"url": "https://example.com/a.wav"})
+    assert url.status_code == 400 and "url" in url.json()["detail"]
+
+
+def test_service_still_serves_after_bad_input(service: Service, greeting_wav: bytes) -> None:
+    _post(service, files={"file": ("x.mp3", b"\x00" * 10)})
+    response = _post(service, files={"file": ("a.wav", greeting_wav)})
+    assert response.status_code == 200

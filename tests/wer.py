@@ -1,0 +1,25 @@
+"""Word error rate with jiwer, after the usual normalization (case, punctuation, spacing)."""
+
+from pathlib import Path
+
+import jiwer
+
+_normalize = jiwer.Compose(
+    [
+        jiwer.ToLowerCase(),
+        jiwer.RemovePunctuation(),
+        jiwer.RemoveMultipleSpaces(),
+        jiwer.Strip(),
+        jiwer.ReduceToListOfListOfWords(),
+    ]
+)
+
+
+def word_error_rate(reference: str, hypothesis: str) -> float:
+    return jiwer.wer(reference, hypothesis, reference_transform=_normalize, hypothesis_transform=_normalize)
+
+
+def stm_transcript(stm_path: Path) -> str:
+    """The reference text of an STM file (`file channel speaker start end words...`), in time order."""
+    rows = [line.split(maxsplit=5) for line in stm_path.read_text().splitlines() if line.strip()]
+    return " ".join(row[5] for row in sorted(rows, key=lambda row: float(row[3])) if len(row) == 6)
