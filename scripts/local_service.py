@@ -17,10 +17,13 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 class LocalService:
-    def __init__(self, workdir: Path, api_keys: list[str], model: str = "embedded:tiny.en") -> None:
+    def __init__(
+        self, workdir: Path, api_keys: list[str], model: str = "embedded:tiny.en", jobs: dict | None = None
+    ) -> None:
         self.workdir = workdir
         self.api_keys = api_keys
         self.model = model
+        self.jobs = {"state_dir": str(workdir / "state"), **(jobs or {})}
         self.port = _free_port()
         self.base_url = f"http://127.0.0.1:{self.port}"
         self.log_path = workdir / "serve.log"
@@ -29,7 +32,9 @@ class LocalService:
     def config(self) -> dict:
         config = yaml.safe_load((ROOT / "configs" / "local.yaml").read_text())
         config["http_options"] = {"host": "127.0.0.1", "port": self.port}
-        config["applications"][0]["args"]["whisper"]["model"] = self.model
+        args = config["applications"][0]["args"]
+        args["whisper"]["model"] = self.model
+        args["jobs"] = {**args.get("jobs", {}), **self.jobs}
         return config
 
     def start(self, timeout_s: float = 240) -> "LocalService":
@@ -76,6 +81,11 @@ class LocalService:
         except subprocess.TimeoutExpired:
             os.killpg(self.process.pid, signal.SIGKILL)
             self.process.wait()
+
+    def restart(self) -> None:
+        """Stop the whole application (and its Ray) and start it again on the same port and state."""
+        self.stop()
+        self.start()
 
     def __enter__(self) -> "LocalService":
         return self.start()

@@ -42,11 +42,28 @@ class LimitsConfig(BaseModel):
     max_duration_s: float = Field(10 * 3600, gt=0, description="Longest accepted audio (10 hours).")
 
 
+class JobsConfig(BaseModel):
+    """Asynchronous jobs: where their state and spooled uploads live, and their limits."""
+
+    state_dir: str = Field(
+        "~/.local/share/stt-service",
+        description="Holds jobs.sqlite3 and spool/. Must survive restarts; on a cluster, storage every node sees.",
+    )
+    max_upload_bytes: int = Field(3 * 1024**3, gt=0, description="Largest asynchronous upload (3 GB).")
+    max_running_jobs_per_key: int = Field(200, ge=1)
+    max_concurrent_jobs: int = Field(2, ge=1, description="Jobs the tracker feeds to the pipeline at once.")
+    retention_s: float = Field(12 * 3600, gt=0, description="How long finished jobs and results are kept.")
+    sweep_interval_s: float = Field(60, gt=0)
+    tracker_name: str = "JobTracker"
+    tracker_namespace: str = "stt-service"
+
+
 class AppConfig(BaseModel):
     """Arguments of the Serve application builder (`serve_app.app:build_app`)."""
 
     whisper: WhisperModelConfig = WhisperModelConfig()
     limits: LimitsConfig = LimitsConfig()
+    jobs: JobsConfig = JobsConfig()
 
 
 class SecretSettings(BaseSettings):

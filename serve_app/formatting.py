@@ -53,16 +53,26 @@ def verbose_json(transcript: Transcript, include_words: bool) -> TranscriptionVe
     )
 
 
-def render(transcript: Transcript, response_format: ResponseFormat, include_words: bool) -> Response:
-    """The HTTP response for one transcript, with the media type each format calls for."""
+def render_body(transcript: Transcript, response_format: ResponseFormat, include_words: bool) -> dict | str:
+    """The body for `response_format`: a JSON object for the JSON formats, a string for the others."""
     match response_format:
         case ResponseFormat.json:
-            return JSONResponse(TranscriptionJson(text=transcript.text).model_dump())
+            return TranscriptionJson(text=transcript.text).model_dump()
         case ResponseFormat.verbose_json:
-            return JSONResponse(verbose_json(transcript, include_words).model_dump(exclude_none=True))
+            return verbose_json(transcript, include_words).model_dump(exclude_none=True)
         case ResponseFormat.text:
-            return PlainTextResponse(transcript.text)
+            return transcript.text
         case ResponseFormat.srt:
-            return PlainTextResponse(render_srt(transcript.segments))
+            return render_srt(transcript.segments)
         case ResponseFormat.vtt:
-            return Response(render_vtt(transcript.segments), media_type="text/vtt")
+            return render_vtt(transcript.segments)
+
+
+def render(transcript: Transcript, response_format: ResponseFormat, include_words: bool) -> Response:
+    """The HTTP response for one transcript, with the media type each format calls for."""
+    body = render_body(transcript, response_format, include_words)
+    if isinstance(body, dict):
+        return JSONResponse(body)
+    if response_format == ResponseFormat.vtt:
+        return Response(body, media_type="text/vtt")
+    return PlainTextResponse(body)

@@ -7,13 +7,15 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
 from serve_app.auth import ApiKeys, require_api_key
+from serve_app.config import JobsConfig
 from serve_app.pipeline import AudioRejectedError, TranscriptionPipeline
-from serve_app.routers import models, transcriptions
+from serve_app.routers import jobs, models, transcriptions
 
 logger = logging.getLogger(__name__)
 
 
-def create_app(pipeline: TranscriptionPipeline, api_keys: ApiKeys) -> FastAPI:
+def create_app(pipeline: TranscriptionPipeline, api_keys: ApiKeys, tracker, jobs_config: JobsConfig) -> FastAPI:
+    """`tracker` is the JobTracker actor handle (anything with the same `.method.remote()` calls in tests)."""
     app = FastAPI(
         title="stt-service",
         summary="OpenAI-compatible speech-to-text on Ray Serve.",
@@ -21,9 +23,12 @@ def create_app(pipeline: TranscriptionPipeline, api_keys: ApiKeys) -> FastAPI:
     )
     app.state.pipeline = pipeline
     app.state.api_keys = api_keys
+    app.state.tracker = tracker
+    app.state.jobs_config = jobs_config
     authenticated = [Depends(require_api_key)]
     app.include_router(models.router, dependencies=authenticated)
     app.include_router(transcriptions.router, dependencies=authenticated)
+    app.include_router(jobs.router, dependencies=authenticated)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(AudioRejectedError, _audio_rejected)
     app.add_exception_handler(Exception, _unexpected_error)

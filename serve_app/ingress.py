@@ -4,6 +4,7 @@ from fastapi import FastAPI
 from ray import serve
 from ray.serve.handle import DeploymentHandle
 
+from deployments.job_tracker import get_or_create_tracker
 from serve_app.auth import ApiKeys
 from serve_app.config import AppConfig, SecretSettings
 from serve_app.http_app import create_app
@@ -13,12 +14,15 @@ from serve_app.pipeline import TranscriptionPipeline
 @serve.deployment
 @serve.ingress()
 class Ingress:
-    def __init__(self, decoder: DeploymentHandle, transcriber: DeploymentHandle, config: AppConfig) -> None:
+    async def __init__(self, decoder: DeploymentHandle, transcriber: DeploymentHandle, config: AppConfig) -> None:
         keys = SecretSettings().api_key_list()
         if not keys:
             raise RuntimeError("STT_API_KEYS is not set: export it as a comma-separated list of API keys")
         self.api_keys = ApiKeys(keys)
         self.pipeline = TranscriptionPipeline(decoder, transcriber, config.limits)
+        self.jobs_config = config.jobs
+        self.tracker = get_or_create_tracker(config.jobs, self.pipeline)
+        await self.tracker.__ray_ready__.remote()  # not ready to serve until the tracker is
 
     def __serve_build_asgi_app__(self) -> FastAPI:
-        return create_app(self.pipeline, self.api_keys)
+        return create_app(self.pipeline, self.api_keys, self.tracker, self.jobs_config)

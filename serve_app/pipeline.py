@@ -25,7 +25,7 @@ class TranscriptionPipeline:
         try:
             audio: DecodedAudio = await self.decoder.decode.remote(source)
         except AudioDecodeError as error:  # Ray re-raises the replica's exception as a subclass of it
-            raise AudioRejectedError(f"audio processing failed: {_message(error)}") from None
+            raise AudioRejectedError(f"audio processing failed: {original_message(error)}") from None
         if audio.duration < self.limits.min_duration_s:
             raise AudioRejectedError(
                 f"audio is too short ({audio.duration:.2f} s): the minimum is {self.limits.min_duration_s} s"
@@ -41,7 +41,7 @@ class TranscriptionPipeline:
         return await self.transcriber.transcribe.remote(audio.samples, options)
 
 
-def _message(error: Exception) -> str:
+def original_message(error: Exception) -> str:
     """The original message of an exception that may have crossed a Ray process boundary."""
     cause = getattr(error, "cause", None)
     return str(cause if isinstance(cause, Exception) else error)

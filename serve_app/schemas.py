@@ -1,15 +1,19 @@
 """Pydantic models of every HTTP request and response (OpenAI's audio API, plus `task` and diarization)."""
 
+from datetime import datetime
 from enum import StrEnum
-from typing import Literal
+from typing import Annotated, Any, Literal
 
 from fastapi import UploadFile
 from faster_whisper.tokenizer import _LANGUAGE_CODES
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, field_validator, model_validator
 
 from deployments.types import Segment, TranscriptionOptions, Word
 
 MODEL_ID = "whisper-1"
+
+UtcDatetime = Annotated[datetime, PlainSerializer(lambda moment: moment.isoformat(), return_type=str)]
+"""ISO 8601 with an explicit offset (`+00:00`), which every client's parser accepts."""
 WHISPER_LANGUAGES = frozenset(_LANGUAGE_CODES)
 
 
@@ -113,6 +117,27 @@ class ModelCard(BaseModel):
 class ModelList(BaseModel):
     object: Literal["list"] = "list"
     data: list[ModelCard]
+
+
+class JobCreated(BaseModel):
+    job_id: str = Field(description="A UUID; poll GET /v1/audio/transcriptions/async/{job_id}.")
+    status: Literal["in_progress"] = "in_progress"
+    created_at: UtcDatetime
+
+
+class JobObject(BaseModel):
+    """An asynchronous job as clients poll it."""
+
+    job_id: str
+    status: Literal["in_progress", "complete", "error"]
+    created_at: UtcDatetime
+    completed_at: UtcDatetime | None
+    progress: float = Field(description="Share of the audio processed, 0.0 to 1.0.")
+    result: dict[str, Any] | str | None = Field(
+        description="The transcription in the submitted response_format: an object for json and verbose_json,"
+        " a string for text, srt and vtt."
+    )
+    error: str | None = Field(description="Why the job failed, when status is error.")
 
 
 class ErrorResponse(BaseModel):

@@ -14,10 +14,14 @@ from tests.media import SHARED_AUDIO
 API_KEYS = ("test-key-1", "test-key-2")
 
 
+JOBS_CONFIG = {"max_running_jobs_per_key": 6, "max_concurrent_jobs": 2}
+
+
 @dataclass(frozen=True)
 class Service:
     base_url: str
     api_key: str
+    process: LocalService
 
     def client(self, api_key: str | None = None, timeout: float = 300) -> httpx.Client:
         key = self.api_key if api_key is None else api_key
@@ -26,8 +30,9 @@ class Service:
 
 @pytest.fixture(scope="session")
 def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
-    with LocalService(tmp_path_factory.mktemp("service"), list(API_KEYS), model="embedded:tiny.en") as running:
-        yield Service(base_url=running.base_url, api_key=API_KEYS[0])
+    workdir = tmp_path_factory.mktemp("service")
+    with LocalService(workdir, list(API_KEYS), model="embedded:tiny.en", jobs=JOBS_CONFIG) as running:
+        yield Service(base_url=running.base_url, api_key=API_KEYS[0], process=running)
 
 
 @pytest.fixture(scope="session")

@@ -16,6 +16,14 @@ def get_pipeline(request: Request) -> TranscriptionPipeline:
     return request.app.state.pipeline
 
 
+def reject_unsupported(form: TranscriptionForm) -> None:
+    """400 for the features that are not built yet."""
+    if form.task == Task.diarize:
+        raise HTTPException(status.HTTP_400_BAD_REQUEST, "task=diarize is not available yet: use task=transcribe")
+    if form.url is not None:
+        raise HTTPException(status.HTTP_400_BAD_REQUEST, "url input is not supported yet: upload the file instead")
+
+
 @router.post(
     "/v1/audio/transcriptions",
     response_model=TranscriptionJson | TranscriptionVerboseJson,
@@ -30,10 +38,7 @@ async def create_transcription(
     form: Annotated[TranscriptionForm, Form(media_type="multipart/form-data")],
     pipeline: Annotated[TranscriptionPipeline, Depends(get_pipeline)],
 ) -> Response:
-    if form.task == Task.diarize:
-        raise HTTPException(status.HTTP_400_BAD_REQUEST, "task=diarize is not available yet: use task=transcribe")
-    if form.url is not None:
-        raise HTTPException(status.HTTP_400_BAD_REQUEST, "url input is not supported yet: upload the file instead")
+    reject_unsupported(form)
     upload = form.file
     assert upload is not None  # the form's validator guarantees file or url
     if upload.size is not None and upload.size > pipeline.limits.max_upload_bytes:

@@ -1,0 +1,42 @@
+"""The asynchronous job record: what the tracker stores and what clients poll."""
+
+import hashlib
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from deployments.types import TranscriptionOptions
+
+
+class JobStatus(StrEnum):
+    in_progress = "in_progress"
+    complete = "complete"
+    error = "error"
+
+
+class JobRequest(BaseModel):
+    """Everything needed to (re)run a job after a restart: the spooled input and the client's choices."""
+
+    source_path: str
+    options: TranscriptionOptions
+    response_format: str
+    include_words: bool
+
+
+class Job(BaseModel):
+    job_id: str
+    owner: str = Field(description="SHA-256 of the API key: the store never holds a key itself.")
+    status: JobStatus = JobStatus.in_progress
+    created_at: datetime
+    completed_at: datetime | None = None
+    progress: float = 0.0
+    result: dict[str, Any] | str | None = None
+    error: str | None = None
+    audio_seconds: float | None = None
+    request: JobRequest
+
+
+def owner_of(api_key: str) -> str:
+    return hashlib.sha256(api_key.encode()).hexdigest()

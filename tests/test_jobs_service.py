@@ -1,0 +1,156 @@
+"""Asynchronous jobs end to end over HTTP, including a killed tracker and a restarted application."""
+
+import time
+import uuid
+from datetime import datetime
+
+import pytest
+import ray
+import srt
+
+from deployments.audio_decoder import decode_audio
+from tests.conftest import API_KEYS, JOBS_CONFIG, Service
+from tests.media import encode, pyannote_sample
+
+ASYNC = "/v1/audio/transcriptions/async"
+
+
+@pytest.fixture(scope="module")
+def speech_wav() -> bytes:
+    samples = decode_audio(pyannote_sample()).samples
+    return encode(samples[6 * 16_000 : 13 * 16_000], "wav")  # "Hello? ... I didn't know you were there."
+
+
+def _submit(service: Service, data: bytes, api_key: str | None = None, **fields) -> dict:
+    with service.client(api_key=api_key) as client:
+        response = client.post(ASYNC, files={"file": ("speech.wav", data)}, data=fields)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def _wait(service: Service, job_id: str, api_key: str | None = None, timeout_s: float = 240) -> dict:
+    deadline = time.monotonic() + timeout_s
+    with service.client(api_key=api_key) as client:
+        while time.monotonic() < deadline:
+            job = client.get(f"{ASYNC}/{job_id}").json()
+            if job["status"] != "in_progress":
+                return job
+            assert job["result"] is None and job["completed_at"] is None and job["error"] is None
+            time.sleep(0.3)
+    raise AssertionError(f"job {job_id} still in progress after {timeout_s} s")
+
+
+def test_submission_returns_at_once_with_a_uuid_and_offset_timestamp(service: Service, speech_wav: bytes) -> None:
+    started = time.monotonic()
+    created = _submit(service, speech_wav)
+    assert time.monotonic() - started < 5  # no decoding or inference before the answer
+    assert set(created) == {"job_id", "status", "created_at"}
+    assert created["status"] == "in_progress"
+    assert uuid.UUID(created["job_id"])
+    assert created["created_at"].endswith("+00:00")
+    assert datetime.fromisoformat(created["created_at"]).utcoffset().total_seconds() == 0
+    assert _wait(service, created["job_id"])["status"] == "complete"
+
+
+def test_every_response_format_as_a_job(service: Service, speech_wav: bytes) -> None:
+    formats = {
+        "json": {},
+        "verbose_json": {"timestamp_granularities[]": "word"},
+        "text": {},
+        "srt": {},
+        "vtt": {},
+    }
+    ids = {
+        name: _submit(service, speech_wav, response_format=name, **extra)["job_id"] for name, extra in formats.items()
+    }
+    jobs = {name: _wait(service, job_id) for name, job_id in ids.items()}
+    for job in jobs.values():
+        assert job["status"] == "complete" and job["error"] is None and job["progress"] == 1.0
+        assert datetime.fromisoformat(job["completed_at"]) >= datetime.fromisoformat(job["created_at"])
+    assert "know you were there" in jobs["json"]["result"]["text"].lower()
+    verbose = jobs["verbose_json"]["result"]
+    assert verbose["language"] == "en" and verbose["segments"] and verbose["words"]
+    assert "know you were there" in jobs["text"]["result"].lower()
+    assert list(srt.parse(jobs["srt"]["result"]))[0].index == 1
+    assert jobs["vtt"]["result"].startswith("WEBVTT")
+
+
+def test_undecodable_audio_ends_in_error_with_the_reason(service: Service) -> None:
+    job = _wait(service, _submit(service, b"definitely not audio" * 50)["job_id"])
+    assert job["status"] == "error"
+    assert job["error"].startswith("audio processing failed")
+    assert job["result"] is None and job["completed_at"] is not None
+
+
+def test_unknown_and_foreign_jobs_are_not_found(service: Service, speech_wav: bytes) -> None:
+    job_id = _submit(service, speech_wav)["job_id"]
+    with service.client(api_key=API_KEYS[1]) as other:
+        assert other.get(f"{ASYNC}/{job_id}").json() == {"detail": "Job not found"}
+        assert other.get(f"{ASYNC}/{job_id}").status_code == 404
+    with service.client() as client:
+        assert client.get(f"{ASYNC}/{uuid.uuid4()}").status_code == 404
+        assert client.get(f"{ASYNC}/not-a-uuid").json() == {"detail": "Job not found"}
+    _wait(service, job_id)
+
+
+def test_async_validation_matches_the_synchronous_endpoint(service: Service, speech_wav: bytes) -> None:
+    with service.client() as client:
+        assert client.post(ASYNC, data={"model": "whisper-1"}).status_code == 422
+        bad_format = client.post(ASYNC, files={"file": ("a.wav", speech_wav)}, data={"response_format": "doc"})
+        assert bad_format.status_code == 422
+        empty = client.post(ASYNC, files={"file": ("a.wav", b"")})
+        assert empty.status_code == 400 and empty.json() == {"detail": "the uploaded file is empty"}
+    with service.client(api_key="nope") as client:
+        assert client.post(ASYNC, files={"file": ("a.wav", speech_wav)}).status_code == 401
+        assert client.get(f"{ASYNC}/{uuid.uuid4()}").status_code == 401
+
+
+def test_running_job_cap_per_key_answers_429(service: Service) -> None:
+    """The test config caps each key at 6 running jobs; 30 s clips keep them running while we submit."""
+    long_clip = pyannote_sample().read_bytes()
+    cap = JOBS_CONFIG["max_running_jobs_per_key"]
+    ids = [_submit(service, long_clip, api_key=API_KEYS[1])["job_id"] for _ in range(cap)]
+    with service.client(api_key=API_KEYS[1]) as client:
+        refused = client.post(ASYNC, files={"file": ("a.wav", long_clip)})
+    assert refused.status_code == 429
+    assert "wait for current jobs" in refused.json()["detail"]
+    for job_id in ids:
+        assert _wait(service, job_id, api_key=API_KEYS[1])["status"] == "complete"
+
+
+def test_jobs_survive_a_killed_tracker(service: Service, speech_wav: bytes) -> None:
+    ids = [_submit(service, speech_wav)["job_id"] for _ in range(4)]
+    ray.init(address="auto", namespace="stt-service", log_to_driver=False)
+    try:
+        ray.kill(ray.get_actor("JobTracker"), no_restart=False)
+    finally:
+        ray.shutdown()
+    jobs = [_wait(service, job_id) for job_id in ids]
+    assert [job["status"] for job in jobs] == ["complete"] * 4
+    assert all("know you were there" in job["result"]["text"].lower() for job in jobs)
+
+
+def test_jobs_survive_a_restart_of_the_whole_application(service: Service, speech_wav: bytes) -> None:
+    ids = [_submit(service, speech_wav)["job_id"] for _ in range(4)]
+    service.process.restart()  # Ctrl-C `serve run` (and its Ray), then start it again
+    jobs = [_wait(service, job_id) for job_id in ids]
+    assert [job["status"] for job in jobs] == ["complete"] * 4
+    spool = service.process.workdir / "state" / "spool"
+    assert not any(spool.iterdir())  # every finished job's input is gone
+
+
+@pytest.fixture(autouse=True)
+def _no_leftover_uploads(service: Service):
+    yield
+    spool = service.process.workdir / "state" / "spool"
+    deadline = time.monotonic() + 60
+    while spool.exists() and any(spool.iterdir()) and time.monotonic() < deadline:
+        time.sleep(0.5)  # a test's jobs may still be finishing
+    assert not spool.exists() or not any(spool.iterdir())
+
+
+def test_service_keeps_answering_synchronously_after_restart(service: Service, speech_wav: bytes) -> None:
+    with service.client() as client:
+        response = client.post("/v1/audio/transcriptions", files={"file": ("a.wav", speech_wav)})
+    assert response.status_code == 200
+    assert "know you were there" in response.json()["text"].lower()
