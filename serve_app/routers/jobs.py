@@ -11,7 +11,7 @@ from deployments.job_tracker import TooManyJobsError
 from deployments.jobs import Job, JobRequest, owner_of
 from serve_app.auth import require_api_key
 from serve_app.config import JobsConfig
-from serve_app.routers.transcriptions import reject_unsupported
+from serve_app.routers.transcriptions import empty_upload, reject_unsupported, upload_too_large
 from serve_app.schemas import ErrorResponse, JobCreated, JobObject, TranscriptionForm
 from serve_app.spool import UploadTooLargeError, spool_upload
 
@@ -39,12 +39,10 @@ async def create_job(
     try:
         size = await asyncio.to_thread(spool_upload, form.file.file, spool_path, config.max_upload_bytes)
     except UploadTooLargeError:
-        raise HTTPException(
-            status.HTTP_413_CONTENT_TOO_LARGE, f"file is too large: the limit is {config.max_upload_bytes} bytes"
-        ) from None
+        raise upload_too_large(config.max_upload_bytes) from None
     if size == 0:
         spool_path.unlink(missing_ok=True)
-        raise HTTPException(status.HTTP_400_BAD_REQUEST, "the uploaded file is empty")
+        raise empty_upload()
     job_request = JobRequest(
         source_path=str(spool_path),
         options=form.transcription_options(),

@@ -24,6 +24,14 @@ def reject_unsupported(form: TranscriptionForm) -> None:
         raise HTTPException(status.HTTP_400_BAD_REQUEST, "url input is not supported yet: upload the file instead")
 
 
+def upload_too_large(limit_bytes: int) -> HTTPException:
+    return HTTPException(status.HTTP_413_CONTENT_TOO_LARGE, f"file is too large: the limit is {limit_bytes} bytes")
+
+
+def empty_upload() -> HTTPException:
+    return HTTPException(status.HTTP_400_BAD_REQUEST, "the uploaded file is empty")
+
+
 @router.post(
     "/v1/audio/transcriptions",
     response_model=TranscriptionJson | TranscriptionVerboseJson,
@@ -42,12 +50,9 @@ async def create_transcription(
     upload = form.file
     assert upload is not None  # the form's validator guarantees file or url
     if upload.size is not None and upload.size > pipeline.limits.max_upload_bytes:
-        raise HTTPException(
-            status.HTTP_413_CONTENT_TOO_LARGE,
-            f"file is too large: the limit is {pipeline.limits.max_upload_bytes} bytes",
-        )
+        raise upload_too_large(pipeline.limits.max_upload_bytes)
     data = await upload.read()
     if not data:
-        raise HTTPException(status.HTTP_400_BAD_REQUEST, "the uploaded file is empty")
+        raise empty_upload()
     transcript = await pipeline.transcribe(data, form.transcription_options())
     return render(transcript, form.response_format, include_words=form.wants_words)
