@@ -65,7 +65,7 @@ class JobTracker:
 
     async def submit(self, owner: str, request: JobRequest, job_id: str | None = None) -> Job:
         """Record a job and queue it. Raises TooManyJobsError at the per-key cap."""
-        if self.running_per_owner[owner] >= self.config.max_running_jobs_per_key:
+        if not await self.has_room(owner):
             raise TooManyJobsError(self.config.max_running_jobs_per_key)
         job = Job(job_id=job_id or str(uuid.uuid4()), owner=owner, created_at=self.clock(), request=request)
         self.store.save(job)
@@ -73,6 +73,10 @@ class JobTracker:
         self.running_per_owner[owner] += 1
         self.queue.put_nowait(job.job_id)
         return job
+
+    async def has_room(self, owner: str) -> bool:
+        """Whether `owner` may start another job now (checked before a long upload; `submit` re-checks)."""
+        return self.running_per_owner[owner] < self.config.max_running_jobs_per_key
 
     async def get(self, job_id: str, owner: str) -> Job | None:
         """The job if it exists, is not expired, and belongs to `owner`; None otherwise."""

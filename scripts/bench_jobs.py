@@ -3,10 +3,11 @@
 All against a freshly started local service, in one run:
 1. polling: GET /v1/audio/transcriptions/async/{id} at 10 rps for --seconds, beside the baseline
    GET /v1/models (same ingress and auth, no tracker call) at the same rate; p50/p99 of each and ratios.
-2. memory: a generated WAV of --upload-gb GB streamed to POST /v1/audio/transcriptions/async; the peak
-   RSS growth of the Ingress replica and of Serve's HTTP proxy while it arrives.
+2. memory: a generated WAV of --upload-gb GB streamed to POST /v1/audio/transcriptions/async, once paced at
+   --network-mb-s (a fast internet uplink) and once as fast as loopback allows; the peak RSS growth of the
+   Ingress replica and of Serve's HTTP proxy while it arrives.
 
-    .venv/bin/python -m scripts.bench_jobs [--seconds 20] [--upload-gb 1.0]
+    .venv/bin/python -m scripts.bench_jobs [--seconds 20] [--upload-gb 1.0] [--network-mb-s 50]
 """
 
 import argparse
@@ -54,6 +55,23 @@ def _write_wav(path: Path, speech: np.ndarray, gigabytes: float) -> int:
     return path.stat().st_size
 
 
+class _PacedFile:
+    """A file whose reads are paced to `bytes_per_s`, as if it came over a network of that speed."""
+
+    def __init__(self, file, bytes_per_s: float) -> None:
+        self.file, self.bytes_per_s = file, bytes_per_s
+        self.sent, self.started = 0, time.perf_counter()
+
+    def read(self, size: int = -1) -> bytes:
+        chunk = self.file.read(size)
+        self.sent += len(chunk)
+        time.sleep(max(0.0, self.started + self.sent / self.bytes_per_s - time.perf_counter()))
+        return chunk
+
+    def __getattr__(self, name: str):
+        return getattr(self.file, name)  # fileno, seek, tell: httpx uses them to find the length
+
+
 def _process(title: str) -> psutil.Process:
     for process in psutil.process_iter(["cmdline"]):
         if any(title in part for part in process.info["cmdline"] or []):
@@ -86,6 +104,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=20)
     parser.add_argument("--upload-gb", type=float, default=1.0)
+    parser.add_argument("--network-mb-s", type=float, default=50.0)
     args = parser.parse_args()
     speech = decode_audio(pyannote_sample()).samples
 
@@ -105,13 +124,21 @@ def main() -> None:
             size = _write_wav(big, speech, args.upload_gb)
             processes = {"Ingress replica": _process("ServeReplica:stt:Ingress"), "HTTP proxy": _process("ProxyActor")}
 
-            def upload() -> None:
-                with big.open("rb") as body:
-                    client.post("/v1/audio/transcriptions/async", files={"file": ("big.wav", body)}).raise_for_status()
+            uploads = {}
+            for name, rate in [
+                ("loopback, unpaced", None),
+                (f"paced at {args.network_mb_s:.0f} MB/s", args.network_mb_s),
+            ]:
 
-            started = time.perf_counter()
-            growth = _peak_rss_growth(processes, upload)
-            upload_s = time.perf_counter() - started
+                def upload(rate: float | None = rate) -> None:
+                    with big.open("rb") as file:
+                        body = file if rate is None else _PacedFile(file, rate * 1024**2)
+                        response = client.post("/v1/audio/transcriptions/async", files={"file": ("big.wav", body)})
+                        response.raise_for_status()
+
+                started = time.perf_counter()
+                growth = _peak_rss_growth(processes, upload)
+                uploads[name] = (time.perf_counter() - started, growth)
 
     print(f"polling at 10 rps for {args.seconds:.0f} s each ({len(polls)} and {len(models)} requests), ms:")
     print(f"{'':34s} {'p50':>8s} {'p99':>8s}")
@@ -120,9 +147,10 @@ def main() -> None:
     p50_ratio = statistics.median(polls) / statistics.median(models)
     p99_ratio = np.percentile(polls, 99) / np.percentile(models, 99)
     print(f"{'ratio job poll / baseline':34s} {p50_ratio:8.2f} {p99_ratio:8.2f}")
-    print(f"upload of {size / 1024**3:.2f} GB in {upload_s:.1f} s; peak RSS growth while it arrived:")
-    for name, megabytes in growth.items():
-        print(f"{name:34s} {megabytes:8.1f} MB")
+    print(f"\nupload of {size / 1024**3:.2f} GB; peak RSS growth while it arrived, MB:")
+    print(f"{'':34s} {'seconds':>8s} {'ingress':>8s} {'proxy':>8s}")
+    for name, (seconds, growth) in uploads.items():
+        print(f"{name:34s} {seconds:8.1f} {growth['Ingress replica']:8.1f} {growth['HTTP proxy']:8.1f}")
 
 
 if __name__ == "__main__":

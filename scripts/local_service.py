@@ -18,12 +18,18 @@ ROOT = Path(__file__).resolve().parents[1]
 
 class LocalService:
     def __init__(
-        self, workdir: Path, api_keys: list[str], model: str = "embedded:tiny.en", jobs: dict | None = None
+        self,
+        workdir: Path,
+        api_keys: list[str],
+        model: str = "embedded:tiny.en",
+        jobs: dict | None = None,
+        limits: dict | None = None,
     ) -> None:
         self.workdir = workdir
         self.api_keys = api_keys
         self.model = model
         self.jobs = {"state_dir": str(workdir / "state"), **(jobs or {})}
+        self.limits = {"upload_dir": str(workdir / "uploads"), **(limits or {})}
         self.port = _free_port()
         self.base_url = f"http://127.0.0.1:{self.port}"
         self.log_path = workdir / "serve.log"
@@ -35,6 +41,7 @@ class LocalService:
         args = config["applications"][0]["args"]
         args["whisper"]["model"] = self.model
         args["jobs"] = {**args.get("jobs", {}), **self.jobs}
+        args["limits"] = {**args.get("limits", {}), **self.limits}
         return config
 
     def start(self, timeout_s: float = 240) -> "LocalService":

@@ -7,6 +7,8 @@ Two sources, on purpose:
   committed or shown by `serve status`.
 """
 
+import tempfile
+from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -38,6 +40,10 @@ class LimitsConfig(BaseModel):
     """Request limits from the product spec."""
 
     max_upload_bytes: int = Field(1024**3, gt=0, description="Largest synchronous upload (1 GB).")
+    upload_dir: str = Field(
+        str(Path(tempfile.gettempdir()) / "stt-service-uploads"),
+        description="Where synchronous uploads are spooled while they are read; each is deleted after its request.",
+    )
     min_duration_s: float = Field(0.3, ge=0)
     max_duration_s: float = Field(10 * 3600, gt=0, description="Longest accepted audio (10 hours).")
 

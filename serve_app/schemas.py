@@ -4,11 +4,11 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from fastapi import UploadFile
 from faster_whisper.tokenizer import _LANGUAGE_CODES
-from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, WithJsonSchema, field_validator, model_validator
 
 from deployments.types import Segment, TranscriptionOptions, Word
+from serve_app.upload import SpooledFile
 
 MODEL_ID = "whisper-1"
 
@@ -46,7 +46,9 @@ class TranscriptionForm(BaseModel):
 
     model_config = ConfigDict(populate_by_name=True)
 
-    file: UploadFile | None = Field(None, description="The audio or video file. Give exactly one of file or url.")
+    file: Annotated[SpooledFile, WithJsonSchema({"type": "string", "format": "binary"})] | None = Field(
+        None, description="The audio or video file. Give exactly one of file or url."
+    )
     url: str | None = Field(None, max_length=2048, description="An http(s) URL of the audio. Give exactly one.")
     model: Literal["whisper-1"] = Field(MODEL_ID, description="The only model: whisper-1.")
     task: Task = Task.transcribe
@@ -142,3 +144,31 @@ class JobObject(BaseModel):
 
 class ErrorResponse(BaseModel):
     detail: str
+
+
+class ValidationIssue(BaseModel):
+    loc: list[str | int]
+    msg: str
+    type: str
+
+
+class ValidationErrorResponse(BaseModel):
+    detail: list[ValidationIssue]
+
+
+def multipart_request_body(form: type[BaseModel]) -> dict[str, Any]:
+    """The OpenAPI `requestBody` of a route that parses its multipart form itself (see serve_app.upload)."""
+    schema = form.model_json_schema()
+    definitions = schema.pop("$defs", {})
+
+    def inline(node: Any) -> Any:
+        if isinstance(node, dict):
+            if "$ref" in node:
+                return inline(definitions[node["$ref"].rsplit("/", 1)[-1]])
+            return {key: inline(value) for key, value in node.items()}
+        if isinstance(node, list):
+            return [inline(item) for item in node]
+        return node
+
+    schema = inline(schema)
+    return {"required": True, "content": {"multipart/form-data": {"schema": schema}}}

@@ -14,7 +14,10 @@ from tests.media import SHARED_AUDIO
 API_KEYS = ("test-key-1", "test-key-2")
 
 
-JOBS_CONFIG = {"max_running_jobs_per_key": 6, "max_concurrent_jobs": 2}
+UPLOAD_LIMIT_BYTES = 8 * 1024**2
+"""Small upload limits in tests, so that the 413 paths are exercised without gigabytes."""
+JOBS_CONFIG = {"max_running_jobs_per_key": 6, "max_concurrent_jobs": 2, "max_upload_bytes": UPLOAD_LIMIT_BYTES}
+LIMITS_CONFIG = {"max_upload_bytes": UPLOAD_LIMIT_BYTES}
 
 
 @dataclass(frozen=True)
@@ -31,7 +34,9 @@ class Service:
 @pytest.fixture(scope="session")
 def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
     workdir = tmp_path_factory.mktemp("service")
-    with LocalService(workdir, list(API_KEYS), model="embedded:tiny.en", jobs=JOBS_CONFIG) as running:
+    with LocalService(
+        workdir, list(API_KEYS), model="embedded:tiny.en", jobs=JOBS_CONFIG, limits=LIMITS_CONFIG
+    ) as running:
         yield Service(base_url=running.base_url, api_key=API_KEYS[0], process=running)
 
 

@@ -1,19 +1,17 @@
 """`POST /v1/audio/transcriptions/async` and `GET /v1/audio/transcriptions/async/{job_id}`."""
 
-import asyncio
 import uuid
 from pathlib import Path
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Form, HTTPException, Request, status
+from fastapi import APIRouter, Depends, HTTPException, Request, status
 
 from deployments.job_tracker import TooManyJobsError
 from deployments.jobs import Job, JobRequest, owner_of
 from serve_app.auth import require_api_key
 from serve_app.config import JobsConfig
-from serve_app.routers.transcriptions import empty_upload, reject_unsupported, upload_too_large
-from serve_app.schemas import ErrorResponse, JobCreated, JobObject, TranscriptionForm
-from serve_app.spool import UploadTooLargeError, spool_upload
+from serve_app.routers.transcriptions import UPLOAD_ERRORS, receive_transcription_form
+from serve_app.schemas import ErrorResponse, JobCreated, JobObject, TranscriptionForm, multipart_request_body
 
 router = APIRouter(tags=["async jobs"])
 
@@ -23,26 +21,18 @@ JOB_NOT_FOUND = "Job not found"
 @router.post(
     "/v1/audio/transcriptions/async",
     response_model=JobCreated,
-    responses={400: {"model": ErrorResponse}, 413: {"model": ErrorResponse}, 429: {"model": ErrorResponse}},
+    responses={**UPLOAD_ERRORS, 429: {"model": ErrorResponse}},
+    openapi_extra={"requestBody": multipart_request_body(TranscriptionForm)},
 )
-async def create_job(
-    request: Request,
-    form: Annotated[TranscriptionForm, Form(media_type="multipart/form-data")],
-    api_key: Annotated[str, Depends(require_api_key)],
-) -> JobCreated:
-    """Spool the upload to disk and queue the job; returns before any decoding or inference."""
-    reject_unsupported(form)
+async def create_job(request: Request, api_key: Annotated[str, Depends(require_api_key)]) -> JobCreated:
+    """Stream the upload to the spool and queue the job; returns before any decoding or inference."""
     config: JobsConfig = request.app.state.jobs_config
+    tracker = request.app.state.tracker
+    if not await tracker.has_room.remote(owner_of(api_key)):  # before reading a long upload for nothing
+        raise too_many_jobs(config.max_running_jobs_per_key)
     job_id = str(uuid.uuid4())
-    suffix = Path(form.file.filename or "").suffix[:16]
-    spool_path = Path(config.state_dir).expanduser() / "spool" / f"{job_id}{suffix}"
-    try:
-        size = await asyncio.to_thread(spool_upload, form.file.file, spool_path, config.max_upload_bytes)
-    except UploadTooLargeError:
-        raise upload_too_large(config.max_upload_bytes) from None
-    if size == 0:
-        spool_path.unlink(missing_ok=True)
-        raise empty_upload()
+    spool_path = Path(config.state_dir).expanduser() / "spool" / job_id
+    form = await receive_transcription_form(request, spool_path, config.max_upload_bytes)
     job_request = JobRequest(
         source_path=str(spool_path),
         options=form.transcription_options(),
@@ -50,17 +40,21 @@ async def create_job(
         include_words=form.wants_words,
     )
     try:
-        job: Job = await request.app.state.tracker.submit.remote(owner_of(api_key), job_request, job_id)
+        job: Job = await tracker.submit.remote(owner_of(api_key), job_request, job_id)
     except TooManyJobsError as error:
         spool_path.unlink(missing_ok=True)
-        raise HTTPException(
-            status.HTTP_429_TOO_MANY_REQUESTS,
-            f"too many running jobs: this key may have {error.args[0]} at once; wait for current jobs to finish",
-        ) from None
+        raise too_many_jobs(error.args[0]) from None
     except BaseException:
         spool_path.unlink(missing_ok=True)
         raise
     return JobCreated(job_id=job.job_id, created_at=job.created_at)
+
+
+def too_many_jobs(limit: int) -> HTTPException:
+    return HTTPException(
+        status.HTTP_429_TOO_MANY_REQUESTS,
+        f"too many running jobs: this key may have {limit} at once; wait for current jobs to finish",
+    )
 
 
 @router.get(

@@ -1,19 +1,68 @@
 """`POST /v1/audio/transcriptions`: synchronous transcription."""
 
+import asyncio
+import uuid
+from pathlib import Path
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Form, HTTPException, Request, status
+from fastapi import APIRouter, Depends, HTTPException, Request, status
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
+from pydantic import ValidationError
 
 from serve_app.formatting import render
 from serve_app.pipeline import TranscriptionPipeline
-from serve_app.schemas import ErrorResponse, Task, TranscriptionForm, TranscriptionJson, TranscriptionVerboseJson
+from serve_app.schemas import (
+    ErrorResponse,
+    Task,
+    TranscriptionForm,
+    TranscriptionJson,
+    TranscriptionVerboseJson,
+    ValidationErrorResponse,
+    multipart_request_body,
+)
+from serve_app.upload import receive_form
 
 router = APIRouter(tags=["transcriptions"])
+
+UPLOAD_ERRORS = {
+    400: {"model": ErrorResponse, "description": "The form or the audio cannot be processed."},
+    413: {"model": ErrorResponse, "description": "The file or a form field is too large."},
+    415: {"model": ErrorResponse, "description": "The body is not a form."},
+    422: {"model": ValidationErrorResponse, "description": "A form field is invalid."},
+}
+LIST_FIELDS = {
+    "timestamp_granularities[]": "timestamp_granularities[]",
+    "timestamp_granularities": "timestamp_granularities[]",
+}
 
 
 def get_pipeline(request: Request) -> TranscriptionPipeline:
     return request.app.state.pipeline
+
+
+async def receive_transcription_form(request: Request, spool_path: Path, max_file_bytes: int) -> TranscriptionForm:
+    """Stream the form in (the file to `spool_path`) and validate it; on any error the spool file is gone."""
+    received = await receive_form(request, spool_path, max_file_bytes)
+    values: dict[str, object] = {}
+    for name, given in received.fields.items():
+        given = [value for value in given if value != ""]  # an empty field means "not given", as in HTML forms
+        if given:
+            values[LIST_FIELDS.get(name, name)] = given if name in LIST_FIELDS else given[-1]
+    if received.file is not None:
+        values["file"] = received.file
+    try:
+        form = TranscriptionForm.model_validate(values)
+        if form.file is not None and form.file.size == 0:
+            raise HTTPException(status.HTTP_400_BAD_REQUEST, "the uploaded file is empty")
+        reject_unsupported(form)
+    except ValidationError as error:
+        spool_path.unlink(missing_ok=True)
+        raise RequestValidationError([{**issue, "loc": ("body", *issue["loc"])} for issue in error.errors()]) from None
+    except BaseException:
+        spool_path.unlink(missing_ok=True)
+        raise
+    return form
 
 
 def reject_unsupported(form: TranscriptionForm) -> None:
@@ -24,35 +73,24 @@ def reject_unsupported(form: TranscriptionForm) -> None:
         raise HTTPException(status.HTTP_400_BAD_REQUEST, "url input is not supported yet: upload the file instead")
 
 
-def upload_too_large(limit_bytes: int) -> HTTPException:
-    return HTTPException(status.HTTP_413_CONTENT_TOO_LARGE, f"file is too large: the limit is {limit_bytes} bytes")
-
-
-def empty_upload() -> HTTPException:
-    return HTTPException(status.HTTP_400_BAD_REQUEST, "the uploaded file is empty")
-
-
 @router.post(
     "/v1/audio/transcriptions",
     response_model=TranscriptionJson | TranscriptionVerboseJson,
     responses={
         200: {"content": {"text/plain": {}, "text/vtt": {}}, "description": "The transcript, in response_format."},
-        400: {"model": ErrorResponse, "description": "The audio cannot be processed."},
         401: {"model": ErrorResponse},
-        413: {"model": ErrorResponse},
+        **UPLOAD_ERRORS,
     },
+    openapi_extra={"requestBody": multipart_request_body(TranscriptionForm)},
 )
 async def create_transcription(
-    form: Annotated[TranscriptionForm, Form(media_type="multipart/form-data")],
-    pipeline: Annotated[TranscriptionPipeline, Depends(get_pipeline)],
+    request: Request, pipeline: Annotated[TranscriptionPipeline, Depends(get_pipeline)]
 ) -> Response:
-    reject_unsupported(form)
-    upload = form.file
-    assert upload is not None  # the form's validator guarantees file or url
-    if upload.size is not None and upload.size > pipeline.limits.max_upload_bytes:
-        raise upload_too_large(pipeline.limits.max_upload_bytes)
-    data = await upload.read()
-    if not data:
-        raise empty_upload()
+    spool_path = Path(pipeline.limits.upload_dir).expanduser() / str(uuid.uuid4())
+    try:
+        form = await receive_transcription_form(request, spool_path, pipeline.limits.max_upload_bytes)
+        data = await asyncio.to_thread(spool_path.read_bytes)
+    finally:
+        spool_path.unlink(missing_ok=True)
     transcript = await pipeline.transcribe(data, form.transcription_options())
     return render(transcript, form.response_format, include_words=form.wants_words)

@@ -1,0 +1,180 @@
+"""Receive a transcription form as it streams in: the file part goes straight to a spool file on disk,
+the other fields to memory, and every limit is enforced while reading, so a 3 GB upload never sits in memory.
+
+FastAPI's own form parsing is not used on the upload routes: it copies files through a temporary file and a
+thread pool (a second copy on disk, and slower than the network, so the body piles up in memory before it).
+"""
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+from urllib.parse import parse_qsl
+
+import python_multipart
+from fastapi import HTTPException, Request, status
+from python_multipart.exceptions import FormParserError
+from python_multipart.multipart import parse_options_header
+from starlette.requests import ClientDisconnect
+
+MAX_FIELDS = 32
+MAX_FIELD_BYTES = 64 * 1024
+FORM_OVERHEAD_BYTES = MAX_FIELDS * MAX_FIELD_BYTES
+"""Room for the non-file fields and part headers when checking Content-Length against the file limit."""
+
+
+class FormRejectedError(HTTPException):
+    """The body is not a form this service accepts; `detail` says what to fix."""
+
+
+@dataclass(frozen=True)
+class SpooledFile:
+    path: Path
+    filename: str
+    size: int
+
+
+@dataclass
+class ReceivedForm:
+    fields: dict[str, list[str]] = field(default_factory=dict)
+    file: SpooledFile | None = None
+
+
+def too_large(limit_bytes: int) -> FormRejectedError:
+    return FormRejectedError(status.HTTP_413_CONTENT_TOO_LARGE, f"file is too large: the limit is {limit_bytes} bytes")
+
+
+async def receive_form(request: Request, spool_path: Path, max_file_bytes: int) -> ReceivedForm:
+    """Read the whole body; the `file` part lands at `spool_path`, which is removed again on any failure."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > max_file_bytes + FORM_OVERHEAD_BYTES:
+        raise too_large(max_file_bytes)  # rejected before reading a byte of the body
+    media_type, params = parse_options_header(request.headers.get("content-type", ""))
+    try:
+        if media_type == b"multipart/form-data":
+            return await _receive_multipart(request, params.get(b"boundary", b""), spool_path, max_file_bytes)
+        if media_type == b"application/x-www-form-urlencoded":
+            return await _receive_urlencoded(request)
+    except BaseException:
+        spool_path.unlink(missing_ok=True)
+        raise
+    raise FormRejectedError(
+        status.HTTP_415_UNSUPPORTED_MEDIA_TYPE,
+        "send the request as multipart/form-data (or application/x-www-form-urlencoded when giving a url)",
+    )
+
+
+async def _receive_urlencoded(request: Request) -> ReceivedForm:
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > FORM_OVERHEAD_BYTES:
+            raise FormRejectedError(status.HTTP_413_CONTENT_TOO_LARGE, "the form is too large")
+    form = ReceivedForm()
+    for name, value in parse_qsl(body.decode("utf-8", errors="replace"), keep_blank_values=True):
+        form.fields.setdefault(name, []).append(value)
+    return form
+
+
+async def _receive_multipart(request: Request, boundary: bytes, spool_path: Path, max_file_bytes: int) -> ReceivedForm:
+    if not boundary:
+        raise FormRejectedError(status.HTTP_400_BAD_REQUEST, "the multipart Content-Type has no boundary")
+    receiver = _MultipartReceiver(spool_path, max_file_bytes)
+    parser = python_multipart.MultipartParser(boundary, receiver.callbacks())
+    try:
+        async for chunk in request.stream():
+            parser.write(chunk)
+        parser.finalize()
+    except FormParserError:
+        raise FormRejectedError(status.HTTP_400_BAD_REQUEST, "the multipart body is malformed") from None
+    except ClientDisconnect:
+        raise FormRejectedError(status.HTTP_400_BAD_REQUEST, "the client disconnected during the upload") from None
+    finally:
+        receiver.close()
+    return receiver.form
+
+
+class _MultipartReceiver:
+    """python-multipart callbacks: one file part to disk, up to MAX_FIELDS small text fields to memory."""
+
+    def __init__(self, spool_path: Path, max_file_bytes: int) -> None:
+        self.spool_path = spool_path
+        self.max_file_bytes = max_file_bytes
+        self.form = ReceivedForm()
+        self._header_name = b""
+        self._header_value = b""
+        self._disposition = b""
+        self._name = ""
+        self._filename: str | None = None
+        self._value = bytearray()
+        self._file: IO[bytes] | None = None
+        self._file_size = 0
+        self._field_count = 0
+
+    def callbacks(self) -> dict:
+        return {
+            "on_part_begin": self._part_begin,
+            "on_header_field": self._header_field,
+            "on_header_value": self._header_value_data,
+            "on_header_end": self._header_end,
+            "on_headers_finished": self._headers_finished,
+            "on_part_data": self._part_data,
+            "on_part_end": self._part_end,
+        }
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+    def _part_begin(self) -> None:
+        self._disposition = b""
+        self._value = bytearray()
+
+    def _header_field(self, data: bytes, start: int, end: int) -> None:
+        self._header_name += data[start:end]
+
+    def _header_value_data(self, data: bytes, start: int, end: int) -> None:
+        self._header_value += data[start:end]
+
+    def _header_end(self) -> None:
+        if self._header_name.lower() == b"content-disposition":
+            self._disposition = self._header_value
+        self._header_name = b""
+        self._header_value = b""
+
+    def _headers_finished(self) -> None:
+        _, options = parse_options_header(self._disposition)
+        if b"name" not in options:
+            raise FormRejectedError(status.HTTP_400_BAD_REQUEST, "a multipart part has no name")
+        self._name = options[b"name"].decode("utf-8", errors="replace")
+        self._filename = options[b"filename"].decode("utf-8", errors="replace") if b"filename" in options else None
+        if self._filename is None:
+            self._field_count += 1
+            if self._field_count > MAX_FIELDS:
+                raise FormRejectedError(status.HTTP_400_BAD_REQUEST, f"too many form fields: at most {MAX_FIELDS}")
+            return
+        if self._name != "file" or self.form.file is not None or self._file is not None:
+            raise FormRejectedError(status.HTTP_400_BAD_REQUEST, "upload exactly one file, in the field 'file'")
+        self.spool_path.parent.mkdir(parents=True, exist_ok=True)
+        self._file = self.spool_path.open("wb")
+
+    def _part_data(self, data: bytes, start: int, end: int) -> None:
+        if self._file is not None:
+            self._file_size += end - start
+            if self._file_size > self.max_file_bytes:
+                raise too_large(self.max_file_bytes)  # stop reading now, not after the rest of the body
+            self._file.write(data[start:end])
+            return
+        self._value += data[start:end]
+        if len(self._value) > MAX_FIELD_BYTES:
+            raise FormRejectedError(
+                status.HTTP_413_CONTENT_TOO_LARGE,
+                f"form field {self._name[:64]!r} is too long: at most {MAX_FIELD_BYTES} bytes",
+            )
+
+    def _part_end(self) -> None:
+        if self._file is not None:
+            self.close()
+            self.form.file = SpooledFile(self.spool_path, self._filename or "", self._file_size)
+        else:
+            self.form.fields.setdefault(self._name, []).append(self._value.decode("utf-8", errors="replace"))
