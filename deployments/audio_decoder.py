@@ -7,9 +7,12 @@ from pathlib import Path
 
 import av
 import numpy as np
+import torch
 from ray import serve
 
+from deployments.chunking import SpeechChunker
 from deployments.types import SAMPLE_RATE, DecodedAudio
+from serve_app.config import ChunkingConfig
 
 logger = logging.getLogger(__name__)
 
@@ -49,7 +52,16 @@ def decode_audio(source: bytes | str | Path) -> DecodedAudio:
 
 @serve.deployment
 class AudioDecoder:
-    """Decoding is CPU work apart from the model, so it scales on its own replicas."""
+    """Decoding and voice activity detection are CPU work apart from the model, so they scale on their own."""
+
+    def __init__(self, config: ChunkingConfig) -> None:
+        torch.set_num_threads(1)  # Silero VAD is small; one thread per replica leaves cores to Whisper
+        self.chunker = SpeechChunker(use_vad=config.vad_filter, max_chunk_s=config.max_chunk_s)
 
     async def decode(self, source: bytes | str) -> DecodedAudio:
-        return await asyncio.to_thread(decode_audio, source)
+        """Decode `source` and find its chunks."""
+        return await asyncio.to_thread(self._decode_and_chunk, source)
+
+    def _decode_and_chunk(self, source: bytes | str) -> DecodedAudio:
+        audio = decode_audio(source)
+        return DecodedAudio(audio.samples, tuple(self.chunker.chunks(audio.samples)))

@@ -109,7 +109,9 @@ class JobTracker:
     async def _run(self, job: Job) -> None:
         request = job.request
         try:
-            transcript = await self.pipeline.transcribe(request.source_path, request.options)
+            transcript = await self.pipeline.transcribe(
+                request.source_path, request.options, on_progress=lambda share: self._progress(job.job_id, share)
+            )
             result = render_body(transcript, ResponseFormat(request.response_format), request.include_words)
         except AudioRejectedError as error:
             self._finish(job, error=str(error))
@@ -118,6 +120,12 @@ class JobTracker:
             self._finish(job, error=f"transcription failed: {original_message(error)}")
         else:
             self._finish(job, result=result, audio_seconds=transcript.duration)
+
+    def _progress(self, job_id: str, share: float) -> None:
+        """Kept in memory only: after a restart a job starts over, and so does its progress."""
+        job = self.jobs.get(job_id)
+        if job is not None and job.status == JobStatus.in_progress:
+            self.jobs[job_id] = job.model_copy(update={"progress": round(share, 4)})
 
     def _finish(
         self, job: Job, result: dict | str | None = None, error: str | None = None, audio_seconds: float = 0.0

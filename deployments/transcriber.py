@@ -1,19 +1,56 @@
-"""Transcriber: the deployment that owns the Whisper model, one copy per replica."""
+"""Transcriber: the deployment that owns the Whisper model, one copy per replica.
+
+Requests arrive one chunk (at most 30 s) each; `@serve.batch` gathers chunks from every request in flight,
+long files and short ones alike, and the engine decodes each group with equal options as one batch.
+Batch size and wait time are `user_config`, applied in `reconfigure` without restarting the replica.
+"""
 
 import asyncio
+from itertools import groupby
 
 import numpy as np
+from pydantic import BaseModel, Field
 from ray import serve
 
 from deployments.engines import load_engine
-from deployments.types import Transcript, TranscriptionOptions
+from deployments.types import ChunkOptions, ChunkTranscript
 from serve_app.config import WhisperModelConfig
 
 
-@serve.deployment
+class BatchingConfig(BaseModel):
+    """The Transcriber's `user_config`."""
+
+    max_batch_size: int = Field(8, ge=1, le=256, description="Chunks decoded together; keep ≤ max_ongoing_requests.")
+    batch_wait_timeout_s: float = Field(0.05, ge=0, description="How long a batch waits to fill before it runs.")
+
+
+@serve.deployment(max_ongoing_requests=64, user_config=BatchingConfig().model_dump())
 class Transcriber:
     def __init__(self, config: WhisperModelConfig) -> None:
         self.engine = load_engine(config)
 
-    async def transcribe(self, audio: np.ndarray, options: TranscriptionOptions) -> Transcript:
-        return await asyncio.to_thread(self.engine.transcribe, audio, options)
+    def reconfigure(self, user_config: dict) -> None:
+        batching = BatchingConfig.model_validate(user_config)
+        self.transcribe_batch.set_max_batch_size(batching.max_batch_size)
+        self.transcribe_batch.set_batch_wait_timeout_s(batching.batch_wait_timeout_s)
+
+    async def detect_language(self, audio: np.ndarray) -> str:
+        return await asyncio.to_thread(self.engine.detect_language, audio)
+
+    async def transcribe_chunk(self, chunk: np.ndarray, options: ChunkOptions) -> ChunkTranscript:
+        return await self.transcribe_batch(chunk, options)
+
+    @serve.batch(max_batch_size=8, batch_wait_timeout_s=0.05)
+    async def transcribe_batch(self, chunks: list[np.ndarray], options: list[ChunkOptions]) -> list[ChunkTranscript]:
+        return await asyncio.to_thread(self._decode_grouped, chunks, options)
+
+    def _decode_grouped(self, chunks: list[np.ndarray], options: list[ChunkOptions]) -> list[ChunkTranscript]:
+        """One engine batch per distinct options (language, prompt, ...); results in the callers' order."""
+        results: list[ChunkTranscript | None] = [None] * len(chunks)
+        order = sorted(range(len(chunks)), key=lambda index: options[index].model_dump_json())
+        for _, group in groupby(order, key=lambda index: options[index]):
+            indices = list(group)
+            decoded = self.engine.transcribe_batch([chunks[i] for i in indices], options[indices[0]])
+            for index, transcript in zip(indices, decoded, strict=True):
+                results[index] = transcript
+        return results

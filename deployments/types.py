@@ -3,7 +3,7 @@
 from dataclasses import dataclass
 
 import numpy as np
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 SAMPLE_RATE = 16_000
 """Every deployment works on 16 kHz mono float32 PCM, the rate Whisper was trained on."""
@@ -11,9 +11,11 @@ SAMPLE_RATE = 16_000
 
 @dataclass(frozen=True)
 class DecodedAudio:
-    """16 kHz mono float32 samples in [-1, 1]."""
+    """16 kHz mono float32 samples in [-1, 1], and where to cut them for Whisper."""
 
     samples: np.ndarray
+    chunks: tuple[tuple[int, int], ...] = ()
+    """(start, end) sample ranges of at most 30 s that hold the speech, cut at silences; in time order."""
 
     @property
     def duration(self) -> float:
@@ -24,6 +26,18 @@ class TranscriptionOptions(BaseModel):
     """What a client may ask of the Whisper engine for one request."""
 
     language: str | None = Field(None, description="ISO-639-1 code; detected from the audio when None.")
+    word_timestamps: bool = False
+    prompt: str | None = None
+    temperature: float = 0.0
+
+
+class ChunkOptions(BaseModel):
+    """Decoding options for a chunk: a request's options with the language settled, so chunks that share
+    them can be decoded in one batch."""
+
+    model_config = ConfigDict(frozen=True)
+
+    language: str
     word_timestamps: bool = False
     prompt: str | None = None
     temperature: float = 0.0
@@ -49,6 +63,13 @@ class Segment(BaseModel):
     avg_logprob: float
     compression_ratio: float
     no_speech_prob: float
+
+
+class ChunkTranscript(BaseModel):
+    """What an engine returns for one chunk; times are seconds from the chunk's start."""
+
+    segments: list[Segment]
+    words: list[Word] = Field(default_factory=list)
 
 
 class Transcript(BaseModel):

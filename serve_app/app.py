@@ -13,6 +13,6 @@ from serve_app.ingress import Ingress
 
 
 def build_app(args: AppConfig) -> Application:
-    decoder = AudioDecoder.bind()
+    decoder = AudioDecoder.bind(args.chunking)
     transcriber = Transcriber.bind(args.whisper)
     return Ingress.bind(decoder, transcriber, args)

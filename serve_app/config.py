@@ -30,9 +30,19 @@ class WhisperModelConfig(BaseModel):
     compute_type: str = Field("int8", description="CTranslate2 compute type: int8 on CPU, float16 on GPU.")
     cpu_threads: int = Field(0, ge=0, description="Threads per replica on CPU; 0 lets CTranslate2 choose.")
     beam_size: int = Field(5, ge=1, le=10)
+
+
+class ChunkingConfig(BaseModel):
+    """How decoded audio is cut into chunks, the Transcriber's unit of work."""
+
     vad_filter: bool = Field(
         True,
-        description="Skip non-speech with faster-whisper's bundled Silero VAD; stops Whisper hallucinating on silence.",
+        description="Cut at silences found by Silero VAD and skip non-speech (stops Whisper hallucinating on"
+        " silence); false cuts fixed windows.",
+    )
+    max_chunk_s: float = Field(30.0, gt=1, le=30, description="Longest chunk; Whisper sees 30 s at a time.")
+    max_chunks_in_flight: int = Field(
+        16, ge=1, description="Chunks of one request sent to the Transcriber at once: bounds memory on long files."
     )
 
 
@@ -68,6 +78,7 @@ class AppConfig(BaseModel):
     """Arguments of the Serve application builder (`serve_app.app:build_app`)."""
 
     whisper: WhisperModelConfig = WhisperModelConfig()
+    chunking: ChunkingConfig = ChunkingConfig()
     limits: LimitsConfig = LimitsConfig()
     jobs: JobsConfig = JobsConfig()
 

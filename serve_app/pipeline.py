@@ -1,13 +1,29 @@
-"""The transcription pipeline: decode, check limits, transcribe, composed from DeploymentHandles.
+"""The transcription pipeline, composed from DeploymentHandles: decode and cut into chunks, settle the
+language, send the chunks to the (batching) Transcriber, and put their transcripts back on one timeline.
 
-Routes (and, later, background jobs) call this; it holds no model code of its own.
+Synchronous routes and background jobs both call this; it holds no model code of its own.
 """
+
+import asyncio
+from collections.abc import Callable
 
 from ray.serve.handle import DeploymentHandle
 
 from deployments.audio_decoder import AudioDecodeError
-from deployments.types import DecodedAudio, Transcript, TranscriptionOptions
-from serve_app.config import LimitsConfig
+from deployments.types import (
+    SAMPLE_RATE,
+    ChunkOptions,
+    ChunkTranscript,
+    DecodedAudio,
+    Segment,
+    Transcript,
+    TranscriptionOptions,
+    Word,
+)
+from serve_app.config import ChunkingConfig, LimitsConfig
+
+ProgressCallback = Callable[[float], None]
+"""Called with the share of the audio's chunks transcribed so far, 0.0 to 1.0."""
 
 
 class AudioRejectedError(ValueError):
@@ -15,13 +31,20 @@ class AudioRejectedError(ValueError):
 
 
 class TranscriptionPipeline:
-    def __init__(self, decoder: DeploymentHandle, transcriber: DeploymentHandle, limits: LimitsConfig) -> None:
+    def __init__(
+        self,
+        decoder: DeploymentHandle,
+        transcriber: DeploymentHandle,
+        limits: LimitsConfig,
+        chunking: ChunkingConfig,
+    ) -> None:
         self.decoder = decoder
         self.transcriber = transcriber
         self.limits = limits
+        self.chunking = chunking
 
     async def decode(self, source: bytes | str) -> DecodedAudio:
-        """Decode and enforce the duration limits."""
+        """Decode, cut into chunks, and enforce the duration limits."""
         try:
             audio: DecodedAudio = await self.decoder.decode.remote(source)
         except AudioDecodeError as error:  # Ray re-raises the replica's exception as a subclass of it
@@ -36,9 +59,63 @@ class TranscriptionPipeline:
             )
         return audio
 
-    async def transcribe(self, source: bytes | str, options: TranscriptionOptions) -> Transcript:
+    async def transcribe(
+        self, source: bytes | str, options: TranscriptionOptions, on_progress: ProgressCallback | None = None
+    ) -> Transcript:
         audio = await self.decode(source)
-        return await self.transcriber.transcribe.remote(audio.samples, options)
+        if not audio.chunks:  # silence: nothing to transcribe
+            return Transcript(language=options.language or "en", duration=audio.duration, segments=[])
+        language = options.language
+        if language is None:  # settled once, from the first chunk, so every chunk decodes in one language
+            first_start, first_end = audio.chunks[0]
+            language = await self.transcriber.detect_language.remote(audio.samples[first_start:first_end])
+        chunk_options = ChunkOptions(language=language, **options.model_dump(exclude={"language"}))
+        in_flight = asyncio.Semaphore(self.chunking.max_chunks_in_flight)
+        total_samples = sum(end - start for start, end in audio.chunks)
+        done_samples = 0
+
+        async def transcribe_chunk(start: int, end: int) -> ChunkTranscript:
+            nonlocal done_samples
+            async with in_flight:
+                transcript = await self.transcriber.transcribe_chunk.remote(audio.samples[start:end], chunk_options)
+            done_samples += end - start
+            if on_progress is not None:
+                on_progress(done_samples / total_samples)
+            return transcript
+
+        chunk_transcripts = await asyncio.gather(*(transcribe_chunk(start, end) for start, end in audio.chunks))
+        return join_chunks(chunk_transcripts, audio, language)
+
+
+def join_chunks(chunk_transcripts: list[ChunkTranscript], audio: DecodedAudio, language: str) -> Transcript:
+    """One transcript on the audio's timeline: chunk times shifted by the chunk's start, ids renumbered.
+
+    Whisper may put a last timestamp past the end of a chunk (into its padding); times are clamped to it.
+    """
+    segments: list[Segment] = []
+    words: list[Word] = []
+    for (start, end), chunk in zip(audio.chunks, chunk_transcripts, strict=True):
+        offset, length = start / SAMPLE_RATE, (end - start) / SAMPLE_RATE
+
+        def on_timeline(seconds: float, offset: float = offset, length: float = length) -> float:
+            return round(offset + min(max(seconds, 0.0), length), 3)
+
+        for segment in chunk.segments:
+            segments.append(
+                segment.model_copy(
+                    update={
+                        "id": len(segments),
+                        "seek": round(offset * 100),  # Whisper's seek counts 10 ms mel frames
+                        "start": on_timeline(segment.start),
+                        "end": on_timeline(segment.end),
+                    }
+                )
+            )
+        words.extend(
+            word.model_copy(update={"start": on_timeline(word.start), "end": on_timeline(word.end)})
+            for word in chunk.words
+        )
+    return Transcript(language=language, duration=audio.duration, segments=segments, words=words)
 
 
 def original_message(error: Exception) -> str:

@@ -30,8 +30,10 @@ class FakePipeline:
         self.gate: asyncio.Event | None = None
         self.calls = 0
 
-    async def transcribe(self, source: str, options: TranscriptionOptions) -> Transcript:
+    async def transcribe(self, source: str, options: TranscriptionOptions, on_progress=None) -> Transcript:
         self.calls += 1
+        if on_progress is not None:
+            on_progress(0.5)  # half the chunks done
         if self.gate is not None:
             await self.gate.wait()
         if "bad" in source:
@@ -161,3 +163,22 @@ def test_a_new_tracker_resumes_unfinished_jobs_from_the_store(tmp_path: Path) ->
         return [(await _until_finished(second, job_id)).status for job_id in ids]
 
     assert asyncio.run(scenario()) == [JobStatus.complete] * 3
+
+
+def test_progress_is_reported_while_running_and_is_1_at_the_end(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        pipeline = FakePipeline()
+        pipeline.gate = asyncio.Event()
+        tracker = _tracker(tmp_path, pipeline=pipeline)
+        job = await tracker.submit("alice", _request(tmp_path))
+        for _ in range(100):
+            await asyncio.sleep(0.01)
+            if (await tracker.get(job.job_id, "alice")).progress:
+                break
+        running = await tracker.get(job.job_id, "alice")
+        assert running.status == JobStatus.in_progress and running.progress == 0.5
+        pipeline.gate.set()
+        finished = await _until_finished(tracker, job.job_id)
+        assert finished.status == JobStatus.complete and finished.progress == 1.0
+
+    asyncio.run(scenario())

@@ -1,10 +1,18 @@
-"""Whisper on CTranslate2 through faster-whisper: int8 on CPU, float16 on GPU."""
+"""Whisper on CTranslate2 through faster-whisper: int8 on CPU, float16 on GPU.
+
+Batches go through faster-whisper's `BatchedInferencePipeline.forward` (one encoder pass and one beam
+search for the whole batch), so segment splitting and word alignment are faster-whisper's own.
+"""
 
 import numpy as np
-from faster_whisper import WhisperModel
+from faster_whisper import BatchedInferencePipeline, WhisperModel
+from faster_whisper.audio import pad_or_trim
+from faster_whisper.tokenizer import Tokenizer
+from faster_whisper.transcribe import TranscriptionOptions as FasterWhisperOptions
+from faster_whisper.transcribe import get_suppressed_tokens
 
 from deployments.model_store import resolve_ctranslate2_model
-from deployments.types import SAMPLE_RATE, Segment, Transcript, TranscriptionOptions, Word
+from deployments.types import SAMPLE_RATE, ChunkOptions, ChunkTranscript, Segment, Word
 from serve_app.config import WhisperModelConfig
 
 
@@ -18,41 +26,80 @@ class CTranslate2Engine:
             cpu_threads=config.cpu_threads,
             local_files_only=config.model.startswith("embedded:"),
         )
+        self.batched = BatchedInferencePipeline(self.model)
 
-    def transcribe(self, audio: np.ndarray, options: TranscriptionOptions) -> Transcript:
-        segments, info = self.model.transcribe(
-            audio,
-            language=options.language,
-            beam_size=self.config.beam_size,
-            temperature=options.temperature if options.temperature > 0 else [0.0, 0.2, 0.4, 0.6, 0.8, 1.0],
-            initial_prompt=options.prompt,
-            word_timestamps=options.word_timestamps,
-            vad_filter=self.config.vad_filter,
+    def detect_language(self, audio: np.ndarray) -> str:
+        if not self.model.model.is_multilingual:
+            return "en"
+        language, _, _ = self.model.detect_language(audio=audio)
+        return language
+
+    def transcribe_batch(self, chunks: list[np.ndarray], options: ChunkOptions) -> list[ChunkTranscript]:
+        tokenizer = Tokenizer(
+            self.model.hf_tokenizer, self.model.model.is_multilingual, task="transcribe", language=options.language
         )
-        out_segments: list[Segment] = []
-        out_words: list[Word] = []
-        for segment in segments:  # a generator: decoding happens while we iterate
-            out_segments.append(
+        features = np.stack([pad_or_trim(self.model.feature_extractor(chunk)[..., :-1]) for chunk in chunks])
+        metadata = [{"offset": 0.0, "duration": len(chunk) / SAMPLE_RATE, "segments": []} for chunk in chunks]
+        self.batched.last_speech_timestamp = 0.0
+        outputs = self.batched.forward(features, tokenizer, metadata, self._options(tokenizer, options))
+        return [self._chunk_transcript(segments, options.temperature) for segments in outputs]
+
+    def _options(self, tokenizer: Tokenizer, options: ChunkOptions) -> FasterWhisperOptions:
+        """faster-whisper's batched defaults, with timestamps kept so that segments stay sentence-sized."""
+        return FasterWhisperOptions(
+            beam_size=self.config.beam_size,
+            best_of=5,
+            patience=1,
+            length_penalty=1,
+            repetition_penalty=1,
+            no_repeat_ngram_size=0,
+            log_prob_threshold=-1.0,
+            no_speech_threshold=0.6,
+            compression_ratio_threshold=2.4,
+            condition_on_previous_text=False,
+            prompt_reset_on_temperature=0.5,
+            temperatures=[options.temperature],
+            initial_prompt=options.prompt,
+            prefix=None,
+            suppress_blank=True,
+            suppress_tokens=get_suppressed_tokens(tokenizer, [-1]),
+            without_timestamps=False,
+            max_initial_timestamp=0.0,
+            word_timestamps=options.word_timestamps,
+            prepend_punctuations="\"'“¿([{-",
+            append_punctuations="\"'.。,，!！?？:：”)]}、",
+            multilingual=False,
+            max_new_tokens=None,
+            clip_timestamps="0",
+            hallucination_silence_threshold=None,
+            hotwords=None,
+        )
+
+    @staticmethod
+    def _chunk_transcript(segments: list[dict], temperature: float) -> ChunkTranscript:
+        out = ChunkTranscript(segments=[])
+        for index, segment in enumerate(segments):
+            out.segments.append(
                 Segment(
-                    id=segment.id - 1,  # faster-whisper counts from 1, OpenAI from 0
-                    seek=segment.seek,
-                    start=round(float(segment.start), 3),
-                    end=round(float(segment.end), 3),
-                    text=segment.text,
-                    tokens=list(segment.tokens),
-                    temperature=float(segment.temperature),
-                    avg_logprob=float(segment.avg_logprob),
-                    compression_ratio=float(segment.compression_ratio),
-                    no_speech_prob=float(segment.no_speech_prob),
+                    id=index,
+                    seek=0,
+                    start=round(float(segment["start"]), 3),
+                    end=round(float(segment["end"]), 3),
+                    text=segment["text"],
+                    tokens=list(segment["tokens"]),
+                    temperature=temperature,
+                    avg_logprob=float(segment["avg_logprob"]),
+                    compression_ratio=float(segment["compression_ratio"]),
+                    no_speech_prob=float(segment["no_speech_prob"]),
                 )
             )
-            out_words.extend(
-                Word(word=w.word, start=round(float(w.start), 3), end=round(float(w.end), 3), prob=float(w.probability))
-                for w in segment.words or ()
+            out.words.extend(
+                Word(
+                    word=word["word"],
+                    start=round(float(word["start"]), 3),
+                    end=round(float(word["end"]), 3),
+                    prob=float(word["probability"]),
+                )
+                for word in segment.get("words") or ()
             )
-        return Transcript(
-            language=info.language,
-            duration=len(audio) / SAMPLE_RATE,
-            segments=out_segments,
-            words=out_words,
-        )
+        return out

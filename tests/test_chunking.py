@@ -1,0 +1,64 @@
+"""Chunking at silences (Silero VAD) and joining chunk transcripts back onto one timeline."""
+
+import numpy as np
+
+from deployments.audio_decoder import decode_audio
+from deployments.chunking import SpeechChunker, fixed_windows, merge_speech
+from deployments.types import SAMPLE_RATE, ChunkTranscript, DecodedAudio, Segment, Word
+from serve_app.pipeline import join_chunks
+from tests.media import pyannote_sample
+
+SECOND = SAMPLE_RATE
+
+
+def test_speech_ranges_are_joined_up_to_the_limit_and_long_ones_split() -> None:
+    speech = [(0, 10 * SECOND), (12 * SECOND, 25 * SECOND), (27 * SECOND, 40 * SECOND), (41 * SECOND, 110 * SECOND)]
+    chunks = merge_speech(speech, max_samples=30 * SECOND)
+    assert chunks[0] == (0, 25 * SECOND)  # the first two fit together in 30 s
+    assert all(end - start <= 30 * SECOND for start, end in chunks)
+    assert all(a_end <= b_start for (_, a_end), (b_start, _) in zip(chunks, chunks[1:], strict=False))
+    for start, end in speech:  # every speech sample is in exactly one chunk
+        overlap = sum(max(0, min(end, c_end) - max(start, c_start)) for c_start, c_end in chunks)
+        assert overlap == end - start
+
+
+def test_fixed_windows_cover_everything() -> None:
+    assert fixed_windows(65 * SECOND, 30 * SECOND) == [
+        (0, 30 * SECOND),
+        (30 * SECOND, 60 * SECOND),
+        (60 * SECOND, 65 * SECOND),
+    ]
+
+
+def test_real_speech_is_cut_at_silences_and_silence_gives_no_chunks() -> None:
+    samples = decode_audio(pyannote_sample()).samples
+    long_audio = np.concatenate([samples, np.zeros(5 * SECOND, np.float32), samples, samples])
+    chunker = SpeechChunker()
+    chunks = chunker.chunks(long_audio)
+    assert len(chunks) >= 3 and all(end - start <= 30 * SECOND for start, end in chunks)
+    assert chunks[0][0] > 2 * SECOND  # the sample's silent first seconds are skipped
+    assert chunker.chunks(np.zeros(10 * SECOND, np.float32)) == []
+
+
+def _segment(start: float, end: float, text: str) -> Segment:
+    return Segment(id=0, seek=0, start=start, end=end, text=text, tokens=[], temperature=0.0, avg_logprob=0.0,
+                   compression_ratio=1.0, no_speech_prob=0.0)  # fmt: skip
+
+
+def test_join_shifts_times_by_chunk_start_and_renumbers() -> None:
+    audio = DecodedAudio(
+        np.zeros(70 * SECOND, np.float32), chunks=((2 * SECOND, 30 * SECOND), (40 * SECOND, 65 * SECOND))
+    )
+    first = ChunkTranscript(segments=[_segment(0.5, 3.0, " One."), _segment(3.0, 5.0, " Two.")],
+                            words=[Word(word=" One.", start=0.5, end=1.0, prob=0.9)])  # fmt: skip
+    second = ChunkTranscript(
+        segments=[_segment(1.0, 26.0, " Three.")], words=[Word(word=" Three.", start=1.0, end=2.0, prob=0.9)]
+    )
+    joined = join_chunks([first, second], audio, "en")
+    assert [(s.id, s.start, s.end) for s in joined.segments] == [
+        (0, 2.5, 5.0),
+        (1, 5.0, 7.0),
+        (2, 41.0, 65.0),
+    ]  # clamped to the chunk's end
+    assert [(w.start, w.end) for w in joined.words] == [(2.5, 3.0), (41.0, 42.0)]
+    assert joined.text == "One. Two. Three." and joined.duration == 70.0
