@@ -4,6 +4,7 @@ import time
 import uuid
 from datetime import datetime
 
+import numpy as np
 import pytest
 import ray
 import srt
@@ -50,6 +51,27 @@ def test_submission_returns_at_once_with_a_uuid_and_offset_timestamp(service: Se
     assert created["created_at"].endswith("+00:00")
     assert datetime.fromisoformat(created["created_at"]).utcoffset().total_seconds() == 0
     assert _wait(service, created["job_id"])["status"] == "complete"
+
+
+def test_progress_rises_chunk_by_chunk_to_1(service: Service) -> None:
+    """Five minutes of speech is about a dozen chunks, more than one batch: progress is seen part-way."""
+    samples = decode_audio(pyannote_sample()).samples
+    long_speech = encode(np.tile(samples, 10), "flac")
+    job_id = _submit(service, long_speech, response_format="verbose_json")["job_id"]
+    seen: list[float] = []
+    deadline = time.monotonic() + 240
+    with service.client() as client:
+        while time.monotonic() < deadline:
+            job = client.get(f"{ASYNC}/{job_id}").json()
+            seen.append(job["progress"])
+            if job["status"] != "in_progress":
+                break
+            time.sleep(0.1)
+    assert job["status"] == "complete" and seen[-1] == 1.0
+    assert seen == sorted(seen)  # never goes backwards
+    assert any(0.0 < share < 1.0 for share in seen), seen
+    assert job["result"]["duration"] == pytest.approx(300.0, abs=0.1)
+    assert job["result"]["segments"][-1]["end"] > 270  # times run across the whole file, not per chunk
 
 
 def test_every_response_format_as_a_job(service: Service, speech_wav: bytes) -> None:
