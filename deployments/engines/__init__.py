@@ -10,4 +10,8 @@ def load_engine(config: WhisperModelConfig) -> WhisperEngine:
         from deployments.engines.ctranslate2_engine import CTranslate2Engine
 
         return CTranslate2Engine(config)
+    if config.engine == "transformers":
+        from deployments.engines.transformers_engine import TransformersEngine
+
+        return TransformersEngine(config)
     raise ValueError(f"unknown Whisper engine {config.engine!r}")

@@ -1,0 +1,62 @@
+"""The transformers engine on weights converted from the embedded CTranslate2 checkpoint: the conversion is
+exact (same encoder output as CTranslate2 on real speech) and both engines hear the same words."""
+
+import numpy as np
+import pytest
+import torch
+from faster_whisper.audio import pad_or_trim
+
+from deployments.audio_decoder import decode_audio
+from deployments.engines.ctranslate2_engine import CTranslate2Engine
+from deployments.engines.transformers_engine import TransformersEngine
+from deployments.types import ChunkOptions
+from serve_app.config import WhisperModelConfig
+from tests.media import pyannote_sample
+from tests.wer import word_error_rate
+
+
+@pytest.fixture(scope="module")
+def engines() -> tuple[CTranslate2Engine, TransformersEngine]:
+    greedy = {"model": "embedded:tiny.en", "beam_size": 1, "cpu_threads": 2}
+    return (
+        CTranslate2Engine(WhisperModelConfig(compute_type="float32", **greedy)),
+        TransformersEngine(WhisperModelConfig(engine="transformers", **greedy)),
+    )
+
+
+@pytest.fixture(scope="module")
+def speech() -> np.ndarray:
+    return decode_audio(pyannote_sample()).samples[6 * 16_000 : 13 * 16_000]
+
+
+def test_converted_weights_give_the_same_encoder_output(engines, speech: np.ndarray) -> None:
+    ct2, hf = engines
+    features = pad_or_trim(ct2.model.feature_extractor(speech)[..., :-1])
+    ct2_states = np.array(ct2.model.encode(features[np.newaxis]))
+    with torch.inference_mode():
+        hf_states = hf.model.model.encoder(torch.from_numpy(features[np.newaxis])).last_hidden_state.numpy()
+    assert hf_states.shape == ct2_states.shape
+    assert np.abs(hf_states - ct2_states).max() < 1e-2 * np.abs(ct2_states).max()
+
+
+def test_greedy_decoding_gives_the_same_words(engines, speech: np.ndarray) -> None:
+    """Plain greedy decoding (no timestamp rules, which the two libraries implement differently)."""
+    ct2, hf = engines
+    features = pad_or_trim(ct2.model.feature_extractor(speech)[..., :-1])[np.newaxis]
+    prompt = ct2.model.hf_tokenizer.encode("<|startoftranscript|><|notimestamps|>", add_special_tokens=False).ids
+    ct2_tokens = ct2.model.model.generate(ct2.model.encode(features), [prompt], beam_size=1)[0].sequences_ids[0]
+    with torch.inference_mode():
+        hf_tokens = hf.model.generate(torch.from_numpy(features), return_timestamps=False, num_beams=1)[0].tolist()
+    ct2_text = ct2.model.hf_tokenizer.decode(ct2_tokens)
+    hf_text = hf.processor.tokenizer.decode(hf_tokens, skip_special_tokens=True)
+    assert word_error_rate(ct2_text, hf_text) == 0.0, (ct2_text, hf_text)
+    assert "know you were there" in hf_text.lower()
+
+
+def test_transcribe_batch_gives_timed_segments(engines, speech: np.ndarray) -> None:
+    _, hf = engines
+    transcripts = hf.transcribe_batch([speech, speech[: 4 * 16_000]], ChunkOptions(language="en"))
+    assert len(transcripts) == 2
+    for transcript in transcripts:
+        assert transcript.segments and "hello" in transcript.segments[0].text.lower()
+        assert all(0 <= s.start <= s.end for s in transcript.segments)
