@@ -9,7 +9,7 @@ import asyncio
 from itertools import groupby
 
 import numpy as np
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 from ray import serve
 
 from deployments.engines import load_engine
@@ -19,6 +19,8 @@ from serve_app.config import WhisperModelConfig
 
 class BatchingConfig(BaseModel):
     """The Transcriber's `user_config`."""
+
+    model_config = ConfigDict(extra="forbid")
 
     max_batch_size: int = Field(8, ge=1, le=256, description="Chunks decoded together; keep ≤ max_ongoing_requests.")
     batch_wait_timeout_s: float = Field(0.05, ge=0, description="How long a batch waits to fill before it runs.")

@@ -126,8 +126,8 @@ def main() -> None:
 
             uploads = {}
             for name, rate in [
+                (f"paced at {args.network_mb_s:.0f} MB/s", args.network_mb_s),  # first: a clean heap
                 ("loopback, unpaced", None),
-                (f"paced at {args.network_mb_s:.0f} MB/s", args.network_mb_s),
             ]:
 
                 def upload(rate: float | None = rate) -> None:

@@ -1,7 +1,8 @@
-"""Synchronous overhead: one request through the running service vs. the same engine called directly.
+"""Synchronous overhead: one request through the running service vs. faster-whisper called directly.
 
-Both sides use the same model and settings from configs/local.yaml, on the same clip, in one run, one
-after the other (never at once: they share the CPU). Prints medians and the ratio service/direct.
+The baseline is `faster_whisper.WhisperModel.transcribe` (decode + VAD + decoding, in one process) on the
+same model and settings as configs/local.yaml, on the same clip, in one run, one after the other (never at
+once: they share the CPU). Prints medians and the ratio service/direct.
 
     .venv/bin/python -m scripts.bench_sync [--model embedded:base] [--runs 5]
 """
@@ -14,10 +15,10 @@ from pathlib import Path
 
 import httpx
 import yaml
+from faster_whisper import WhisperModel
 
 from deployments.audio_decoder import decode_audio
-from deployments.engines import load_engine
-from deployments.types import TranscriptionOptions
+from deployments.model_store import resolve_ctranslate2_model
 from scripts.local_service import ROOT, LocalService
 from serve_app.config import AppConfig
 from tests.media import SHARED_AUDIO, encode, pyannote_sample
@@ -55,22 +56,31 @@ def main() -> None:
     config = AppConfig.model_validate(local["applications"][0]["args"])
     config.whisper.model = args.model
 
-    engine = load_engine(config.whisper)
-    samples = decode_audio(data).samples
-    engine.transcribe(samples, TranscriptionOptions())  # warm-up
+    whisper = config.whisper
+    model = WhisperModel(
+        resolve_ctranslate2_model(whisper.model),
+        compute_type=whisper.compute_type,
+        cpu_threads=whisper.cpu_threads,
+        local_files_only=True,
+    )
+
+    def transcribe_directly() -> None:
+        samples = decode_audio(data).samples  # the service decodes too: count it on both sides
+        segments, _ = model.transcribe(samples, beam_size=whisper.beam_size, vad_filter=config.chunking.vad_filter)
+        list(segments)  # a generator: decoding happens while it is consumed
+
+    transcribe_directly()  # warm-up
     direct = []
     for _ in range(args.runs):
         started = time.perf_counter()
-        decode_audio(data)  # the service decodes too: count it on both sides
-        engine.transcribe(samples, TranscriptionOptions())
+        transcribe_directly()
         direct.append(time.perf_counter() - started)
-    del engine
 
     served = _time_service(data, args.model, args.runs)
 
     direct_s, served_s = statistics.median(direct), statistics.median(served)
     print(f"clip: {name}; model: {args.model}; runs: {args.runs}; medians")
-    print(f"{'direct engine (decode + transcribe)':40s} {direct_s:8.3f} s")
+    print(f"{'faster-whisper directly':40s} {direct_s:8.3f} s")
     print(f"{'service, POST /v1/audio/transcriptions':40s} {served_s:8.3f} s")
     print(f"{'ratio service / direct':40s} {served_s / direct_s:8.3f}")
 

@@ -11,11 +11,17 @@ import tempfile
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
-class WhisperModelConfig(BaseModel):
+class StrictModel(BaseModel):
+    """Unknown keys are errors, so a typo in a config file fails the deploy instead of being ignored."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class WhisperModelConfig(StrictModel):
     """Which Whisper weights serve `whisper-1`, and how they run.
 
     `model` is one of:
@@ -38,7 +44,7 @@ class WhisperModelConfig(BaseModel):
     beam_size: int = Field(5, ge=1, le=10)
 
 
-class ChunkingConfig(BaseModel):
+class ChunkingConfig(StrictModel):
     """How decoded audio is cut into chunks, the Transcriber's unit of work."""
 
     vad_filter: bool = Field(
@@ -52,7 +58,7 @@ class ChunkingConfig(BaseModel):
     )
 
 
-class LimitsConfig(BaseModel):
+class LimitsConfig(StrictModel):
     """Request limits from the product spec."""
 
     max_upload_bytes: int = Field(1024**3, gt=0, description="Largest synchronous upload (1 GB).")
@@ -64,7 +70,7 @@ class LimitsConfig(BaseModel):
     max_duration_s: float = Field(10 * 3600, gt=0, description="Longest accepted audio (10 hours).")
 
 
-class JobsConfig(BaseModel):
+class JobsConfig(StrictModel):
     """Asynchronous jobs: where their state and spooled uploads live, and their limits."""
 
     state_dir: str = Field(
@@ -80,7 +86,7 @@ class JobsConfig(BaseModel):
     tracker_namespace: str = "stt-service"
 
 
-class AppConfig(BaseModel):
+class AppConfig(StrictModel):
     """Arguments of the Serve application builder (`serve_app.app:build_app`)."""
 
     whisper: WhisperModelConfig = WhisperModelConfig()

@@ -1,0 +1,26 @@
+"""Every shipped Serve config is valid: its application args pass AppConfig and its Transcriber batching
+settings pass BatchingConfig, with max_ongoing_requests at least the batch size."""
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from deployments.transcriber import BatchingConfig
+from serve_app.config import AppConfig
+
+CONFIGS = sorted((Path(__file__).resolve().parents[1] / "configs").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=lambda path: path.name)
+def test_config_is_valid(path: Path) -> None:
+    application = yaml.safe_load(path.read_text())["applications"][0]
+    assert application["import_path"] == "serve_app.app:build_app"
+    AppConfig.model_validate(application["args"])
+    transcriber = next(d for d in application["deployments"] if d["name"] == "Transcriber")
+    batching = BatchingConfig.model_validate(transcriber.get("user_config", {}))
+    assert transcriber.get("max_ongoing_requests", 64) >= batching.max_batch_size
+
+
+def test_the_three_configs_exist() -> None:
+    assert {path.name for path in CONFIGS} >= {"local.yaml", "gpu.yaml", "backfill.yaml"}
