@@ -6,7 +6,7 @@ Batch size and wait time are `user_config`, applied in `reconfigure` without res
 """
 
 import asyncio
-from itertools import groupby
+from collections import defaultdict
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -26,7 +26,10 @@ class BatchingConfig(BaseModel):
     batch_wait_timeout_s: float = Field(0.05, ge=0, description="How long a batch waits to fill before it runs.")
 
 
-@serve.deployment(max_ongoing_requests=64, user_config=BatchingConfig().model_dump())
+DEFAULT_BATCHING = BatchingConfig()
+
+
+@serve.deployment(max_ongoing_requests=64, user_config=DEFAULT_BATCHING.model_dump())
 class Transcriber:
     def __init__(self, config: WhisperModelConfig) -> None:
         self.engine = load_engine(config)
@@ -42,17 +45,20 @@ class Transcriber:
     async def transcribe_chunk(self, chunk: np.ndarray, options: ChunkOptions) -> ChunkTranscript:
         return await self.transcribe_batch(chunk, options)
 
-    @serve.batch(max_batch_size=8, batch_wait_timeout_s=0.05)
+    @serve.batch(
+        max_batch_size=DEFAULT_BATCHING.max_batch_size, batch_wait_timeout_s=DEFAULT_BATCHING.batch_wait_timeout_s
+    )
     async def transcribe_batch(self, chunks: list[np.ndarray], options: list[ChunkOptions]) -> list[ChunkTranscript]:
         return await asyncio.to_thread(self._decode_grouped, chunks, options)
 
     def _decode_grouped(self, chunks: list[np.ndarray], options: list[ChunkOptions]) -> list[ChunkTranscript]:
         """One engine batch per distinct options (language, prompt, ...); results in the callers' order."""
+        groups: defaultdict[ChunkOptions, list[int]] = defaultdict(list)  # ChunkOptions is frozen: hashable
+        for index, chunk_options in enumerate(options):
+            groups[chunk_options].append(index)
         results: list[ChunkTranscript | None] = [None] * len(chunks)
-        order = sorted(range(len(chunks)), key=lambda index: options[index].model_dump_json())
-        for _, group in groupby(order, key=lambda index: options[index]):
-            indices = list(group)
-            decoded = self.engine.transcribe_batch([chunks[i] for i in indices], options[indices[0]])
+        for chunk_options, indices in groups.items():
+            decoded = self.engine.transcribe_batch([chunks[i] for i in indices], chunk_options)
             for index, transcript in zip(indices, decoded, strict=True):
                 results[index] = transcript
         return results

@@ -96,26 +96,32 @@ def join_chunks(chunk_transcripts: list[ChunkTranscript], audio: DecodedAudio, l
     words: list[Word] = []
     for (start, end), chunk in zip(audio.chunks, chunk_transcripts, strict=True):
         offset, length = start / SAMPLE_RATE, (end - start) / SAMPLE_RATE
-
-        def on_timeline(seconds: float, offset: float = offset, length: float = length) -> float:
-            return round(offset + min(max(seconds, 0.0), length), 3)
-
         for segment in chunk.segments:
             segments.append(
                 segment.model_copy(
                     update={
                         "id": len(segments),
                         "seek": round(offset * 100),  # Whisper's seek counts 10 ms mel frames
-                        "start": on_timeline(segment.start),
-                        "end": on_timeline(segment.end),
+                        "start": _on_timeline(segment.start, offset, length),
+                        "end": _on_timeline(segment.end, offset, length),
                     }
                 )
             )
         words.extend(
-            word.model_copy(update={"start": on_timeline(word.start), "end": on_timeline(word.end)})
+            word.model_copy(
+                update={
+                    "start": _on_timeline(word.start, offset, length),
+                    "end": _on_timeline(word.end, offset, length),
+                }
+            )
             for word in chunk.words
         )
     return Transcript(language=language, duration=audio.duration, segments=segments, words=words)
+
+
+def _on_timeline(seconds: float, chunk_offset: float, chunk_length: float) -> float:
+    """A time within a chunk, clamped to the chunk, as seconds from the start of the file."""
+    return round(chunk_offset + min(max(seconds, 0.0), chunk_length), 3)
 
 
 def original_message(error: Exception) -> str:

@@ -52,13 +52,14 @@ async def receive_transcription_form(request: Request, spool_path: Path, max_fil
     if received.file is not None:
         values["file"] = received.file
     try:
-        form = TranscriptionForm.model_validate(values)
+        try:
+            form = TranscriptionForm.model_validate(values)
+        except ValidationError as error:
+            issues = [{**issue, "loc": ("body", *issue["loc"])} for issue in error.errors()]
+            raise RequestValidationError(issues) from None
         if form.file is not None and form.file.size == 0:
             raise HTTPException(status.HTTP_400_BAD_REQUEST, "the uploaded file is empty")
         reject_unsupported(form)
-    except ValidationError as error:
-        spool_path.unlink(missing_ok=True)
-        raise RequestValidationError([{**issue, "loc": ("body", *issue["loc"])} for issue in error.errors()]) from None
     except BaseException:
         spool_path.unlink(missing_ok=True)
         raise
