@@ -7,7 +7,6 @@ from pathlib import Path
 
 import av
 import numpy as np
-import torch
 from ray import serve
 
 from deployments.chunking import SpeechChunker
@@ -50,12 +49,11 @@ def decode_audio(source: bytes | str | Path) -> DecodedAudio:
     return DecodedAudio(samples=samples.astype(np.float32, copy=False))
 
 
-@serve.deployment
+@serve.deployment(max_ongoing_requests=16)
 class AudioDecoder:
     """Decoding and voice activity detection are CPU work apart from the model, so they scale on their own."""
 
     def __init__(self, config: ChunkingConfig) -> None:
-        torch.set_num_threads(1)  # Silero VAD is small; one thread per replica leaves cores to Whisper
         self.chunker = SpeechChunker(use_vad=config.vad_filter, max_chunk_s=config.max_chunk_s)
 
     async def decode(self, source: bytes | str) -> DecodedAudio:

@@ -33,23 +33,30 @@ DEFAULT_BATCHING = BatchingConfig()
 class Transcriber:
     def __init__(self, config: WhisperModelConfig) -> None:
         self.engine = load_engine(config)
+        self.engine_idle = asyncio.Event()
+        self.engine_idle.set()
 
     def reconfigure(self, user_config: dict) -> None:
         batching = BatchingConfig.model_validate(user_config)
         self.transcribe_batch.set_max_batch_size(batching.max_batch_size)
         self.transcribe_batch.set_batch_wait_timeout_s(batching.batch_wait_timeout_s)
 
-    async def detect_language(self, audio: np.ndarray) -> str:
-        return await asyncio.to_thread(self.engine.detect_language, audio)
-
     async def transcribe_chunk(self, chunk: np.ndarray, options: ChunkOptions) -> ChunkTranscript:
+        # Serve forms the next batch from whatever has arrived even while the engine is still busy with the
+        # last one, so under load batches would only be as large as arrival bursts. Chunks wait here until
+        # the engine is idle, and then enter the batch queue together.
+        await self.engine_idle.wait()
         return await self.transcribe_batch(chunk, options)
 
     @serve.batch(
         max_batch_size=DEFAULT_BATCHING.max_batch_size, batch_wait_timeout_s=DEFAULT_BATCHING.batch_wait_timeout_s
     )
     async def transcribe_batch(self, chunks: list[np.ndarray], options: list[ChunkOptions]) -> list[ChunkTranscript]:
-        return await asyncio.to_thread(self._decode_grouped, chunks, options)
+        self.engine_idle.clear()
+        try:
+            return await asyncio.to_thread(self._decode_grouped, chunks, options)
+        finally:
+            self.engine_idle.set()
 
     def _decode_grouped(self, chunks: list[np.ndarray], options: list[ChunkOptions]) -> list[ChunkTranscript]:
         """One engine batch per distinct options (language, prompt, ...); results in the callers' order."""

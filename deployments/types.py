@@ -32,12 +32,13 @@ class TranscriptionOptions(BaseModel):
 
 
 class ChunkOptions(BaseModel):
-    """Decoding options for a chunk: a request's options with the language settled, so chunks that share
-    them can be decoded in one batch."""
+    """Decoding options for a chunk; chunks with equal options are decoded in one batch."""
 
     model_config = ConfigDict(frozen=True)
 
-    language: str
+    language: str | None = Field(
+        None, description="ISO-639-1 code; None: detected for each chunk from the same encoder pass that decodes it."
+    )
     word_timestamps: bool = False
     prompt: str | None = None
     temperature: float = 0.0
@@ -68,6 +69,7 @@ class Segment(BaseModel):
 class ChunkTranscript(BaseModel):
     """What an engine returns for one chunk; times are seconds from the chunk's start."""
 
+    language: str = Field(description="The language the chunk was decoded in, given or detected.")
     segments: list[Segment]
     words: list[Word] = Field(default_factory=list)
 

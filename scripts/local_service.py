@@ -24,10 +24,13 @@ class LocalService:
         model: str = "embedded:tiny.en",
         jobs: dict | None = None,
         limits: dict | None = None,
+        whisper: dict | None = None,
+        gpu: bool = False,
     ) -> None:
         self.workdir = workdir
         self.api_keys = api_keys
-        self.model = model
+        self.whisper = {"model": model, **(whisper or {})}
+        self.gpu = gpu
         self.jobs = {"state_dir": str(workdir / "state"), **(jobs or {})}
         self.limits = {"upload_dir": str(workdir / "uploads"), **(limits or {})}
         self.port = _free_port()
@@ -39,7 +42,10 @@ class LocalService:
         config = yaml.safe_load((ROOT / "configs" / "local.yaml").read_text())
         config["http_options"] = {"host": "127.0.0.1", "port": self.port}
         args = config["applications"][0]["args"]
-        args["whisper"]["model"] = self.model
+        args["whisper"] = {**args["whisper"], **self.whisper}
+        if self.gpu:  # the Transcriber gets the GPU; everything else stays on CPU
+            transcriber = next(d for d in config["applications"][0]["deployments"] if d["name"] == "Transcriber")
+            transcriber["ray_actor_options"]["num_gpus"] = 1
         args["jobs"] = {**args.get("jobs", {}), **self.jobs}
         args["limits"] = {**args.get("limits", {}), **self.limits}
         return config

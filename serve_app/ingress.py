@@ -11,7 +11,9 @@ from serve_app.http_app import create_app
 from serve_app.pipeline import TranscriptionPipeline
 
 
-@serve.deployment
+# Requests spend their time awaiting other deployments, so one replica holds many at once; Serve's default
+# of 5 would queue the rest in the proxy and starve the Transcriber's batches.
+@serve.deployment(max_ongoing_requests=256)
 @serve.ingress()
 class Ingress:
     async def __init__(self, decoder: DeploymentHandle, transcriber: DeploymentHandle, config: AppConfig) -> None:

@@ -65,26 +65,40 @@ class TranscriptionPipeline:
         audio = await self.decode(source)
         if not audio.chunks:  # silence: nothing to transcribe
             return Transcript(language=options.language or "en", duration=audio.duration, segments=[])
-        language = options.language
-        if language is None:  # settled once, from the first chunk, so every chunk decodes in one language
-            first_start, first_end = audio.chunks[0]
-            language = await self.transcriber.detect_language.remote(audio.samples[first_start:first_end])
-        chunk_options = ChunkOptions(language=language, **options.model_dump(exclude={"language"}))
         in_flight = asyncio.Semaphore(self.chunking.max_chunks_in_flight)
         total_samples = sum(end - start for start, end in audio.chunks)
         done_samples = 0
 
-        async def transcribe_chunk(start: int, end: int) -> ChunkTranscript:
+        async def transcribe_chunk(index: int, chunk_options: ChunkOptions, report: bool = True) -> ChunkTranscript:
             nonlocal done_samples
+            start, end = audio.chunks[index]
             async with in_flight:
                 transcript = await self.transcriber.transcribe_chunk.remote(audio.samples[start:end], chunk_options)
             done_samples += end - start
-            if on_progress is not None:
+            if report and on_progress is not None:
                 on_progress(done_samples / total_samples)
             return transcript
 
-        chunk_transcripts = await asyncio.gather(*(transcribe_chunk(start, end) for start, end in audio.chunks))
-        return join_chunks(chunk_transcripts, audio, language)
+        # Without a language, every chunk's language is detected in the encoder pass that decodes it (no
+        # extra pass). The file's language is the one most of its speech is in; the rare chunk that came
+        # out in another one is decoded again in it, so the transcript is in one language.
+        chunk_options = ChunkOptions(**options.model_dump())
+        transcripts = await asyncio.gather(*(transcribe_chunk(i, chunk_options) for i in range(len(audio.chunks))))
+        language = options.language or main_language(transcripts, audio.chunks)
+        settled = chunk_options.model_copy(update={"language": language})
+        redo = [index for index, transcript in enumerate(transcripts) if transcript.language != language]
+        redone = await asyncio.gather(*(transcribe_chunk(index, settled, report=False) for index in redo))
+        for index, transcript in zip(redo, redone, strict=True):
+            transcripts[index] = transcript
+        return join_chunks(transcripts, audio, language)
+
+
+def main_language(transcripts: list[ChunkTranscript], chunks: tuple[tuple[int, int], ...]) -> str:
+    """The language of the most speech (chunk samples), ties going to the earliest chunk's."""
+    samples_per_language: dict[str, int] = {}
+    for transcript, (start, end) in zip(transcripts, chunks, strict=True):
+        samples_per_language[transcript.language] = samples_per_language.get(transcript.language, 0) + end - start
+    return max(samples_per_language, key=samples_per_language.__getitem__)
 
 
 def join_chunks(chunk_transcripts: list[ChunkTranscript], audio: DecodedAudio, language: str) -> Transcript:

@@ -49,10 +49,12 @@ def test_join_shifts_times_by_chunk_start_and_renumbers() -> None:
     audio = DecodedAudio(
         np.zeros(70 * SECOND, np.float32), chunks=((2 * SECOND, 30 * SECOND), (40 * SECOND, 65 * SECOND))
     )
-    first = ChunkTranscript(segments=[_segment(0.5, 3.0, " One."), _segment(3.0, 5.0, " Two.")],
+    first = ChunkTranscript(language="en", segments=[_segment(0.5, 3.0, " One."), _segment(3.0, 5.0, " Two.")],
                             words=[Word(word=" One.", start=0.5, end=1.0, prob=0.9)])  # fmt: skip
     second = ChunkTranscript(
-        segments=[_segment(1.0, 26.0, " Three.")], words=[Word(word=" Three.", start=1.0, end=2.0, prob=0.9)]
+        language="en",
+        segments=[_segment(1.0, 26.0, " Three.")],
+        words=[Word(word=" Three.", start=1.0, end=2.0, prob=0.9)],
     )
     joined = join_chunks([first, second], audio, "en")
     assert [(s.id, s.start, s.end) for s in joined.segments] == [

@@ -16,6 +16,22 @@ from deployments.types import SAMPLE_RATE, ChunkOptions, ChunkTranscript, Segmen
 from serve_app.config import WhisperModelConfig
 
 
+class _LanguageReportingPipeline(BatchedInferencePipeline):
+    """faster-whisper's batched pipeline, keeping the languages it detects per item (`multilingual`), which
+    it uses for the prompts but does not return. Detection on an encoder output is one decoder step."""
+
+    def __init__(self, model: WhisperModel) -> None:
+        super().__init__(model)
+        self.detected: list[str] = []
+
+    def generate_segment_batched(self, features, tokenizer, options):  # noqa: ANN001, ANN201 (faster-whisper's)
+        encoder_output, output = super().generate_segment_batched(features, tokenizer, options)
+        if options.multilingual:
+            found = self.model.model.detect_language(encoder_output)
+            self.detected = [languages[0][0].strip("<|>") for languages in found]
+        return encoder_output, output
+
+
 class CTranslate2Engine:
     def __init__(self, config: WhisperModelConfig) -> None:
         self.config = config
@@ -26,25 +42,24 @@ class CTranslate2Engine:
             cpu_threads=config.cpu_threads,
             local_files_only=config.model.startswith("embedded:"),
         )
-        self.batched = BatchedInferencePipeline(self.model)
-
-    def detect_language(self, audio: np.ndarray) -> str:
-        if not self.model.model.is_multilingual:
-            return "en"
-        language, _, _ = self.model.detect_language(audio=audio)
-        return language
+        self.batched = _LanguageReportingPipeline(self.model)
 
     def transcribe_batch(self, chunks: list[np.ndarray], options: ChunkOptions) -> list[ChunkTranscript]:
-        tokenizer = Tokenizer(
-            self.model.hf_tokenizer, self.model.model.is_multilingual, task="transcribe", language=options.language
-        )
+        multilingual = self.model.model.is_multilingual
+        detect = multilingual and options.language is None
+        language = options.language or "en"  # with `detect`, only a placeholder in the prompt
+        tokenizer = Tokenizer(self.model.hf_tokenizer, multilingual, task="transcribe", language=language)
         features = np.stack([pad_or_trim(self.model.feature_extractor(chunk)[..., :-1]) for chunk in chunks])
         metadata = [{"offset": 0.0, "duration": len(chunk) / SAMPLE_RATE, "segments": []} for chunk in chunks]
         self.batched.last_speech_timestamp = 0.0
-        outputs = self.batched.forward(features, tokenizer, metadata, self._options(tokenizer, options))
-        return [self._chunk_transcript(segments, options.temperature) for segments in outputs]
+        outputs = self.batched.forward(features, tokenizer, metadata, self._options(tokenizer, options, detect))
+        languages = self.batched.detected if detect else [language] * len(chunks)
+        return [
+            self._chunk_transcript(segments, chunk_language, options.temperature)
+            for segments, chunk_language in zip(outputs, languages, strict=True)
+        ]
 
-    def _options(self, tokenizer: Tokenizer, options: ChunkOptions) -> FasterWhisperOptions:
+    def _options(self, tokenizer: Tokenizer, options: ChunkOptions, detect: bool) -> FasterWhisperOptions:
         """faster-whisper's batched defaults, with timestamps kept so that segments stay sentence-sized."""
         return FasterWhisperOptions(
             beam_size=self.config.beam_size,
@@ -68,7 +83,7 @@ class CTranslate2Engine:
             word_timestamps=options.word_timestamps,
             prepend_punctuations="\"'“¿([{-",
             append_punctuations="\"'.。,，!！?？:：”)]}、",
-            multilingual=False,
+            multilingual=detect,  # detect each item's language from its encoder output
             max_new_tokens=None,
             clip_timestamps="0",
             hallucination_silence_threshold=None,
@@ -76,8 +91,8 @@ class CTranslate2Engine:
         )
 
     @staticmethod
-    def _chunk_transcript(segments: list[dict], temperature: float) -> ChunkTranscript:
-        out = ChunkTranscript(segments=[])
+    def _chunk_transcript(segments: list[dict], language: str, temperature: float) -> ChunkTranscript:
+        out = ChunkTranscript(language=language, segments=[])
         for index, segment in enumerate(segments):
             out.segments.append(
                 Segment(

@@ -39,16 +39,9 @@ class TransformersEngine:
         return extracted.input_features.to(self.device, self.dtype)
 
     @torch.inference_mode()
-    def detect_language(self, audio: np.ndarray) -> str:
-        if not self.multilingual:
-            return "en"
-        language_token = self.model.detect_language(self._features([audio]))[0].item()
-        return self.lang_codes[language_token]
-
-    @torch.inference_mode()
     def transcribe_batch(self, chunks: list[np.ndarray], options: ChunkOptions) -> list[ChunkTranscript]:
         kwargs: dict = {"return_timestamps": True, "num_beams": self.config.beam_size}
-        if self.multilingual:
+        if self.multilingual:  # with language None, generate detects each item's language itself
             kwargs |= {"language": options.language, "task": "transcribe"}
         if options.prompt:
             kwargs["prompt_ids"] = torch.tensor(self.processor.get_prompt_ids(options.prompt), device=self.device)
@@ -74,7 +67,9 @@ class TransformersEngine:
     def _chunk_transcript(
         self, tokens: list[int], token_times: list[float] | None, duration: float, options: ChunkOptions
     ) -> ChunkTranscript:
-        """Split at Whisper's timestamp tokens (<|t|> text <|t|>) into segments; group text tokens into words."""
+        """Split at Whisper's timestamp tokens (<|t|> text <|t|>) into segments; group text tokens into words.
+        The language is the one in the decoder prompt at the start of `tokens`."""
+        language = next((self.lang_codes[token] for token in tokens if token in self.lang_codes), options.language)
         segments: list[Segment] = []
         words: list[Word] = []
         start, text_tokens = 0.0, []
@@ -114,4 +109,4 @@ class TransformersEngine:
                 text_tokens.append(token)
         close_word(duration)
         close_segment(duration)
-        return ChunkTranscript(segments=segments, words=words)
+        return ChunkTranscript(language=language or "en", segments=segments, words=words)

@@ -1,0 +1,284 @@
+"""Throughput benchmark: the service against faster-whisper on the same model and settings, as one table.
+
+Every row is measured in this run on this machine, one after another (never at once: they share the CPU).
+The direct baselines run first, before the service starts, so that Ray's processes do not slow them.
+
+1. A long recording (default 10 min) built from real speech with references: jfk.flac (from ../shared,
+   when present) and the two-speaker call that pyannote.audio ships, 1 s of silence between clips.
+   The service end to end vs. sequential `WhisperModel.transcribe` and vs. `BatchedInferencePipeline`.
+2. 16 concurrent 10-second requests vs. the same clips transcribed one after another by faster-whisper:
+   audio seconds per wall second.
+3. Synchronous overhead: one 10-second request vs. the direct engine call, medians of --runs.
+4. The transformers engine vs. the CTranslate2 engine on the same weights and the same clips.
+
+Every side decodes the same WAV bytes, so decoding counts on both. WER is jiwer's, after normalization.
+
+    .venv/bin/python -m scripts.bench_throughput [--model embedded:base] [--minutes 10] [--runs 5] [--gpu]
+"""
+
+import argparse
+import asyncio
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import numpy as np
+import yaml
+from faster_whisper import BatchedInferencePipeline, WhisperModel
+
+from deployments.audio_decoder import decode_audio
+from deployments.chunking import SpeechChunker
+from deployments.engines import load_engine
+from deployments.engines.ctranslate2_engine import CTranslate2Engine
+from deployments.transcriber import BatchingConfig
+from deployments.types import SAMPLE_RATE, ChunkOptions
+from scripts.local_service import ROOT, LocalService
+from serve_app.config import AppConfig, WhisperModelConfig
+from tests.media import JFK_REFERENCE, SHARED_AUDIO, encode, pyannote_sample
+from tests.wer import stm_transcript, word_error_rate
+
+CONCURRENT_REQUESTS = 16
+SHORT_CLIP_S = 10
+
+
+@dataclass
+class Clip:
+    name: str
+    samples: np.ndarray
+    reference: str = ""
+
+    @property
+    def seconds(self) -> float:
+        return len(self.samples) / SAMPLE_RATE
+
+    @property
+    def wav(self) -> bytes:
+        return encode(self.samples, "wav")
+
+
+@dataclass
+class Row:
+    section: str
+    what: str
+    seconds: float
+    audio_s: float
+    wer: float | None = None
+    note: str = ""
+
+
+def reference_clips() -> list[Clip]:
+    sample = pyannote_sample()
+    clips = [Clip("sample.wav", decode_audio(sample).samples, stm_transcript(sample.with_suffix(".stm")))]
+    jfk = SHARED_AUDIO / "jfk.flac"
+    if jfk.exists():
+        clips.insert(0, Clip("jfk.flac", decode_audio(jfk).samples, JFK_REFERENCE))
+    return clips
+
+
+def long_recording(clips: list[Clip], seconds: float) -> Clip:
+    """Whole clips, 1 s of silence after each, until the recording is at least `seconds` long."""
+    silence = np.zeros(SAMPLE_RATE, dtype=np.float32)
+    pieces, references, total = [], [], 0
+    while total < seconds * SAMPLE_RATE:
+        for clip in clips:
+            pieces += [clip.samples, silence]
+            references.append(clip.reference)
+            total += len(clip.samples) + len(silence)
+    recording = np.concatenate(pieces)
+    return Clip(f"{len(recording) / SAMPLE_RATE / 60:.1f} min recording", recording, " ".join(references))
+
+
+def short_clips(clips: list[Clip], count: int) -> list[Clip]:
+    """`count` 10-second windows of the clips' speech, cycled."""
+    windows = [
+        clip.samples[start : start + SHORT_CLIP_S * SAMPLE_RATE]
+        for clip in clips
+        for start in range(0, len(clip.samples) - SHORT_CLIP_S * SAMPLE_RATE + 1, SHORT_CLIP_S * SAMPLE_RATE)
+    ]
+    return [Clip(f"10 s clip {i}", windows[i % len(windows)]) for i in range(count)]
+
+
+def timed(work: Callable[[], str]) -> tuple[float, str]:
+    started = time.perf_counter()
+    text = work()
+    return time.perf_counter() - started, text
+
+
+class FasterWhisperBaseline:
+    """faster-whisper called directly, as a script would: sequential and batched."""
+
+    def __init__(self, whisper: WhisperModelConfig, batch_size: int) -> None:
+        self.whisper = whisper
+        self.batch_size = batch_size
+        self.model: WhisperModel = CTranslate2Engine(whisper).model  # the same WhisperModel, same settings
+        self.batched = BatchedInferencePipeline(self.model)
+
+    def sequential(self, wav: bytes) -> str:
+        segments, _ = self.model.transcribe(
+            decode_audio(wav).samples, beam_size=self.whisper.beam_size, vad_filter=True
+        )
+        return " ".join(segment.text for segment in segments)  # a generator: decoding happens here
+
+    def batched_pipeline(self, wav: bytes) -> str:
+        segments, _ = self.batched.transcribe(
+            decode_audio(wav).samples, beam_size=self.whisper.beam_size, batch_size=self.batch_size, vad_filter=True
+        )
+        return " ".join(segment.text for segment in segments)
+
+
+def engine_rows(clips: list[Clip], whisper: WhisperModelConfig, batch_size: int, gpu: bool) -> list[Row]:
+    """Both engines on the same weights and the same VAD chunks, batched alike; time after one warm-up."""
+    chunker = SpeechChunker(use_vad=True)
+    chunks = [(index, clip.samples[a:b]) for index, clip in enumerate(clips) for a, b in chunker.chunks(clip.samples)]
+    precision = "float16" if gpu else "float32"
+    variants = [
+        (f"ctranslate2 {whisper.compute_type}", {"engine": "ctranslate2"}),
+        (f"ctranslate2 {precision}", {"engine": "ctranslate2", "compute_type": precision}),
+        (f"transformers {precision}", {"engine": "transformers"}),
+    ]
+    audio_s = sum(clip.seconds for clip in clips)
+    rows = []
+    for label, overrides in variants:
+        engine = load_engine(whisper.model_copy(update=overrides))
+        options = ChunkOptions()  # language detected, as for a request without one
+
+        def run(engine=engine, options=options) -> str:
+            texts = [""] * len(clips)
+            for start in range(0, len(chunks), batch_size):
+                batch = chunks[start : start + batch_size]
+                decoded = engine.transcribe_batch([chunk for _, chunk in batch], options)
+                for (index, _), transcript in zip(batch, decoded, strict=True):
+                    texts[index] += " " + "".join(segment.text for segment in transcript.segments)
+            return texts
+
+        run()
+        started = time.perf_counter()
+        texts = run()
+        seconds = time.perf_counter() - started
+        wer = statistics.mean(word_error_rate(clip.reference, text) for clip, text in zip(clips, texts, strict=True))
+        rows.append(Row("4. engines, same weights", label, seconds, audio_s, wer, f"{len(chunks)} chunks"))
+        del engine
+    return rows
+
+
+async def _post_all(base_url: str, clips: list[Clip]) -> list[str]:
+    headers = {"Authorization": "Bearer bench"}
+    async with httpx.AsyncClient(base_url=base_url, headers=headers, timeout=1800) as client:
+
+        async def post(clip: Clip) -> str:
+            response = await client.post("/v1/audio/transcriptions", files={"file": ("clip.wav", clip.wav)})
+            response.raise_for_status()
+            return response.json()["text"]
+
+        return await asyncio.gather(*(post(clip) for clip in clips))
+
+
+def post_concurrently(base_url: str, clips: list[Clip]) -> str:
+    return " ".join(asyncio.run(_post_all(base_url, clips)))
+
+
+@dataclass
+class Workload:
+    recording: Clip
+    short: list[Clip]
+    runs: int
+
+    @property
+    def single(self) -> Clip:
+        return self.short[0]
+
+    @property
+    def long_title(self) -> str:
+        return f"1. one {self.recording.name}"
+
+    @property
+    def many_title(self) -> str:
+        return f"2. {len(self.short)} concurrent 10 s requests"
+
+
+def baseline_rows(work: Workload, whisper: WhisperModelConfig, batch_size: int) -> list[Row]:
+    baseline = FasterWhisperBaseline(whisper, batch_size)
+    recording, short = work.recording, work.short
+    baseline.sequential(work.single.wav)  # warm-up
+    rows = []
+    seconds, text = timed(lambda: baseline.sequential(recording.wav))
+    wer = word_error_rate(recording.reference, text)
+    rows.append(Row(work.long_title, "faster-whisper sequential", seconds, recording.seconds, wer))
+    seconds, text = timed(lambda: baseline.batched_pipeline(recording.wav))
+    wer = word_error_rate(recording.reference, text)
+    rows.append(Row(work.long_title, "faster-whisper BatchedInferencePipeline", seconds, recording.seconds, wer))
+    seconds, _ = timed(lambda: " ".join(baseline.sequential(clip.wav) for clip in short))
+    rows.append(Row(work.many_title, "faster-whisper, one after another", seconds, sum(c.seconds for c in short)))
+    direct = statistics.median(timed(lambda: baseline.sequential(work.single.wav))[0] for _ in range(work.runs))
+    rows.append(Row("3. one 10 s request", "faster-whisper directly", direct, work.single.seconds))
+    return rows
+
+
+def service_rows(work: Workload, whisper: WhisperModelConfig, gpu: bool, direct_s: float) -> list[Row]:
+    recording, short = work.recording, work.short
+    overrides = whisper.model_dump(include={"model", "device", "compute_type"})
+    rows = []
+    with (
+        tempfile.TemporaryDirectory() as workdir,
+        LocalService(Path(workdir), ["bench"], whisper=overrides, gpu=gpu) as service,
+    ):
+        post_concurrently(service.base_url, [work.single])  # warm-up
+        seconds, text = timed(lambda: post_concurrently(service.base_url, [recording]))
+        wer = word_error_rate(recording.reference, text)
+        rows.append(Row(work.long_title, "service, POST /v1/audio/transcriptions", seconds, recording.seconds, wer))
+        seconds, _ = timed(lambda: post_concurrently(service.base_url, short))
+        rows.append(Row(work.many_title, "service, all at once", seconds, sum(c.seconds for c in short)))
+        served = statistics.median(
+            timed(lambda: post_concurrently(service.base_url, [work.single]))[0] for _ in range(work.runs)
+        )
+        rows.append(
+            Row("3. one 10 s request", "service", served, work.single.seconds, note=f"ratio {served / direct_s:.2f}")
+        )
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", default="embedded:base")
+    parser.add_argument("--minutes", type=float, default=10)
+    parser.add_argument("--runs", type=int, default=5, help="repetitions of the single-request overhead test")
+    parser.add_argument("--gpu", action="store_true", help="run Whisper on CUDA (float16) on both sides")
+    args = parser.parse_args()
+
+    local = yaml.safe_load((ROOT / "configs" / "local.yaml").read_text())["applications"][0]
+    whisper = AppConfig.model_validate(local["args"]).whisper.model_copy(update={"model": args.model})
+    if args.gpu:
+        whisper = whisper.model_copy(update={"device": "cuda", "compute_type": "float16"})
+    transcriber = next(d for d in local["deployments"] if d["name"] == "Transcriber")
+    batch_size = BatchingConfig.model_validate(transcriber["user_config"]).max_batch_size
+
+    clips = reference_clips()
+    work = Workload(long_recording(clips, args.minutes * 60), short_clips(clips, CONCURRENT_REQUESTS), args.runs)
+    rows = baseline_rows(work, whisper, batch_size)
+    rows += engine_rows(clips, whisper, batch_size, args.gpu)
+    rows += service_rows(work, whisper, args.gpu, direct_s=rows[3].seconds)
+    print_table(rows, whisper, batch_size)
+
+
+def print_table(rows: list[Row], whisper: WhisperModelConfig, batch_size: int) -> None:
+    print(
+        f"model {whisper.model}, {whisper.device} {whisper.compute_type}, beam {whisper.beam_size}, "
+        f"VAD on, batch size {batch_size}; speed-up is against the first row of its section"
+    )
+    print(f"{'section':34s} {'what':42s} {'wall s':>8s} {'audio s/s':>9s} {'speed-up':>8s} {'WER %':>6s}  note")
+    sections: dict[str, Row] = {}
+    for row in sorted(rows, key=lambda row: row.section):
+        first = sections.setdefault(row.section, row)
+        wer = f"{row.wer * 100:6.1f}" if row.wer is not None else f"{'':6s}"
+        print(
+            f"{row.section:34s} {row.what:42s} {row.seconds:8.2f} {row.audio_s / row.seconds:9.2f} "
+            f"{first.seconds / row.seconds:7.2f}x {wer}  {row.note}"
+        )
+
+
+if __name__ == "__main__":
+    main()
