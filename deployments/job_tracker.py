@@ -109,8 +109,11 @@ class JobTracker:
     async def _run(self, job: Job) -> None:
         request = job.request
         try:
-            transcript = await self.pipeline.transcribe(
-                request.source_path, request.options, on_progress=lambda share: self._progress(job.job_id, share)
+            transcript = await self.pipeline.run(
+                request.source_path,
+                request.options,
+                request.diarization,
+                on_progress=lambda share: self._progress(job.job_id, share),
             )
             result = render_body(transcript, ResponseFormat(request.response_format), request.include_words)
         except AudioRejectedError as error:

@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from deployments.types import TranscriptionOptions
+from deployments.types import DiarizationOptions, TranscriptionOptions
 
 
 class JobStatus(StrEnum):
@@ -21,6 +21,7 @@ class JobRequest(BaseModel):
 
     source_path: str
     options: TranscriptionOptions
+    diarization: DiarizationOptions | None = Field(None, description="Set for task=diarize.")
     response_format: str
     include_words: bool
 

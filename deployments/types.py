@@ -1,6 +1,7 @@
 """Values that travel between deployments: decoded audio in, a transcript out."""
 
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -29,6 +30,30 @@ class TranscriptionOptions(BaseModel):
     word_timestamps: bool = False
     prompt: str | None = None
     temperature: float = 0.0
+
+
+class DiarizationOptions(BaseModel):
+    """What a client may ask of the diarization pipeline for one request."""
+
+    num_speakers: int | None = Field(None, ge=1, description="Exact number of speakers, when known.")
+    setting: Literal["general", "meeting", "telephonic"] = "general"
+
+
+class SpeakerTurn(BaseModel):
+    """A stretch of time in which a speaker is speaking."""
+
+    speaker: str
+    start: float
+    end: float
+
+
+class Diarization(BaseModel):
+    """Who speaks when, as a pyannote pipeline says it."""
+
+    turns: list[SpeakerTurn] = Field(description="Every speaker's turns; they overlap where people talk at once.")
+    exclusive_turns: list[SpeakerTurn] = Field(
+        description="The same with overlaps given to one speaker only: what assigning words to speakers needs."
+    )
 
 
 class ChunkOptions(BaseModel):

@@ -86,6 +86,27 @@ class JobsConfig(StrictModel):
     tracker_namespace: str = "stt-service"
 
 
+class DiarizationConfig(StrictModel):
+    """Which pyannote.audio speaker-diarization pipeline serves `task=diarize`.
+
+    Pipeline config files are code (they name classes to import), so they are loaded only from here, at
+    deploy time, never from a request.
+    """
+
+    pipeline: str = Field(
+        "embedded",
+        description="`embedded` (segmentation-3.0 ONNX + resemblyzer, shipped in PyPI packages), a local"
+        " directory holding a pyannote pipeline's config.yaml, or a hub id such as"
+        " pyannote/speaker-diarization-community-1 (downloaded once, with the token below).",
+    )
+    token_env: str = Field("HF_TOKEN", description="Environment variable holding the hub token, for a hub id.")
+    device: Literal["cpu", "cuda"] = "cpu"
+    clustering_threshold: float = Field(
+        0.5, gt=0, lt=2, description="Embedded pipeline: agglomerative clustering distance threshold."
+    )
+    batch_size: int = Field(16, ge=1, description="Segmentation and embedding batch size.")
+
+
 class AppConfig(StrictModel):
     """Arguments of the Serve application builder (`serve_app.app:build_app`)."""
 
@@ -93,6 +114,7 @@ class AppConfig(StrictModel):
     chunking: ChunkingConfig = ChunkingConfig()
     limits: LimitsConfig = LimitsConfig()
     jobs: JobsConfig = JobsConfig()
+    diarization: DiarizationConfig = DiarizationConfig()
 
 
 class SecretSettings(BaseSettings):

@@ -7,7 +7,7 @@ import webvtt
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 
 from deployments.types import Segment, Transcript
-from serve_app.schemas import ResponseFormat, TranscriptionJson, TranscriptionVerboseJson
+from serve_app.schemas import DiarizedTranscription, ResponseFormat, TranscriptionJson, TranscriptionVerboseJson
 
 
 def _spoken(segments: list[Segment]) -> list[Segment]:
@@ -53,8 +53,13 @@ def verbose_json(transcript: Transcript, include_words: bool) -> TranscriptionVe
     )
 
 
-def render_body(transcript: Transcript, response_format: ResponseFormat, include_words: bool) -> dict | str:
-    """The body for `response_format`: a JSON object for the JSON formats, a string for the others."""
+def render_body(
+    transcript: Transcript | DiarizedTranscription, response_format: ResponseFormat, include_words: bool
+) -> dict | str:
+    """The body for `response_format`: a JSON object for the JSON formats, a string for the others.
+    A diarized transcript is always its JSON object."""
+    if isinstance(transcript, DiarizedTranscription):
+        return transcript.model_dump()
     match response_format:
         case ResponseFormat.json:
             return TranscriptionJson(text=transcript.text).model_dump()
@@ -68,7 +73,9 @@ def render_body(transcript: Transcript, response_format: ResponseFormat, include
             return render_vtt(transcript.segments)
 
 
-def render(transcript: Transcript, response_format: ResponseFormat, include_words: bool) -> Response:
+def render(
+    transcript: Transcript | DiarizedTranscription, response_format: ResponseFormat, include_words: bool
+) -> Response:
     """The HTTP response for one transcript, with the media type each format calls for."""
     body = render_body(transcript, response_format, include_words)
     if isinstance(body, dict):

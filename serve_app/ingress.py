@@ -16,12 +16,14 @@ from serve_app.pipeline import TranscriptionPipeline
 @serve.deployment(max_ongoing_requests=256)
 @serve.ingress()
 class Ingress:
-    async def __init__(self, decoder: DeploymentHandle, transcriber: DeploymentHandle, config: AppConfig) -> None:
+    async def __init__(
+        self, decoder: DeploymentHandle, transcriber: DeploymentHandle, diarizer: DeploymentHandle, config: AppConfig
+    ) -> None:
         keys = SecretSettings().api_key_list()
         if not keys:
             raise RuntimeError("STT_API_KEYS is not set: export it as a comma-separated list of API keys")
         self.api_keys = ApiKeys(keys)
-        self.pipeline = TranscriptionPipeline(decoder, transcriber, config.limits, config.chunking)
+        self.pipeline = TranscriptionPipeline(decoder, transcriber, diarizer, config.limits, config.chunking)
         self.jobs_config = config.jobs
         self.tracker = get_or_create_tracker(config.jobs, self.pipeline)
         await self.tracker.__ray_ready__.remote()  # not ready to serve until the tracker is

@@ -15,12 +15,16 @@ from deployments.types import (
     ChunkOptions,
     ChunkTranscript,
     DecodedAudio,
+    Diarization,
+    DiarizationOptions,
     Segment,
     Transcript,
     TranscriptionOptions,
     Word,
 )
 from serve_app.config import ChunkingConfig, LimitsConfig
+from serve_app.schemas import DiarizedTranscription
+from serve_app.speakers import diarized_transcription
 
 ProgressCallback = Callable[[float], None]
 """Called with the share of the audio's chunks transcribed so far, 0.0 to 1.0."""
@@ -35,11 +39,13 @@ class TranscriptionPipeline:
         self,
         decoder: DeploymentHandle,
         transcriber: DeploymentHandle,
+        diarizer: DeploymentHandle,
         limits: LimitsConfig,
         chunking: ChunkingConfig,
     ) -> None:
         self.decoder = decoder
         self.transcriber = transcriber
+        self.diarizer = diarizer
         self.limits = limits
         self.chunking = chunking
 
@@ -59,10 +65,32 @@ class TranscriptionPipeline:
             )
         return audio
 
+    async def run(
+        self,
+        source: bytes | str,
+        options: TranscriptionOptions,
+        diarization: DiarizationOptions | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> Transcript | DiarizedTranscription:
+        """Transcribe `source`; with `diarization`, also find who speaks when (concurrently, on the same
+        decoded audio) and say who said each word."""
+        if diarization is None:
+            return await self.transcribe(source, options, on_progress)
+        audio = await self.decode(source)
+        transcript, turns = await asyncio.gather(
+            self.transcribe_audio(audio, options.model_copy(update={"word_timestamps": True}), on_progress),
+            self.diarizer.diarize.remote(audio.samples, diarization) if audio.chunks else _no_turns(),
+        )
+        return diarized_transcription(transcript, turns)
+
     async def transcribe(
         self, source: bytes | str, options: TranscriptionOptions, on_progress: ProgressCallback | None = None
     ) -> Transcript:
-        audio = await self.decode(source)
+        return await self.transcribe_audio(await self.decode(source), options, on_progress)
+
+    async def transcribe_audio(
+        self, audio: DecodedAudio, options: TranscriptionOptions, on_progress: ProgressCallback | None = None
+    ) -> Transcript:
         if not audio.chunks:  # silence: nothing to transcribe
             return Transcript(language=options.language or "en", duration=audio.duration, segments=[])
         in_flight = asyncio.Semaphore(self.chunking.max_chunks_in_flight)
@@ -91,6 +119,11 @@ class TranscriptionPipeline:
         for index, transcript in zip(redo, redone, strict=True):
             transcripts[index] = transcript
         return join_chunks(transcripts, audio, language)
+
+
+async def _no_turns() -> Diarization:
+    """No speech was found, so there is no one to find: silence diarizes to no speakers."""
+    return Diarization(turns=[], exclusive_turns=[])
 
 
 def main_language(transcripts: list[ChunkTranscript], chunks: tuple[tuple[int, int], ...]) -> str:

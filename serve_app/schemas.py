@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 from faster_whisper.tokenizer import _LANGUAGE_CODES
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, WithJsonSchema, field_validator, model_validator
 
-from deployments.types import Segment, TranscriptionOptions, Word
+from deployments.types import DiarizationOptions, Segment, TranscriptionOptions, Word
 from serve_app.upload import SpooledFile
 
 MODEL_ID = "whisper-1"
@@ -56,8 +56,14 @@ class TranscriptionForm(BaseModel):
     prompt: str | None = Field(None, max_length=4096, description="Text to guide the style or spelling.")
     temperature: float = Field(0.0, ge=0.0, le=1.0, description="0 uses Whisper's fallback schedule.")
     response_format: ResponseFormat = ResponseFormat.json
-    num_speakers: int | None = Field(None, ge=1, le=32, description="Exact speaker count (task=diarize).")
-    diarization_setting: DiarizationSetting = DiarizationSetting.general
+    num_speakers: int | None = Field(
+        None, ge=1, le=32, description="task=diarize: the exact number of speakers, when known. Ignored otherwise."
+    )
+    diarization_setting: DiarizationSetting = Field(
+        DiarizationSetting.general,
+        description="task=diarize: general (any number of speakers), meeting (at least two), telephonic (one or"
+        " two). Ignored otherwise.",
+    )
     timestamp_granularities: list[TimestampGranularity] = Field(
         default=[TimestampGranularity.segment],
         alias="timestamp_granularities[]",
@@ -90,10 +96,15 @@ class TranscriptionForm(BaseModel):
     def transcription_options(self) -> TranscriptionOptions:
         return TranscriptionOptions(
             language=self.language,
-            word_timestamps=self.wants_words,
+            word_timestamps=self.wants_words or self.task == Task.diarize,  # speakers are assigned per word
             prompt=self.prompt,
             temperature=self.temperature,
         )
+
+    def diarization_options(self) -> DiarizationOptions | None:
+        if self.task != Task.diarize:
+            return None
+        return DiarizationOptions(num_speakers=self.num_speakers, setting=self.diarization_setting.value)
 
 
 class TranscriptionJson(BaseModel):
@@ -107,6 +118,41 @@ class TranscriptionVerboseJson(BaseModel):
     text: str
     segments: list[Segment]
     words: list[Word] | None = Field(None, description="Present when timestamp_granularities[] has word.")
+
+
+class SpeakerSummary(BaseModel):
+    speaker: str = Field(description="The speaker's label, e.g. SPEAKER_00.")
+    speaking_time: float = Field(description="Seconds this speaker speaks, overlaps excluded.")
+
+
+class DiarizedWord(BaseModel):
+    word: str
+    start: float
+    end: float
+    speaker: str | None
+
+
+class DiarizedSegment(BaseModel):
+    """One speaker's stretch of a Whisper segment (OpenAI's diarized_json segment fields, plus words)."""
+
+    type: Literal["transcript.text.segment"] = "transcript.text.segment"
+    id: int
+    start: float
+    end: float
+    text: str
+    speaker: str | None
+    words: list[DiarizedWord]
+
+
+class DiarizedTranscription(BaseModel):
+    """The result of task=diarize: always this JSON object, whatever response_format says."""
+
+    task: Literal["diarize"] = "diarize"
+    text: str
+    language: str
+    duration: float
+    speakers: list[SpeakerSummary] = Field(description="In order of first appearance; empty for silence.")
+    segments: list[DiarizedSegment]
 
 
 class ModelCard(BaseModel):
@@ -137,7 +183,7 @@ class JobObject(BaseModel):
     progress: float = Field(description="Share of the audio processed, 0.0 to 1.0.")
     result: dict[str, Any] | str | None = Field(
         description="The transcription in the submitted response_format: an object for json and verbose_json,"
-        " a string for text, srt and vtt."
+        " a string for text, srt and vtt; for task=diarize always a DiarizedTranscription object."
     )
     error: str | None = Field(description="Why the job failed, when status is error.")
 

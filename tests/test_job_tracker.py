@@ -30,7 +30,7 @@ class FakePipeline:
         self.gate: asyncio.Event | None = None
         self.calls = 0
 
-    async def transcribe(self, source: str, options: TranscriptionOptions, on_progress=None) -> Transcript:
+    async def run(self, source: str, options: TranscriptionOptions, diarization=None, on_progress=None) -> Transcript:
         self.calls += 1
         if on_progress is not None:
             on_progress(0.5)  # half the chunks done

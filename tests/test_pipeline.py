@@ -52,7 +52,7 @@ def _audio(chunk_languages: list[int], chunk_s: list[float]) -> DecodedAudio:
 
 def _run(audio: DecodedAudio, language: str | None = None) -> tuple[object, _Transcriber]:
     transcriber = _Transcriber()
-    pipeline = TranscriptionPipeline(_Decoder(audio), transcriber, LimitsConfig(), ChunkingConfig())
+    pipeline = TranscriptionPipeline(_Decoder(audio), transcriber, None, LimitsConfig(), ChunkingConfig())
     transcript = asyncio.run(pipeline.transcribe(b"", TranscriptionOptions(language=language)))
     return transcript, transcriber
 

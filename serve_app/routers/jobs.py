@@ -36,6 +36,7 @@ async def create_job(request: Request, api_key: Annotated[str, Depends(require_a
     job_request = JobRequest(
         source_path=str(spool_path),
         options=form.transcription_options(),
+        diarization=form.diarization_options(),
         response_format=form.response_format.value,
         include_words=form.wants_words,
     )

@@ -13,8 +13,8 @@ from pydantic import ValidationError
 from serve_app.formatting import render
 from serve_app.pipeline import TranscriptionPipeline
 from serve_app.schemas import (
+    DiarizedTranscription,
     ErrorResponse,
-    Task,
     TranscriptionForm,
     TranscriptionJson,
     TranscriptionVerboseJson,
@@ -68,15 +68,13 @@ async def receive_transcription_form(request: Request, spool_path: Path, max_fil
 
 def reject_unsupported(form: TranscriptionForm) -> None:
     """400 for the features that are not built yet."""
-    if form.task == Task.diarize:
-        raise HTTPException(status.HTTP_400_BAD_REQUEST, "task=diarize is not available yet: use task=transcribe")
     if form.url is not None:
         raise HTTPException(status.HTTP_400_BAD_REQUEST, "url input is not supported yet: upload the file instead")
 
 
 @router.post(
     "/v1/audio/transcriptions",
-    response_model=TranscriptionJson | TranscriptionVerboseJson,
+    response_model=TranscriptionJson | TranscriptionVerboseJson | DiarizedTranscription,
     responses={
         200: {"content": {"text/plain": {}, "text/vtt": {}}, "description": "The transcript, in response_format."},
         401: {"model": ErrorResponse},
@@ -93,5 +91,5 @@ async def create_transcription(
         data = await asyncio.to_thread(spool_path.read_bytes)
     finally:
         spool_path.unlink(missing_ok=True)
-    transcript = await pipeline.transcribe(data, form.transcription_options())
-    return render(transcript, form.response_format, include_words=form.wants_words)
+    result = await pipeline.run(data, form.transcription_options(), form.diarization_options())
+    return render(result, form.response_format, include_words=form.wants_words)

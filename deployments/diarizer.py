@@ -1,0 +1,98 @@
+"""Diarizer: the deployment that runs a pyannote.audio speaker-diarization pipeline on decoded audio.
+
+By default the pipeline is pyannote's own `SpeakerDiarization` on the embedded models
+(`deployments/diarization_models.py`); any other pyannote pipeline can be configured instead.
+"""
+
+import asyncio
+import os
+from pathlib import Path
+
+import numpy as np
+import torch
+from pyannote.audio import Pipeline
+from pyannote.audio.pipelines import SpeakerDiarization
+from pyannote.core import Annotation
+from ray import serve
+
+from deployments.diarization_models import OnnxSegmentation, ResemblyzerEmbedding, UnusedPLDA
+from deployments.types import SAMPLE_RATE, Diarization, DiarizationOptions, SpeakerTurn
+from serve_app.config import DiarizationConfig
+
+SETTING_HINTS: dict[str, dict[str, int]] = {
+    "general": {},  # any number of speakers, found by clustering
+    "meeting": {"min_speakers": 2},  # several people, overlapping speech (the segmentation model handles overlap)
+    "telephonic": {"min_speakers": 1, "max_speakers": 2},  # narrow-band calls: one or two parties
+}
+"""`diarization_setting` presets: speaker-count hints for the pipeline. An explicit `num_speakers` wins."""
+
+
+def speaker_hints(options: DiarizationOptions) -> dict[str, int]:
+    if options.num_speakers is not None:
+        return {"num_speakers": options.num_speakers}
+    return dict(SETTING_HINTS[options.setting])
+
+
+class DiarizationPipeline:
+    """A pyannote pipeline on 16 kHz mono samples."""
+
+    def __init__(self, config: DiarizationConfig) -> None:
+        torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
+        if config.pipeline == "embedded":
+            self.pipeline = SpeakerDiarization(
+                segmentation=OnnxSegmentation(),
+                embedding=ResemblyzerEmbedding(),
+                plda=UnusedPLDA(),
+                clustering="AgglomerativeClustering",
+                embedding_exclude_overlap=True,
+                segmentation_batch_size=config.batch_size,
+                embedding_batch_size=config.batch_size,
+            )
+            self.set_threshold(config.clustering_threshold)
+        else:
+            location = config.pipeline
+            token = os.environ.get(config.token_env) if not Path(location).is_dir() else None
+            self.pipeline = Pipeline.from_pretrained(location, token=token)
+            if self.pipeline is None:
+                raise RuntimeError(f"could not load the diarization pipeline {location!r}")
+        self.pipeline.to(torch.device(config.device))
+
+    def set_threshold(self, threshold: float) -> None:
+        """The embedded pipeline's parameters; `min_cluster_size` 12 is pyannote's default for 3.x models."""
+        self.pipeline.instantiate(
+            {
+                "segmentation": {"min_duration_off": 0.0},
+                "clustering": {"method": "centroid", "min_cluster_size": 12, "threshold": threshold},
+            }
+        )
+
+    def annotate(self, samples: np.ndarray, **hints: int) -> tuple[Annotation, Annotation]:
+        """(every speaker's turns, the exclusive turns). pyannote.audio 3 pipelines return one Annotation,
+        which then serves as both."""
+        waveform = {"waveform": torch.from_numpy(np.ascontiguousarray(samples))[None], "sample_rate": SAMPLE_RATE}
+        output = self.pipeline(waveform, **hints)
+        if isinstance(output, Annotation):
+            return output, output
+        return output.speaker_diarization, output.exclusive_speaker_diarization
+
+    def diarize(self, samples: np.ndarray, options: DiarizationOptions) -> Diarization:
+        turns, exclusive = self.annotate(samples, **speaker_hints(options))
+        return Diarization(turns=_turns(turns), exclusive_turns=_turns(exclusive))
+
+
+def _turns(annotation: Annotation) -> list[SpeakerTurn]:
+    return [
+        SpeakerTurn(speaker=str(label), start=round(turn.start, 3), end=round(turn.end, 3))
+        for turn, _, label in annotation.itertracks(yield_label=True)
+    ]
+
+
+@serve.deployment(max_ongoing_requests=8)
+class Diarizer:
+    def __init__(self, config: DiarizationConfig) -> None:
+        self.pipeline = DiarizationPipeline(config)
+        self.lock = asyncio.Lock()  # one pipeline run at a time: pyannote pipelines are not re-entrant
+
+    async def diarize(self, samples: np.ndarray, options: DiarizationOptions) -> Diarization:
+        async with self.lock:
+            return await asyncio.to_thread(self.pipeline.diarize, samples, options)

@@ -1,0 +1,61 @@
+"""The embedded diarization models inside pyannote.audio, checked against the ONNX runtime and real speech."""
+
+import numpy as np
+import onnxruntime
+import pytest
+import torch
+from pyannote.audio import Inference
+from pyannote.audio.utils.powerset import Powerset
+from pyannote.core import Segment
+from pyannote.database.util import load_rttm
+
+from deployments.audio_decoder import decode_audio
+from deployments.diarization_models import OnnxSegmentation, ResemblyzerEmbedding, segmentation_onnx_path
+from tests.media import pyannote_sample
+
+
+@pytest.fixture(scope="module")
+def speech() -> np.ndarray:
+    return decode_audio(pyannote_sample()).samples
+
+
+def test_pyannote_inference_through_the_model_equals_onnxruntime(speech: np.ndarray) -> None:
+    """pyannote's sliding-window Inference on the wrapped model gives exactly what onnxruntime gives on the
+    same 10 s windows, and the model's frame arithmetic (PyanNet's) matches the ONNX graph's output."""
+    model = OnnxSegmentation()
+    inference = Inference(model, duration=10.0, step=5.0, skip_aggregation=True, batch_size=4)
+    windows = inference({"waveform": torch.from_numpy(speech)[None], "sample_rate": 16_000})
+    session = onnxruntime.InferenceSession(str(segmentation_onnx_path()), providers=["CPUExecutionProvider"])
+    for index, chunk in enumerate(windows.sliding_window):
+        if chunk.end > len(speech) / 16_000:
+            break
+        audio = speech[round(chunk.start * 16_000) : round(chunk.start * 16_000) + 160_000]
+        expected = session.run(None, {"input": audio[None, None]})[0][0]
+        assert model.num_frames(160_000) == expected.shape[0] == 589
+        # Inference applies the powerset->multilabel conversion; do the same to onnxruntime's scores
+        multilabel = Powerset(3, 2).to_multilabel(torch.from_numpy(expected)[None])[0].numpy()
+        np.testing.assert_allclose(windows.data[index], multilabel, atol=1e-5)
+
+
+def test_embeddings_tell_the_two_speakers_apart(speech: np.ndarray) -> None:
+    """On real speech, a speaker's two turns are closer to each other than to the other speaker's."""
+    reference = next(iter(load_rttm(str(pyannote_sample().with_suffix(".rttm"))).values()))
+    encoder = ResemblyzerEmbedding()
+
+    def embedding(speaker: str, turn_index: int) -> np.ndarray:
+        turns = sorted(reference.label_timeline(speaker), key=lambda turn: -turn.duration)
+        turn: Segment = turns[turn_index]
+        piece = speech[int(turn.start * 16_000) : int(turn.end * 16_000)]
+        return encoder(torch.from_numpy(piece)[None, None])[0].numpy()
+
+    first, second = sorted(reference.labels(), key=lambda label: -reference.label_duration(label))[:2]
+    a1, a2, b1 = embedding(first, 0), embedding(first, 1), embedding(second, 0)
+    assert float(a1 @ a2) > float(a1 @ b1)
+    assert np.isclose(np.linalg.norm(a1), 1.0, atol=1e-4)
+
+
+def test_too_little_speech_gives_no_embedding_rather_than_a_wrong_one(speech: np.ndarray) -> None:
+    encoder = ResemblyzerEmbedding()
+    chunk = torch.from_numpy(speech[:160_000])[None, None]
+    silent_mask = torch.zeros(1, 589)
+    assert np.isnan(encoder(chunk, weights=silent_mask).numpy()).all()

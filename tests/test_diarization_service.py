@@ -1,0 +1,79 @@
+"""task=diarize end to end over HTTP: real two-speaker speech, the embedded pyannote pipeline, real Whisper."""
+
+import numpy as np
+import pytest
+
+from deployments.audio_decoder import decode_audio
+from tests.conftest import Service
+from tests.media import encode, pyannote_sample
+from tests.test_jobs_service import _submit, _wait
+
+
+@pytest.fixture(scope="module")
+def two_speakers_wav() -> bytes:
+    return pyannote_sample().read_bytes()
+
+
+def _diarize(service: Service, data: bytes, **fields: str) -> dict:
+    with service.client() as client:
+        response = client.post(
+            "/v1/audio/transcriptions", files={"file": ("call.wav", data)}, data={"task": "diarize", **fields}
+        )
+    assert response.status_code == 200, response.text
+    assert response.headers["content-type"].startswith("application/json")
+    return response.json()
+
+
+def test_two_speakers_found_and_every_word_has_one(service: Service, two_speakers_wav: bytes) -> None:
+    result = _diarize(service, two_speakers_wav)
+    assert result["task"] == "diarize" and result["language"] == "en"
+    assert abs(result["duration"] - 30.0) < 0.5
+    assert [speaker["speaker"] for speaker in result["speakers"]] == ["SPEAKER_00", "SPEAKER_01"]
+    assert all(speaker["speaking_time"] > 3 for speaker in result["speakers"])
+    segments = result["segments"]
+    assert {segment["speaker"] for segment in segments} == {"SPEAKER_00", "SPEAKER_01"}
+    for segment in segments:
+        assert segment["type"] == "transcript.text.segment" and segment["text"]
+        assert segment["words"] and all(word["speaker"] == segment["speaker"] for word in segment["words"])
+        assert segment["start"] <= segment["end"]
+    assert [segment["id"] for segment in segments] == list(range(len(segments)))
+    assert "".join(segment["text"] for segment in segments).replace(" ", "") == result["text"].replace(" ", "")
+
+
+def test_num_speakers_is_honoured(service: Service, two_speakers_wav: bytes) -> None:
+    result = _diarize(service, two_speakers_wav, num_speakers="1")
+    assert len(result["speakers"]) == 1
+    assert {segment["speaker"] for segment in result["segments"]} == {result["speakers"][0]["speaker"]}
+
+
+@pytest.mark.parametrize("setting", ["general", "meeting", "telephonic"])
+def test_every_setting_is_accepted_and_the_result_is_json_whatever_the_format(
+    service: Service, two_speakers_wav: bytes, setting: str
+) -> None:
+    result = _diarize(service, two_speakers_wav, diarization_setting=setting, response_format="srt")
+    assert 1 <= len(result["speakers"]) <= 2
+
+
+def test_silence_gives_no_speakers_not_an_error(service: Service) -> None:
+    result = _diarize(service, encode(np.zeros(3 * 16_000, dtype=np.float32), "wav"))
+    assert result["speakers"] == [] and result["segments"] == [] and result["text"] == ""
+
+
+def test_bad_diarization_fields_are_validation_errors(service: Service, two_speakers_wav: bytes) -> None:
+    with service.client() as client:
+        for field, value in [("num_speakers", "0"), ("num_speakers", "-2"), ("num_speakers", "NaN"),
+                             ("diarization_setting", "podcast")]:  # fmt: skip
+            response = client.post(
+                "/v1/audio/transcriptions", files={"file": ("a.wav", two_speakers_wav)}, data={field: value}
+            )
+            assert response.status_code == 422, (field, value)
+            assert response.json()["detail"][0]["loc"] == ["body", field]
+
+
+def test_diarize_as_a_job(service: Service) -> None:
+    half = decode_audio(pyannote_sample()).samples[: 20 * 16_000]
+    job = _wait(service, _submit(service, encode(half, "flac"), task="diarize", num_speakers="2")["job_id"])
+    assert job["status"] == "complete", job
+    result = job["result"]
+    assert result["task"] == "diarize" and len(result["speakers"]) == 2
+    assert all(word["speaker"] for segment in result["segments"] for word in segment["words"])

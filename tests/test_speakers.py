@@ -1,0 +1,47 @@
+"""Word-level speaker assignment and segment splitting (serve_app/speakers.py)."""
+
+from deployments.types import Diarization, Segment, SpeakerTurn, Transcript, Word
+from serve_app.speakers import diarized_transcription, speaker_of, speaker_summaries
+
+A, B = "SPEAKER_00", "SPEAKER_01"
+TURNS = [SpeakerTurn(speaker=A, start=0.0, end=2.0), SpeakerTurn(speaker=B, start=2.5, end=5.0)]
+
+
+def _segment(start: float, end: float, text: str) -> Segment:
+    return Segment(id=0, seek=0, start=start, end=end, text=text, tokens=[], temperature=0.0, avg_logprob=0.0,
+                   compression_ratio=1.0, no_speech_prob=0.0)  # fmt: skip
+
+
+def test_a_word_gets_the_speaker_it_overlaps_most() -> None:
+    assert speaker_of(1.5, 2.7, TURNS) == A  # 0.5 s with A, 0.2 s with B
+    assert speaker_of(1.9, 3.0, TURNS) == B
+
+
+def test_a_word_in_a_gap_gets_the_nearest_turn() -> None:
+    assert speaker_of(2.05, 2.15, TURNS) == A
+    assert speaker_of(2.35, 2.45, TURNS) == B
+    assert speaker_of(7.0, 7.5, TURNS) == B
+    assert speaker_of(1.0, 2.0, []) is None
+
+
+def test_a_segment_is_split_where_the_speaker_changes() -> None:
+    words = [Word(word=" Hello", start=0.2, end=0.8), Word(word=" there.", start=0.9, end=1.6),
+             Word(word=" Hi,", start=2.6, end=3.0), Word(word=" you.", start=3.1, end=3.5)]  # fmt: skip
+    transcript = Transcript(
+        language="en", duration=5.0, segments=[_segment(0.0, 3.6, " Hello there. Hi, you.")], words=words
+    )
+    diarization = Diarization(turns=TURNS, exclusive_turns=TURNS)
+    result = diarized_transcription(transcript, diarization)
+    assert [(s.id, s.speaker, s.text, s.start, s.end) for s in result.segments] == [
+        (0, A, "Hello there.", 0.0, 1.6),
+        (1, B, "Hi, you.", 2.6, 3.6),
+    ]
+    assert [word.speaker for word in result.segments[1].words] == [B, B]
+    assert result.text == "Hello there. Hi, you."
+    assert [(s.speaker, s.speaking_time) for s in result.speakers] == [(A, 2.0), (B, 2.5)]
+
+
+def test_speaking_time_counts_overlapped_speech_and_orders_by_first_turn() -> None:
+    turns = [SpeakerTurn(speaker=B, start=1.0, end=3.0), SpeakerTurn(speaker=A, start=0.5, end=2.0),
+             SpeakerTurn(speaker=B, start=4.0, end=4.5)]  # fmt: skip
+    assert [(s.speaker, s.speaking_time) for s in speaker_summaries(turns)] == [(A, 1.5), (B, 2.5)]
