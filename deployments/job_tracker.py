@@ -22,6 +22,7 @@ from serve_app.config import JobsConfig
 from serve_app.formatting import render_body
 from serve_app.pipeline import AudioRejectedError, TranscriptionPipeline, original_message
 from serve_app.schemas import ResponseFormat
+from serve_app.url_fetch import UrlRejectedError
 
 logger = logging.getLogger(__name__)
 
@@ -109,6 +110,8 @@ class JobTracker:
     async def _run(self, job: Job) -> None:
         request = job.request
         try:
+            if request.url is not None:
+                await self.pipeline.fetch(request.url, Path(request.source_path), self.config.max_upload_bytes)
             transcript = await self.pipeline.run(
                 request.source_path,
                 request.options,
@@ -116,7 +119,7 @@ class JobTracker:
                 on_progress=lambda share: self._progress(job.job_id, share),
             )
             result = render_body(transcript, ResponseFormat(request.response_format), request.include_words)
-        except AudioRejectedError as error:
+        except (AudioRejectedError, UrlRejectedError) as error:
             self._finish(job, error=str(error))
         except Exception as error:  # a model or system failure: the job ends with the reason, never hangs
             logger.exception("job %s failed", job.job_id)

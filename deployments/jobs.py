@@ -20,6 +20,7 @@ class JobRequest(BaseModel):
     """Everything needed to (re)run a job after a restart: the spooled input and the client's choices."""
 
     source_path: str
+    url: str | None = Field(None, description="Fetched into source_path when the job runs.")
     options: TranscriptionOptions
     diarization: DiarizationOptions | None = Field(None, description="Set for task=diarize.")
     response_format: str

@@ -26,11 +26,13 @@ class LocalService:
         limits: dict | None = None,
         whisper: dict | None = None,
         gpu: bool = False,
+        url_input: dict | None = None,
     ) -> None:
         self.workdir = workdir
         self.api_keys = api_keys
         self.whisper = {"model": model, **(whisper or {})}
         self.gpu = gpu
+        self.url_input = url_input or {}
         self.jobs = {"state_dir": str(workdir / "state"), **(jobs or {})}
         self.limits = {"upload_dir": str(workdir / "uploads"), **(limits or {})}
         self.port = _free_port()
@@ -48,6 +50,7 @@ class LocalService:
             transcriber["ray_actor_options"]["num_gpus"] = 1
         args["jobs"] = {**args.get("jobs", {}), **self.jobs}
         args["limits"] = {**args.get("limits", {}), **self.limits}
+        args["url_input"] = {**args.get("url_input", {}), **self.url_input}
         return config
 
     def start(self, timeout_s: float = 240) -> "LocalService":

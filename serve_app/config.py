@@ -7,11 +7,12 @@ Two sources, on purpose:
   committed or shown by `serve status`.
 """
 
+import ipaddress
 import tempfile
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -70,6 +71,26 @@ class LimitsConfig(StrictModel):
     max_duration_s: float = Field(10 * 3600, gt=0, description="Longest accepted audio (10 hours).")
 
 
+class UrlInputConfig(StrictModel):
+    """Fetching a client's `url`. Non-public addresses are refused unless `allowed_networks` names them."""
+
+    allowed_networks: list[str] = Field(
+        default_factory=list,
+        description="CIDRs that may be fetched even though they are private or loopback (e.g. 10.0.0.0/8 for a"
+        " private deployment's own media store). Empty: public addresses only.",
+    )
+    max_redirects: int = Field(5, ge=0, le=20)
+    connect_timeout_s: float = Field(10, gt=0)
+    read_timeout_s: float = Field(30, gt=0, description="Longest wait for the next bytes from the server.")
+
+    @field_validator("allowed_networks")
+    @classmethod
+    def valid_networks(cls, networks: list[str]) -> list[str]:
+        for network in networks:
+            ipaddress.ip_network(network, strict=False)  # raises ValueError, which fails the deploy
+        return networks
+
+
 class JobsConfig(StrictModel):
     """Asynchronous jobs: where their state and spooled uploads live, and their limits."""
 
@@ -113,6 +134,7 @@ class AppConfig(StrictModel):
     whisper: WhisperModelConfig = WhisperModelConfig()
     chunking: ChunkingConfig = ChunkingConfig()
     limits: LimitsConfig = LimitsConfig()
+    url_input: UrlInputConfig = UrlInputConfig()
     jobs: JobsConfig = JobsConfig()
     diarization: DiarizationConfig = DiarizationConfig()
 

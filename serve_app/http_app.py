@@ -10,6 +10,7 @@ from serve_app.auth import ApiKeys, require_api_key
 from serve_app.config import JobsConfig
 from serve_app.pipeline import AudioRejectedError, TranscriptionPipeline
 from serve_app.routers import jobs, models, transcriptions
+from serve_app.url_fetch import UrlRejectedError
 
 logger = logging.getLogger(__name__)
 
@@ -31,6 +32,7 @@ def create_app(pipeline: TranscriptionPipeline, api_keys: ApiKeys, tracker, jobs
     app.include_router(jobs.router, dependencies=authenticated)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(AudioRejectedError, _audio_rejected)
+    app.add_exception_handler(UrlRejectedError, _url_rejected)
     app.add_exception_handler(Exception, _unexpected_error)
     return app
 
@@ -43,6 +45,10 @@ async def _validation_error(_: Request, error: RequestValidationError) -> JSONRe
 
 async def _audio_rejected(_: Request, error: AudioRejectedError) -> JSONResponse:
     return JSONResponse({"detail": str(error)}, status_code=status.HTTP_400_BAD_REQUEST)
+
+
+async def _url_rejected(_: Request, error: UrlRejectedError) -> JSONResponse:
+    return JSONResponse({"detail": str(error)}, status_code=error.status)
 
 
 async def _unexpected_error(request: Request, error: Exception) -> JSONResponse:

@@ -23,7 +23,9 @@ class Ingress:
         if not keys:
             raise RuntimeError("STT_API_KEYS is not set: export it as a comma-separated list of API keys")
         self.api_keys = ApiKeys(keys)
-        self.pipeline = TranscriptionPipeline(decoder, transcriber, diarizer, config.limits, config.chunking)
+        self.pipeline = TranscriptionPipeline(
+            decoder, transcriber, diarizer, config.limits, config.chunking, config.url_input
+        )
         self.jobs_config = config.jobs
         self.tracker = get_or_create_tracker(config.jobs, self.pipeline)
         await self.tracker.__ray_ready__.remote()  # not ready to serve until the tracker is

@@ -6,6 +6,7 @@ Synchronous routes and background jobs both call this; it holds no model code of
 
 import asyncio
 from collections.abc import Callable
+from pathlib import Path
 
 from ray.serve.handle import DeploymentHandle
 
@@ -22,9 +23,10 @@ from deployments.types import (
     TranscriptionOptions,
     Word,
 )
-from serve_app.config import ChunkingConfig, LimitsConfig
+from serve_app.config import ChunkingConfig, LimitsConfig, UrlInputConfig
 from serve_app.schemas import DiarizedTranscription
 from serve_app.speakers import diarized_transcription
+from serve_app.url_fetch import fetch_to_file
 
 ProgressCallback = Callable[[float], None]
 """Called with the share of the audio's chunks transcribed so far, 0.0 to 1.0."""
@@ -42,12 +44,18 @@ class TranscriptionPipeline:
         diarizer: DeploymentHandle,
         limits: LimitsConfig,
         chunking: ChunkingConfig,
+        url_input: UrlInputConfig | None = None,
     ) -> None:
         self.decoder = decoder
         self.transcriber = transcriber
         self.diarizer = diarizer
         self.limits = limits
         self.chunking = chunking
+        self.url_input = url_input or UrlInputConfig()
+
+    async def fetch(self, url: str, path: Path, max_bytes: int) -> None:
+        """Download a client's `url` to `path` (raises UrlRejectedError with the reason)."""
+        await fetch_to_file(url, path, max_bytes, self.url_input)
 
     async def decode(self, source: bytes | str) -> DecodedAudio:
         """Decode, cut into chunks, and enforce the duration limits."""

@@ -10,6 +10,7 @@ import pytest
 
 from scripts.local_service import LocalService
 from tests.media import SHARED_AUDIO
+from tests.media_server import media_server
 
 API_KEYS = ("test-key-1", "test-key-2")
 
@@ -18,6 +19,8 @@ UPLOAD_LIMIT_BYTES = 8 * 1024**2
 """Small upload limits in tests, so that the 413 paths are exercised without gigabytes."""
 JOBS_CONFIG = {"max_running_jobs_per_key": 6, "max_concurrent_jobs": 2, "max_upload_bytes": UPLOAD_LIMIT_BYTES}
 LIMITS_CONFIG = {"max_upload_bytes": UPLOAD_LIMIT_BYTES}
+URL_INPUT_CONFIG = {"allowed_networks": ["127.0.0.1/32"], "read_timeout_s": 2}
+"""Tests fetch from a server on loopback, which only an allow-list opens; every other private range stays shut."""
 
 
 @dataclass(frozen=True)
@@ -35,9 +38,21 @@ class Service:
 def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
     workdir = tmp_path_factory.mktemp("service")
     with LocalService(
-        workdir, list(API_KEYS), model="embedded:tiny.en", jobs=JOBS_CONFIG, limits=LIMITS_CONFIG
+        workdir,
+        list(API_KEYS),
+        model="embedded:tiny.en",
+        jobs=JOBS_CONFIG,
+        limits=LIMITS_CONFIG,
+        url_input=URL_INPUT_CONFIG,
     ) as running:
         yield Service(base_url=running.base_url, api_key=API_KEYS[0], process=running)
+
+
+@pytest.fixture(scope="session")
+def media_url() -> Iterator[str]:
+    """Base URL of a loopback server with audio, redirects and failures to fetch (tests/media_server.py)."""
+    with media_server() as base_url:
+        yield base_url
 
 
 @pytest.fixture(scope="session")

@@ -250,9 +250,36 @@ def test_empty_file_is_400(service: Service) -> None:
     assert response.json() == {"detail": "the uploaded file is empty"}
 
 
-def test_url_answers_clearly_until_it_lands(service: Service) -> None:
-    url = _post(service, data={"url": "https://example.com/a.wav"})
-    assert url.status_code == 400 and "url" in url.json()["detail"]
+def test_a_url_is_fetched_and_transcribed(service: Service, media_url: str) -> None:
+    response = _post(service, data={"url": f"{media_url}/redirect-to-speech", "response_format": "text"})
+    assert response.status_code == 200, response.text
+    assert "hello" in response.text.lower()
+
+
+@pytest.mark.parametrize(
+    ("path", "status", "phrase"),
+    [
+        ("/missing", 400, "HTTP 404"),
+        ("/page.html", 400, "audio processing failed"),
+        ("/redirect-to-metadata", 400, "non-public address"),
+        ("/slow", 400, "timed out"),
+        ("/big.wav", 413, "larger than the limit"),
+    ],
+)
+def test_a_failing_url_is_a_4xx_naming_the_reason(
+    service: Service, media_url: str, path: str, status: int, phrase: str
+) -> None:
+    response = _post(service, data={"url": f"{media_url}{path}"})
+    assert response.status_code == status and phrase in response.json()["detail"]
+
+
+@pytest.mark.parametrize(
+    "url", ["http://10.0.0.1/a.mp3", "http://[::1]/a.mp3", "http://169.254.169.254/", "http://127.0.0.2/a.mp3"]
+)
+def test_private_addresses_are_refused_without_an_allow_list(service: Service, url: str) -> None:
+    """The test service's allow-list opens 127.0.0.1 only; the rest of loopback stays shut."""
+    response = _post(service, data={"url": url})
+    assert response.status_code == 400 and "non-public address" in response.json()["detail"], response.text
 
 
 def test_service_still_serves_after_bad_input(service: Service, greeting_wav: bytes) -> None:

@@ -35,6 +35,7 @@ async def create_job(request: Request, api_key: Annotated[str, Depends(require_a
     form = await receive_transcription_form(request, spool_path, config.max_upload_bytes)
     job_request = JobRequest(
         source_path=str(spool_path),
+        url=form.url,
         options=form.transcription_options(),
         diarization=form.diarization_options(),
         response_format=form.response_format.value,

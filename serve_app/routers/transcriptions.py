@@ -59,17 +59,10 @@ async def receive_transcription_form(request: Request, spool_path: Path, max_fil
             raise RequestValidationError(issues) from None
         if form.file is not None and form.file.size == 0:
             raise HTTPException(status.HTTP_400_BAD_REQUEST, "the uploaded file is empty")
-        reject_unsupported(form)
     except BaseException:
         spool_path.unlink(missing_ok=True)
         raise
     return form
-
-
-def reject_unsupported(form: TranscriptionForm) -> None:
-    """400 for the features that are not built yet."""
-    if form.url is not None:
-        raise HTTPException(status.HTTP_400_BAD_REQUEST, "url input is not supported yet: upload the file instead")
 
 
 @router.post(
@@ -88,6 +81,8 @@ async def create_transcription(
     spool_path = Path(pipeline.limits.upload_dir).expanduser() / str(uuid.uuid4())
     try:
         form = await receive_transcription_form(request, spool_path, pipeline.limits.max_upload_bytes)
+        if form.url is not None:
+            await pipeline.fetch(form.url, spool_path, pipeline.limits.max_upload_bytes)
         data = await asyncio.to_thread(spool_path.read_bytes)
     finally:
         spool_path.unlink(missing_ok=True)
