@@ -15,6 +15,7 @@ class JobStore(Protocol):
     def load_all(self) -> list[Job]: ...
     def delete(self, job_ids: list[str]) -> None: ...
     def usage(self, owner: str) -> float: ...
+    def charge(self, owner: str, audio_seconds: float) -> None: ...
 
 
 class SQLiteJobStore:
@@ -40,11 +41,19 @@ class SQLiteJobStore:
                 (job.job_id, job.owner, job.status.value, completed_at, job.model_dump_json()),
             )
             if charge_seconds:
-                self.connection.execute(
-                    "INSERT INTO usage (owner, audio_seconds) VALUES (?, ?)"
-                    " ON CONFLICT(owner) DO UPDATE SET audio_seconds = audio_seconds + excluded.audio_seconds",
-                    (job.owner, charge_seconds),
-                )
+                self._add_usage(job.owner, charge_seconds)
+
+    def charge(self, owner: str, audio_seconds: float) -> None:
+        with self.connection:
+            self.connection.execute("BEGIN IMMEDIATE")
+            self._add_usage(owner, audio_seconds)
+
+    def _add_usage(self, owner: str, audio_seconds: float) -> None:
+        self.connection.execute(
+            "INSERT INTO usage (owner, audio_seconds) VALUES (?, ?)"
+            " ON CONFLICT(owner) DO UPDATE SET audio_seconds = audio_seconds + excluded.audio_seconds",
+            (owner, audio_seconds),
+        )
 
     def load_all(self) -> list[Job]:
         rows = self.connection.execute("SELECT record FROM jobs").fetchall()

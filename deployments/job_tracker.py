@@ -64,10 +64,12 @@ class JobTracker:
 
     # ---- called by the ingress ----
 
-    async def submit(self, owner: str, request: JobRequest, job_id: str | None = None) -> Job:
+    async def submit(
+        self, owner: str, request: JobRequest, job_id: str | None = None, max_running: int | None = None
+    ) -> Job:
         """Record a job and queue it. Raises TooManyJobsError at the per-key cap."""
-        if not await self.has_room(owner):
-            raise TooManyJobsError(self.config.max_running_jobs_per_key)
+        if not await self.has_room(owner, max_running):
+            raise TooManyJobsError(max_running or self.config.max_running_jobs_per_key)
         job = Job(job_id=job_id or str(uuid.uuid4()), owner=owner, created_at=self.clock(), request=request)
         self.store.save(job)
         self.jobs[job.job_id] = job
@@ -75,9 +77,9 @@ class JobTracker:
         self.queue.put_nowait(job.job_id)
         return job
 
-    async def has_room(self, owner: str) -> bool:
+    async def has_room(self, owner: str, max_running: int | None = None) -> bool:
         """Whether `owner` may start another job now (checked before a long upload; `submit` re-checks)."""
-        return self.running_per_owner[owner] < self.config.max_running_jobs_per_key
+        return self.running_per_owner[owner] < (max_running or self.config.max_running_jobs_per_key)
 
     async def get(self, job_id: str, owner: str) -> Job | None:
         """The job if it exists, is not expired, and belongs to `owner`; None otherwise."""
@@ -90,8 +92,12 @@ class JobTracker:
         return job
 
     async def usage(self, owner: str) -> float:
-        """Audio seconds of the owner's completed jobs (failed jobs are not charged)."""
+        """Audio seconds charged to the owner: completed jobs and synchronous requests (failures are free)."""
         return self.store.usage(owner)
+
+    async def charge(self, owner: str, audio_seconds: float) -> None:
+        """Charge a completed synchronous request (jobs are charged as they complete)."""
+        self.store.charge(owner, audio_seconds)
 
     async def sweep(self) -> int:
         """Delete finished jobs older than the retention period; returns how many."""

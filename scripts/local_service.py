@@ -27,12 +27,16 @@ class LocalService:
         whisper: dict | None = None,
         gpu: bool = False,
         url_input: dict | None = None,
+        keys_file: Path | None = None,
+        ingress_replicas: int = 1,
     ) -> None:
         self.workdir = workdir
         self.api_keys = api_keys
         self.whisper = {"model": model, **(whisper or {})}
         self.gpu = gpu
         self.url_input = url_input or {}
+        self.keys_file = keys_file
+        self.ingress_replicas = ingress_replicas
         self.jobs = {"state_dir": str(workdir / "state"), **(jobs or {})}
         self.limits = {"upload_dir": str(workdir / "uploads"), **(limits or {})}
         self.port = _free_port()
@@ -45,6 +49,8 @@ class LocalService:
         config["http_options"] = {"host": "127.0.0.1", "port": self.port}
         args = config["applications"][0]["args"]
         args["whisper"] = {**args["whisper"], **self.whisper}
+        ingress = next(d for d in config["applications"][0]["deployments"] if d["name"] == "Ingress")
+        ingress["num_replicas"] = self.ingress_replicas
         if self.gpu:  # the Transcriber gets the GPU; everything else stays on CPU
             transcriber = next(d for d in config["applications"][0]["deployments"] if d["name"] == "Transcriber")
             transcriber["ray_actor_options"]["num_gpus"] = 1
@@ -57,6 +63,8 @@ class LocalService:
         config_path = self.workdir / "config.yaml"
         config_path.write_text(yaml.safe_dump(self.config()))
         env = {**os.environ, "STT_API_KEYS": ",".join(self.api_keys), "RAY_USAGE_STATS_ENABLED": "0"}
+        if self.keys_file is not None:
+            env["STT_API_KEYS_FILE"] = str(self.keys_file)
         with self.log_path.open("wb") as log:
             self.process = subprocess.Popen(
                 [str(Path(sys.executable).parent / "serve"), "run", str(config_path)],

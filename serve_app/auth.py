@@ -1,35 +1,96 @@
-"""Bearer API keys: every API route depends on `require_api_key`."""
+"""API keys, request rate and funds: every API route depends on `require_api_key`, and routes that start
+work also on `require_funds`.
+
+Keys come from the environment: `STT_API_KEYS` (comma-separated, no balance: unlimited) and/or
+`STT_API_KEYS_FILE` (JSON or YAML: a list of keys with a name, a balance in audio seconds and optional
+per-key limits). Keys are compared in constant time and never logged; usage is stored by SHA-256.
+"""
 
 import hmac
+import json
+import math
+from pathlib import Path
 
-from fastapi import HTTPException, Request, status
+import yaml
+from fastapi import Depends, HTTPException, Request, status
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from pydantic import BaseModel, Field, SecretStr
+
+from deployments.jobs import owner_of
 
 INVALID_CREDENTIALS = "authentication credentials were not provided or are invalid"
+REQUEST_LIMIT_EXCEEDED = "request limit exceeded"
 
-_bearer = HTTPBearer(auto_error=False, description="An API key from STT_API_KEYS.")
+_bearer = HTTPBearer(auto_error=False, description="An API key from STT_API_KEYS or STT_API_KEYS_FILE.")
+
+
+class ApiKey(BaseModel):
+    """One key of the keys file."""
+
+    key: SecretStr = Field(min_length=1)
+    name: str = ""
+    balance_seconds: float | None = Field(
+        None, ge=0, description="Audio seconds this key may have transcribed in all; absent: unlimited."
+    )
+    requests_per_second: float | None = Field(None, gt=0, description="Overrides limits.requests_per_second.")
+    max_running_jobs: int | None = Field(None, ge=1, description="Overrides jobs.max_running_jobs_per_key.")
+
+    @property
+    def owner(self) -> str:
+        return owner_of(self.key.get_secret_value())
+
+
+class KeysFile(BaseModel):
+    keys: list[ApiKey]
+
+
+def load_keys_file(path: Path) -> list[ApiKey]:
+    """A JSON or YAML file: `{"keys": [...]}` or the list itself."""
+    text = path.read_text()
+    data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+    return KeysFile.model_validate({"keys": data} if isinstance(data, list) else data).keys
 
 
 class ApiKeys:
-    """The set of valid keys, compared in constant time so timing reveals nothing about a key."""
+    """The valid keys, compared in constant time so timing reveals nothing about a key."""
 
-    def __init__(self, keys: list[str]) -> None:
-        self._keys = [key.encode() for key in keys]
+    def __init__(self, keys: list[ApiKey]) -> None:
+        self._keys = [(key.key.get_secret_value().encode(), key) for key in keys]
 
-    def is_valid(self, candidate: str) -> bool:
+    def lookup(self, candidate: str) -> ApiKey | None:
         given = candidate.encode()
-        matches = [hmac.compare_digest(given, key) for key in self._keys]  # no early exit, on purpose
-        return any(matches)
+        found = None
+        for secret, key in self._keys:  # no early exit, on purpose
+            if hmac.compare_digest(given, secret):
+                found = key
+        return found
 
 
-async def require_api_key(request: Request) -> str:
-    """Return the caller's key, or answer 401."""
+async def require_api_key(request: Request) -> ApiKey:
+    """The caller's key, or 401; then one request off its rate, or 429 with Retry-After."""
     credentials: HTTPAuthorizationCredentials | None = await _bearer(request)
     api_keys: ApiKeys = request.app.state.api_keys
-    if credentials is None or not api_keys.is_valid(credentials.credentials):
+    key = api_keys.lookup(credentials.credentials) if credentials is not None else None
+    if key is None:
         raise HTTPException(
-            status.HTTP_401_UNAUTHORIZED,
-            detail=INVALID_CREDENTIALS,
-            headers={"WWW-Authenticate": "Bearer"},
+            status.HTTP_401_UNAUTHORIZED, detail=INVALID_CREDENTIALS, headers={"WWW-Authenticate": "Bearer"}
         )
-    return credentials.credentials
+    rate = key.requests_per_second or request.app.state.limits.requests_per_second
+    wait_s = await request.app.state.rate_limiter.acquire.remote(key.owner, rate)
+    if wait_s > 0:
+        retry_after = str(max(1, math.ceil(wait_s)))
+        raise HTTPException(status.HTTP_429_TOO_MANY_REQUESTS, REQUEST_LIMIT_EXCEEDED, {"Retry-After": retry_after})
+    return key
+
+
+async def require_funds(request: Request, key: ApiKey = Depends(require_api_key)) -> ApiKey:  # noqa: B008
+    """402 when the key's balance is spent. Completed work is charged by audio duration, once."""
+    if key.balance_seconds is not None:
+        used = await request.app.state.tracker.usage.remote(key.owner)
+        if used >= key.balance_seconds:
+            raise HTTPException(
+                status.HTTP_402_PAYMENT_REQUIRED,
+                f"insufficient funds: this key's balance of {key.balance_seconds:.0f} audio seconds is spent"
+                f" ({used:.1f} s used); top it up to continue",
+            )
+    return key

@@ -67,6 +67,9 @@ class LimitsConfig(StrictModel):
         str(Path(tempfile.gettempdir()) / "stt-service-uploads"),
         description="Where synchronous uploads are spooled while they are read; each is deleted after its request.",
     )
+    requests_per_second: float = Field(
+        10, gt=0, description="Per API key, across both modes and every ingress replica (polling included)."
+    )
     min_duration_s: float = Field(0.3, ge=0)
     max_duration_s: float = Field(10 * 3600, gt=0, description="Longest accepted audio (10 hours).")
 
@@ -144,7 +147,10 @@ class SecretSettings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="STT_")
 
-    api_keys: str = Field("", description="Comma-separated bearer API keys (STT_API_KEYS).")
+    api_keys: str = Field("", description="Comma-separated bearer API keys without a balance (STT_API_KEYS).")
+    api_keys_file: str = Field(
+        "", description="A JSON or YAML keys file with names, balances and per-key limits (STT_API_KEYS_FILE)."
+    )
 
     def api_key_list(self) -> list[str]:
         return [key.strip() for key in self.api_keys.split(",") if key.strip()]

@@ -15,8 +15,10 @@ from serve_app.url_fetch import UrlRejectedError
 logger = logging.getLogger(__name__)
 
 
-def create_app(pipeline: TranscriptionPipeline, api_keys: ApiKeys, tracker, jobs_config: JobsConfig) -> FastAPI:
-    """`tracker` is the JobTracker actor handle (anything with the same `.method.remote()` calls in tests)."""
+def create_app(
+    pipeline: TranscriptionPipeline, api_keys: ApiKeys, tracker, rate_limiter, jobs_config: JobsConfig
+) -> FastAPI:
+    """`tracker` and `rate_limiter` are actor handles (anything with the same `.method.remote()` calls)."""
     app = FastAPI(
         title="stt-service",
         summary="OpenAI-compatible speech-to-text on Ray Serve.",
@@ -25,6 +27,8 @@ def create_app(pipeline: TranscriptionPipeline, api_keys: ApiKeys, tracker, jobs
     app.state.pipeline = pipeline
     app.state.api_keys = api_keys
     app.state.tracker = tracker
+    app.state.rate_limiter = rate_limiter
+    app.state.limits = pipeline.limits
     app.state.jobs_config = jobs_config
     authenticated = [Depends(require_api_key)]
     app.include_router(models.router, dependencies=authenticated)

@@ -1,11 +1,14 @@
 """Ingress: the HTTP entry deployment. It wires handles into the FastAPI app and holds no model code."""
 
+from pathlib import Path
+
 from fastapi import FastAPI
 from ray import serve
 from ray.serve.handle import DeploymentHandle
 
 from deployments.job_tracker import get_or_create_tracker
-from serve_app.auth import ApiKeys
+from deployments.rate_limiter import get_or_create_rate_limiter
+from serve_app.auth import ApiKey, ApiKeys, load_keys_file
 from serve_app.config import AppConfig, SecretSettings
 from serve_app.http_app import create_app
 from serve_app.pipeline import TranscriptionPipeline
@@ -19,16 +22,25 @@ class Ingress:
     async def __init__(
         self, decoder: DeploymentHandle, transcriber: DeploymentHandle, diarizer: DeploymentHandle, config: AppConfig
     ) -> None:
-        keys = SecretSettings().api_key_list()
-        if not keys:
-            raise RuntimeError("STT_API_KEYS is not set: export it as a comma-separated list of API keys")
-        self.api_keys = ApiKeys(keys)
+        self.api_keys = ApiKeys(configured_keys(SecretSettings()))
         self.pipeline = TranscriptionPipeline(
             decoder, transcriber, diarizer, config.limits, config.chunking, config.url_input
         )
         self.jobs_config = config.jobs
         self.tracker = get_or_create_tracker(config.jobs, self.pipeline)
+        self.rate_limiter = get_or_create_rate_limiter(config.jobs)
         await self.tracker.__ray_ready__.remote()  # not ready to serve until the tracker is
+        await self.rate_limiter.__ray_ready__.remote()
 
     def __serve_build_asgi_app__(self) -> FastAPI:
-        return create_app(self.pipeline, self.api_keys, self.tracker, self.jobs_config)
+        return create_app(self.pipeline, self.api_keys, self.tracker, self.rate_limiter, self.jobs_config)
+
+
+def configured_keys(settings: SecretSettings) -> list[ApiKey]:
+    """STT_API_KEYS (unlimited) plus the keys of STT_API_KEYS_FILE; at least one is required."""
+    keys = [ApiKey(key=key, name="STT_API_KEYS") for key in settings.api_key_list()]
+    if settings.api_keys_file:
+        keys += load_keys_file(Path(settings.api_keys_file).expanduser())
+    if not keys:
+        raise RuntimeError("no API keys: export STT_API_KEYS (comma-separated) or STT_API_KEYS_FILE (a keys file)")
+    return keys

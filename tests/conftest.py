@@ -7,6 +7,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+import yaml
 
 from scripts.local_service import LocalService
 from tests.media import SHARED_AUDIO
@@ -34,9 +35,21 @@ class Service:
         return httpx.Client(base_url=self.base_url, headers={"Authorization": f"Bearer {key}"}, timeout=timeout)
 
 
+KEYS_FILE = {
+    "keys": [
+        {"key": "test-key-limited", "name": "limited", "requests_per_second": 2},
+        {"key": "test-key-broke", "name": "broke", "balance_seconds": 0},
+        {"key": "test-key-prepaid", "name": "prepaid", "balance_seconds": 5},
+    ]
+}
+"""Keys with a balance or their own limits, from STT_API_KEYS_FILE; API_KEYS come from STT_API_KEYS."""
+
+
 @pytest.fixture(scope="session")
 def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
     workdir = tmp_path_factory.mktemp("service")
+    keys_file = workdir / "keys.yaml"
+    keys_file.write_text(yaml.safe_dump(KEYS_FILE))
     with LocalService(
         workdir,
         list(API_KEYS),
@@ -44,6 +57,8 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
         jobs=JOBS_CONFIG,
         limits=LIMITS_CONFIG,
         url_input=URL_INPUT_CONFIG,
+        keys_file=keys_file,
+        ingress_replicas=2,  # two ingress replicas: the request-rate limit must hold across both
     ) as running:
         yield Service(base_url=running.base_url, api_key=API_KEYS[0], process=running)
 

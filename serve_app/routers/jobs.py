@@ -7,8 +7,8 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, HTTPException, Request, status
 
 from deployments.job_tracker import TooManyJobsError
-from deployments.jobs import Job, JobRequest, owner_of
-from serve_app.auth import require_api_key
+from deployments.jobs import Job, JobRequest
+from serve_app.auth import ApiKey, require_api_key, require_funds
 from serve_app.config import JobsConfig
 from serve_app.routers.transcriptions import UPLOAD_ERRORS, receive_transcription_form
 from serve_app.schemas import ErrorResponse, JobCreated, JobObject, TranscriptionForm, multipart_request_body
@@ -24,12 +24,13 @@ JOB_NOT_FOUND = "Job not found"
     responses={**UPLOAD_ERRORS, 429: {"model": ErrorResponse}},
     openapi_extra={"requestBody": multipart_request_body(TranscriptionForm)},
 )
-async def create_job(request: Request, api_key: Annotated[str, Depends(require_api_key)]) -> JobCreated:
+async def create_job(request: Request, key: Annotated[ApiKey, Depends(require_funds)]) -> JobCreated:
     """Stream the upload to the spool and queue the job; returns before any decoding or inference."""
     config: JobsConfig = request.app.state.jobs_config
     tracker = request.app.state.tracker
-    if not await tracker.has_room.remote(owner_of(api_key)):  # before reading a long upload for nothing
-        raise too_many_jobs(config.max_running_jobs_per_key)
+    max_running = key.max_running_jobs or config.max_running_jobs_per_key
+    if not await tracker.has_room.remote(key.owner, max_running):  # before reading a long upload for nothing
+        raise too_many_jobs(max_running)
     job_id = str(uuid.uuid4())
     spool_path = Path(config.state_dir).expanduser() / "spool" / job_id
     form = await receive_transcription_form(request, spool_path, config.max_upload_bytes)
@@ -42,7 +43,7 @@ async def create_job(request: Request, api_key: Annotated[str, Depends(require_a
         include_words=form.wants_words,
     )
     try:
-        job: Job = await tracker.submit.remote(owner_of(api_key), job_request, job_id)
+        job: Job = await tracker.submit.remote(key.owner, job_request, job_id, max_running)
     except TooManyJobsError as error:
         spool_path.unlink(missing_ok=True)
         raise too_many_jobs(error.args[0]) from None
@@ -64,8 +65,8 @@ def too_many_jobs(limit: int) -> HTTPException:
     response_model=JobObject,
     responses={404: {"model": ErrorResponse}},
 )
-async def get_job(request: Request, job_id: str, api_key: Annotated[str, Depends(require_api_key)]) -> JobObject:
-    job: Job | None = await request.app.state.tracker.get.remote(job_id, owner_of(api_key))
+async def get_job(request: Request, job_id: str, key: Annotated[ApiKey, Depends(require_api_key)]) -> JobObject:
+    job: Job | None = await request.app.state.tracker.get.remote(job_id, key.owner)
     if job is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, JOB_NOT_FOUND)
     return JobObject(**job.model_dump(include=set(JobObject.model_fields)))

@@ -10,6 +10,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from pydantic import ValidationError
 
+from serve_app.auth import ApiKey, require_funds
 from serve_app.formatting import render
 from serve_app.pipeline import TranscriptionPipeline
 from serve_app.schemas import (
@@ -76,7 +77,9 @@ async def receive_transcription_form(request: Request, spool_path: Path, max_fil
     openapi_extra={"requestBody": multipart_request_body(TranscriptionForm)},
 )
 async def create_transcription(
-    request: Request, pipeline: Annotated[TranscriptionPipeline, Depends(get_pipeline)]
+    request: Request,
+    pipeline: Annotated[TranscriptionPipeline, Depends(get_pipeline)],
+    key: Annotated[ApiKey, Depends(require_funds)],
 ) -> Response:
     spool_path = Path(pipeline.limits.upload_dir).expanduser() / str(uuid.uuid4())
     try:
@@ -87,4 +90,5 @@ async def create_transcription(
     finally:
         spool_path.unlink(missing_ok=True)
     result = await pipeline.run(data, form.transcription_options(), form.diarization_options())
+    await request.app.state.tracker.charge.remote(key.owner, result.duration)  # completed work, charged once
     return render(result, form.response_format, include_words=form.wants_words)

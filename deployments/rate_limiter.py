@@ -1,0 +1,54 @@
+"""One request-rate limiter for the whole application, shared by every ingress replica.
+
+A named Ray actor holds a token bucket per API key (by its SHA-256, never the key): each key may make
+`rate` requests per second, in bursts of up to one second's worth. Limits per replica would multiply the
+allowed rate by the number of replicas; one shared actor does not. A request costs one actor call.
+"""
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import ray
+
+from serve_app.config import JobsConfig
+
+
+@dataclass
+class TokenBucket:
+    rate: float
+    tokens: float
+    updated: float
+
+    def take(self, now: float) -> float:
+        """Take one token: 0.0 when allowed, otherwise the seconds until one is available."""
+        self.tokens = min(self.rate, self.tokens + (now - self.updated) * self.rate)
+        self.updated = now
+        if self.tokens >= 1:
+            self.tokens -= 1
+            return 0.0
+        return (1 - self.tokens) / self.rate
+
+
+class RequestRateLimiter:
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock = clock
+        self.buckets: dict[str, TokenBucket] = {}
+
+    def acquire(self, owner: str, rate: float) -> float:
+        """0.0 if `owner` may make a request now; otherwise how many seconds to wait (for Retry-After)."""
+        now = self.clock()
+        bucket = self.buckets.get(owner)
+        if bucket is None or bucket.rate != rate:
+            bucket = self.buckets[owner] = TokenBucket(rate=rate, tokens=rate, updated=now)
+        return bucket.take(now)
+
+
+RateLimiterActor = ray.remote(num_cpus=0, max_restarts=-1)(RequestRateLimiter)
+
+
+def get_or_create_rate_limiter(config: JobsConfig) -> ray.actor.ActorHandle:
+    """The application's limiter, created by the first ingress replica and found by the others."""
+    return RateLimiterActor.options(
+        name="RequestRateLimiter", namespace=config.tracker_namespace, get_if_exists=True, lifetime="detached"
+    ).remote()

@@ -1,0 +1,50 @@
+"""Keys files and the token bucket behind the request-rate limit."""
+
+import json
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from deployments.rate_limiter import RequestRateLimiter
+from serve_app.auth import ApiKeys, load_keys_file
+
+
+def test_keys_files_in_json_or_yaml_list_or_object(tmp_path: Path) -> None:
+    (tmp_path / "keys.json").write_text(json.dumps({"keys": [{"key": "sk-a", "balance_seconds": 60}]}))
+    (tmp_path / "keys.yaml").write_text("- key: sk-b\n  name: team b\n  requests_per_second: 3\n")
+    [a] = load_keys_file(tmp_path / "keys.json")
+    [b] = load_keys_file(tmp_path / "keys.yaml")
+    assert (a.balance_seconds, a.name, b.requests_per_second, b.balance_seconds) == (60, "", 3, None)
+    assert "sk-a" not in repr(a) and "sk-a" not in str(a.model_dump())  # a key never shows in logs or dumps
+
+
+def test_a_bad_keys_file_fails_loudly(tmp_path: Path) -> None:
+    (tmp_path / "keys.yaml").write_text("- key: sk-c\n  balance_seconds: -5\n")
+    with pytest.raises(ValidationError):
+        load_keys_file(tmp_path / "keys.yaml")
+
+
+def test_lookup_finds_the_matching_key_only(tmp_path: Path) -> None:
+    (tmp_path / "keys.yaml").write_text("- key: sk-one\n- key: sk-two\n  name: two\n")
+    keys = ApiKeys(load_keys_file(tmp_path / "keys.yaml"))
+    assert keys.lookup("sk-two").name == "two"
+    assert keys.lookup("sk-tw") is None and keys.lookup("") is None
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_key_gets_its_rate_with_a_one_second_burst_and_a_retry_time() -> None:
+    clock = Clock()
+    limiter = RequestRateLimiter(clock)
+    assert [limiter.acquire("k", 10) for _ in range(10)] == [0.0] * 10
+    assert limiter.acquire("k", 10) == pytest.approx(0.1)
+    clock.now += 0.25  # two and a half tokens back
+    assert [limiter.acquire("k", 10) > 0 for _ in range(3)] == [False, False, True]
+    assert limiter.acquire("other", 10) == 0.0  # keys do not share buckets

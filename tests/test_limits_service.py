@@ -1,0 +1,66 @@
+"""Request rate, funds and per-key settings from the keys file, over HTTP against two ingress replicas."""
+
+import time
+
+import httpx
+import pytest
+
+from deployments.audio_decoder import decode_audio
+from tests.conftest import Service
+from tests.media import encode, pyannote_sample
+
+
+@pytest.fixture(scope="module")
+def seven_seconds_wav() -> bytes:
+    return encode(decode_audio(pyannote_sample()).samples[6 * 16_000 : 13 * 16_000], "wav")
+
+
+def test_the_rate_limit_is_one_limit_across_ingress_replicas(service: Service) -> None:
+    """test-key-limited may make 2 requests per second. The service runs two ingress replicas; a limiter
+    per replica would let up to 4 of a burst through."""
+    time.sleep(1.1)  # a full bucket
+    with service.client(api_key="test-key-limited") as client:
+        responses = [client.get("/v1/models") for _ in range(8)]
+    assert [response.status_code for response in responses].count(200) == 2
+    refused = [response for response in responses if response.status_code == 429]
+    assert len(refused) == 6
+    assert all(response.json() == {"detail": "request limit exceeded"} for response in refused)
+    assert all(int(response.headers["Retry-After"]) >= 1 for response in refused)
+    time.sleep(1.1)
+    with service.client(api_key="test-key-limited") as client:
+        assert client.get("/v1/models").status_code == 200  # the bucket refills
+
+
+def test_polling_counts_against_the_same_limit(service: Service) -> None:
+    time.sleep(1.1)
+    with service.client(api_key="test-key-limited") as client:
+        codes = [client.get(f"/v1/audio/transcriptions/async/{index}").status_code for index in range(4)]
+    assert codes.count(404) == 2 and codes.count(429) == 2
+
+
+def test_a_key_without_funds_gets_402_on_both_modes_but_may_still_list_models(
+    service: Service, seven_seconds_wav: bytes
+) -> None:
+    with service.client(api_key="test-key-broke") as client:
+        for path in ("/v1/audio/transcriptions", "/v1/audio/transcriptions/async"):
+            response = client.post(path, files={"file": ("a.wav", seven_seconds_wav)})
+            assert response.status_code == 402
+            assert response.json()["detail"].startswith("insufficient funds")
+        assert client.get("/v1/models").status_code == 200
+
+
+def test_completed_work_is_charged_and_a_spent_balance_refuses_more(service: Service, seven_seconds_wav) -> None:
+    """test-key-prepaid holds 5 audio seconds: a 7 s request is accepted while the balance is positive and
+    charged in full; the next one is refused."""
+    with service.client(api_key="test-key-prepaid") as client:
+        bad = client.post("/v1/audio/transcriptions", files={"file": ("a.mp3", b"\x00" * 100)})
+        assert bad.status_code == 400  # a failure is not charged...
+        first = client.post("/v1/audio/transcriptions", files={"file": ("a.wav", seven_seconds_wav)})
+        assert first.status_code == 200  # ...so this one still has funds
+        second = client.post("/v1/audio/transcriptions", files={"file": ("a.wav", seven_seconds_wav)})
+        assert second.status_code == 402 and "7.0 s used" in second.json()["detail"]
+
+
+def test_unknown_keys_are_401_before_any_rate_accounting(service: Service) -> None:
+    response = httpx.get(f"{service.base_url}/v1/models", headers={"Authorization": "Bearer test-key-limited-x"})
+    assert response.status_code == 401
