@@ -9,7 +9,7 @@ from fastapi.responses import JSONResponse
 from serve_app.auth import ApiKeys, require_api_key
 from serve_app.config import JobsConfig
 from serve_app.pipeline import AudioRejectedError, TranscriptionPipeline
-from serve_app.routers import jobs, models, transcriptions
+from serve_app.routers import health, jobs, models, transcriptions
 from serve_app.url_fetch import UrlRejectedError
 
 logger = logging.getLogger(__name__)
@@ -31,6 +31,7 @@ def create_app(
     app.state.limits = pipeline.limits
     app.state.jobs_config = jobs_config
     authenticated = [Depends(require_api_key)]
+    app.include_router(health.router)  # no key: load balancers probe it, and it reveals nothing
     app.include_router(models.router, dependencies=authenticated)
     app.include_router(transcriptions.router, dependencies=authenticated)
     app.include_router(jobs.router, dependencies=authenticated)

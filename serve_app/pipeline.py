@@ -26,7 +26,7 @@ from deployments.types import (
 from serve_app.config import ChunkingConfig, LimitsConfig, UrlInputConfig
 from serve_app.schemas import DiarizedTranscription
 from serve_app.speakers import diarized_transcription
-from serve_app.url_fetch import fetch_to_file
+from serve_app.url_fetch import check_url, fetch_to_file
 
 ProgressCallback = Callable[[float], None]
 """Called with the share of the audio's chunks transcribed so far, 0.0 to 1.0."""
@@ -56,6 +56,10 @@ class TranscriptionPipeline:
     async def fetch(self, url: str, path: Path, max_bytes: int) -> None:
         """Download a client's `url` to `path` (raises UrlRejectedError with the reason)."""
         await fetch_to_file(url, path, max_bytes, self.url_input)
+
+    async def check_url(self, url: str) -> None:
+        """Refuse a URL that is malformed or resolves to a non-public address (UrlRejectedError)."""
+        await check_url(url, self.url_input)
 
     async def decode(self, source: bytes | str) -> DecodedAudio:
         """Decode, cut into chunks, and enforce the duration limits."""

@@ -71,6 +71,16 @@ class TranscriptionForm(BaseModel):
         description="`word` needs response_format=verbose_json.",
     )
 
+    @field_validator("url")
+    @classmethod
+    def http_url(cls, url: str | None) -> str | None:
+        if url is None:
+            return None
+        scheme, _, rest = url.strip().partition("://")
+        if scheme.lower() not in ("http", "https") or not rest or rest.startswith("/"):
+            raise ValueError("url must be an http:// or https:// address with a host")
+        return url.strip()
+
     @field_validator("language")
     @classmethod
     def known_language(cls, language: str | None) -> str | None:

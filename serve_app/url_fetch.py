@@ -58,9 +58,18 @@ async def checked_address(url: httpx.URL, allowed: list[IPNetwork]) -> IPAddress
     return addresses[0]
 
 
+def allowed_networks(config: UrlInputConfig) -> list[IPNetwork]:
+    return [ipaddress.ip_network(network, strict=False) for network in config.allowed_networks]
+
+
+async def check_url(url: str, config: UrlInputConfig) -> None:
+    """Refuse `url` now if it cannot be fetched safely (a redirect is checked again when fetched)."""
+    await checked_address(httpx.URL(url), allowed_networks(config))
+
+
 async def fetch_to_file(url: str, path: Path, max_bytes: int, config: UrlInputConfig) -> None:
     """Stream `url` into `path`, enforcing `max_bytes` while reading; on any failure `path` is removed."""
-    allowed = [ipaddress.ip_network(network, strict=False) for network in config.allowed_networks]
+    allowed = allowed_networks(config)
     timeout = httpx.Timeout(config.read_timeout_s, connect=config.connect_timeout_s)
     current = httpx.URL(url)
     path.parent.mkdir(parents=True, exist_ok=True)

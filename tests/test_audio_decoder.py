@@ -1,13 +1,11 @@
 """The PyAV decoder on real speech in every accepted container, and on broken input."""
 
-import io
-
-import av
 import numpy as np
 import pytest
 
 from deployments.audio_decoder import AudioDecodeError, decode_audio
 from deployments.types import SAMPLE_RATE
+from tests.hostile_inputs import video_without_audio
 from tests.media import FORMATS, encode, pyannote_sample
 
 
@@ -47,14 +45,6 @@ def test_garbage_is_a_decode_error(data: bytes) -> None:
 
 
 def test_video_without_audio_track_is_a_decode_error() -> None:
-    buffer = io.BytesIO()
-    with av.open(buffer, mode="w", format="mp4") as container:
-        stream = container.add_stream("mpeg4", rate=5)
-        stream.width, stream.height, stream.pix_fmt = 64, 48, "yuv420p"
-        for index in range(5):
-            frame = av.VideoFrame.from_ndarray(np.zeros((48, 64, 3), np.uint8), format="rgb24")
-            frame.pts = index
-            container.mux(stream.encode(frame))
-        container.mux(stream.encode(None))
+    video = video_without_audio()
     with pytest.raises(AudioDecodeError, match="no audio track"):
-        decode_audio(buffer.getvalue())
+        decode_audio(video)

@@ -74,15 +74,15 @@ def test_progress_rises_chunk_by_chunk_to_1(service: Service) -> None:
     assert job["result"]["segments"][-1]["end"] > 270  # times run across the whole file, not per chunk
 
 
-def test_a_url_job_completes_and_a_failing_url_job_ends_in_error(service: Service, media_url: str) -> None:
+def test_url_jobs_complete_fail_with_the_reason_or_are_refused_at_once(service: Service, media_url: str) -> None:
     with service.client() as client:
         good = client.post(ASYNC, data={"url": f"{media_url}/speech.mp3", "response_format": "text"}).json()
         missing = client.post(ASYNC, data={"url": f"{media_url}/missing"}).json()
-        private = client.post(ASYNC, data={"url": "http://10.0.0.1/a.mp3"}).json()
+        private = client.post(ASYNC, data={"url": "http://10.0.0.1/a.mp3"})
+    assert private.status_code == 400 and "non-public address" in private.json()["detail"]  # refused at once
     assert "hello" in _wait(service, good["job_id"])["result"].lower()
-    for job_id, phrase in [(missing["job_id"], "HTTP 404"), (private["job_id"], "non-public address")]:
-        job = _wait(service, job_id)
-        assert job["status"] == "error" and phrase in job["error"]
+    job = _wait(service, missing["job_id"])
+    assert job["status"] == "error" and "HTTP 404" in job["error"]
 
 
 def test_every_response_format_as_a_job(service: Service, speech_wav: bytes) -> None:

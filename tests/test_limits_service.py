@@ -1,12 +1,13 @@
 """Request rate, funds and per-key settings from the keys file, over HTTP against two ingress replicas."""
 
 import time
+from pathlib import Path
 
 import httpx
 import pytest
 
 from deployments.audio_decoder import decode_audio
-from tests.conftest import Service
+from tests.conftest import API_KEYS, KEYS_FILE, Service
 from tests.media import encode, pyannote_sample
 
 
@@ -64,3 +65,18 @@ def test_completed_work_is_charged_and_a_spent_balance_refuses_more(service: Ser
 def test_unknown_keys_are_401_before_any_rate_accounting(service: Service) -> None:
     response = httpx.get(f"{service.base_url}/v1/models", headers={"Authorization": "Bearer test-key-limited-x"})
     assert response.status_code == 401
+
+
+def test_health_needs_no_key_and_reveals_nothing(service: Service) -> None:
+    response = httpx.get(f"{service.base_url}/health")
+    assert response.status_code == 200 and response.json() == {"status": "ok"}
+
+
+def test_no_api_key_appears_in_any_log(service: Service) -> None:
+    """The service's own output and every Ray log of the session (replicas, proxy, controller, actors)."""
+    keys = [*API_KEYS, *(entry["key"] for entry in KEYS_FILE["keys"])]
+    logs = [Path(service.process.log_path), *Path("/tmp/ray/session_latest/logs").rglob("*")]
+    for path in logs:
+        if path.is_file():
+            text = path.read_text(errors="replace")
+            assert not [key for key in keys if key in text], path

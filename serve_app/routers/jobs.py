@@ -34,6 +34,8 @@ async def create_job(request: Request, key: Annotated[ApiKey, Depends(require_fu
     job_id = str(uuid.uuid4())
     spool_path = Path(config.state_dir).expanduser() / "spool" / job_id
     form = await receive_transcription_form(request, spool_path, config.max_upload_bytes)
+    if form.url is not None:  # refuse a non-public URL now; the job checks again when it fetches
+        await request.app.state.pipeline.check_url(form.url)
     job_request = JobRequest(
         source_path=str(spool_path),
         url=form.url,
