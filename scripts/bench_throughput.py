@@ -224,7 +224,7 @@ def service_rows(work: Workload, whisper: WhisperModelConfig, gpu: bool, direct_
     rows = []
     with (
         tempfile.TemporaryDirectory() as workdir,
-        LocalService(Path(workdir), ["bench"], whisper=overrides, gpu=gpu) as service,
+        LocalService(Path(workdir), ["bench"], whisper=overrides, gpu=gpu, unthrottled=True) as service,
     ):
         post_concurrently(service.base_url, [work.single])  # warm-up
         seconds, text = timed(lambda: post_concurrently(service.base_url, [recording]))

@@ -28,6 +28,7 @@ class LocalService:
         gpu: bool = False,
         url_input: dict | None = None,
         keys_file: Path | None = None,
+        unthrottled: bool = False,
         ingress_replicas: int = 1,
     ) -> None:
         self.workdir = workdir
@@ -36,6 +37,13 @@ class LocalService:
         self.gpu = gpu
         self.url_input = url_input or {}
         self.keys_file = keys_file
+        if unthrottled:  # benchmarks measure the service, not its rate limit: their keys get a high one
+            self.keys_file = workdir / "keys.yaml"
+            entries = [{"key": key, "name": "benchmark", "requests_per_second": 10_000} for key in api_keys]
+            self.keys_file.write_text(yaml.safe_dump({"keys": entries}))
+            self.api_keys_env = []
+        else:
+            self.api_keys_env = api_keys
         self.ingress_replicas = ingress_replicas
         self.jobs = {"state_dir": str(workdir / "state"), **(jobs or {})}
         self.limits = {"upload_dir": str(workdir / "uploads"), **(limits or {})}
@@ -62,7 +70,7 @@ class LocalService:
     def start(self, timeout_s: float = 240) -> "LocalService":
         config_path = self.workdir / "config.yaml"
         config_path.write_text(yaml.safe_dump(self.config()))
-        env = {**os.environ, "STT_API_KEYS": ",".join(self.api_keys), "RAY_USAGE_STATS_ENABLED": "0"}
+        env = {**os.environ, "STT_API_KEYS": ",".join(self.api_keys_env), "RAY_USAGE_STATS_ENABLED": "0"}
         if self.keys_file is not None:
             env["STT_API_KEYS_FILE"] = str(self.keys_file)
         with self.log_path.open("wb") as log:
