@@ -19,7 +19,7 @@ from pyannote.audio.core.plda import PLDA
 from pyannote.audio.core.task import Problem, Resolution, Specifications
 from pyannote.audio.models.segmentation import PyanNet
 
-SAMPLE_RATE = 16_000
+from deployments.types import SAMPLE_RATE
 
 
 def segmentation_onnx_path() -> Path:

@@ -10,6 +10,7 @@ import hmac
 import json
 import math
 from pathlib import Path
+from typing import Annotated
 
 import yaml
 from fastapi import Depends, HTTPException, Request, status
@@ -17,9 +18,17 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, Field, SecretStr
 
 from deployments.jobs import owner_of
+from serve_app.config import SecretSettings
+from serve_app.schemas import ErrorResponse
 
 INVALID_CREDENTIALS = "authentication credentials were not provided or are invalid"
 REQUEST_LIMIT_EXCEEDED = "request limit exceeded"
+
+AUTH_ERRORS: dict[int | str, dict] = {
+    401: {"model": ErrorResponse, "description": "The key is missing or unknown."},
+    429: {"model": ErrorResponse, "description": "Over the key's request rate (see Retry-After), or its job cap."},
+}
+FUNDS_ERROR: dict[int | str, dict] = {402: {"model": ErrorResponse, "description": "The key's balance is spent."}}
 
 _bearer = HTTPBearer(auto_error=False, description="An API key from STT_API_KEYS or STT_API_KEYS_FILE.")
 
@@ -51,6 +60,16 @@ def load_keys_file(path: Path) -> list[ApiKey]:
     return KeysFile.model_validate({"keys": data} if isinstance(data, list) else data).keys
 
 
+def configured_keys(settings: SecretSettings) -> list[ApiKey]:
+    """STT_API_KEYS (unlimited) plus the keys of STT_API_KEYS_FILE; at least one is required."""
+    keys = [ApiKey(key=key, name="STT_API_KEYS") for key in settings.api_key_list()]
+    if settings.api_keys_file:
+        keys += load_keys_file(Path(settings.api_keys_file).expanduser())
+    if not keys:
+        raise RuntimeError("no API keys: export STT_API_KEYS (comma-separated) or STT_API_KEYS_FILE (a keys file)")
+    return keys
+
+
 class ApiKeys:
     """The valid keys, compared in constant time so timing reveals nothing about a key."""
 
@@ -75,7 +94,7 @@ async def require_api_key(request: Request) -> ApiKey:
         raise HTTPException(
             status.HTTP_401_UNAUTHORIZED, detail=INVALID_CREDENTIALS, headers={"WWW-Authenticate": "Bearer"}
         )
-    rate = key.requests_per_second or request.app.state.limits.requests_per_second
+    rate = key.requests_per_second or request.app.state.pipeline.limits.requests_per_second
     wait_s = await request.app.state.rate_limiter.acquire.remote(key.owner, rate)
     if wait_s > 0:
         retry_after = str(max(1, math.ceil(wait_s)))
@@ -83,7 +102,7 @@ async def require_api_key(request: Request) -> ApiKey:
     return key
 
 
-async def require_funds(request: Request, key: ApiKey = Depends(require_api_key)) -> ApiKey:  # noqa: B008
+async def require_funds(request: Request, key: Annotated[ApiKey, Depends(require_api_key)]) -> ApiKey:
     """402 when the key's balance is spent. Completed work is charged by audio duration, once."""
     if key.balance_seconds is not None:
         used = await request.app.state.tracker.usage.remote(key.owner)

@@ -6,7 +6,7 @@ from fastapi import Depends, FastAPI, Request, status
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
-from serve_app.auth import ApiKeys, require_api_key
+from serve_app.auth import AUTH_ERRORS, ApiKeys, require_api_key
 from serve_app.config import JobsConfig
 from serve_app.pipeline import AudioRejectedError, TranscriptionPipeline
 from serve_app.routers import health, jobs, models, transcriptions
@@ -28,13 +28,12 @@ def create_app(
     app.state.api_keys = api_keys
     app.state.tracker = tracker
     app.state.rate_limiter = rate_limiter
-    app.state.limits = pipeline.limits
     app.state.jobs_config = jobs_config
-    authenticated = [Depends(require_api_key)]
+    authenticated = {"dependencies": [Depends(require_api_key)], "responses": AUTH_ERRORS}
     app.include_router(health.router)  # no key: load balancers probe it, and it reveals nothing
-    app.include_router(models.router, dependencies=authenticated)
-    app.include_router(transcriptions.router, dependencies=authenticated)
-    app.include_router(jobs.router, dependencies=authenticated)
+    app.include_router(models.router, **authenticated)
+    app.include_router(transcriptions.router, **authenticated)
+    app.include_router(jobs.router, **authenticated)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(AudioRejectedError, _audio_rejected)
     app.add_exception_handler(UrlRejectedError, _url_rejected)

@@ -1,14 +1,12 @@
 """Ingress: the HTTP entry deployment. It wires handles into the FastAPI app and holds no model code."""
 
-from pathlib import Path
-
 from fastapi import FastAPI
 from ray import serve
 from ray.serve.handle import DeploymentHandle
 
 from deployments.job_tracker import get_or_create_tracker
 from deployments.rate_limiter import get_or_create_rate_limiter
-from serve_app.auth import ApiKey, ApiKeys, load_keys_file
+from serve_app.auth import ApiKeys, configured_keys
 from serve_app.config import AppConfig, SecretSettings
 from serve_app.http_app import create_app
 from serve_app.pipeline import TranscriptionPipeline
@@ -34,13 +32,3 @@ class Ingress:
 
     def __serve_build_asgi_app__(self) -> FastAPI:
         return create_app(self.pipeline, self.api_keys, self.tracker, self.rate_limiter, self.jobs_config)
-
-
-def configured_keys(settings: SecretSettings) -> list[ApiKey]:
-    """STT_API_KEYS (unlimited) plus the keys of STT_API_KEYS_FILE; at least one is required."""
-    keys = [ApiKey(key=key, name="STT_API_KEYS") for key in settings.api_key_list()]
-    if settings.api_keys_file:
-        keys += load_keys_file(Path(settings.api_keys_file).expanduser())
-    if not keys:
-        raise RuntimeError("no API keys: export STT_API_KEYS (comma-separated) or STT_API_KEYS_FILE (a keys file)")
-    return keys

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Depends, HTTPException, Request, status
 
 from deployments.job_tracker import TooManyJobsError
 from deployments.jobs import Job, JobRequest
-from serve_app.auth import ApiKey, require_api_key, require_funds
+from serve_app.auth import FUNDS_ERROR, ApiKey, require_api_key, require_funds
 from serve_app.config import JobsConfig
 from serve_app.routers.transcriptions import UPLOAD_ERRORS, receive_transcription_form
 from serve_app.schemas import ErrorResponse, JobCreated, JobObject, TranscriptionForm, multipart_request_body
@@ -21,7 +21,7 @@ JOB_NOT_FOUND = "Job not found"
 @router.post(
     "/v1/audio/transcriptions/async",
     response_model=JobCreated,
-    responses={**UPLOAD_ERRORS, 429: {"model": ErrorResponse}},
+    responses={**UPLOAD_ERRORS, **FUNDS_ERROR},
     openapi_extra={"requestBody": multipart_request_body(TranscriptionForm)},
 )
 async def create_job(request: Request, key: Annotated[ApiKey, Depends(require_funds)]) -> JobCreated:

@@ -10,7 +10,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from pydantic import ValidationError
 
-from serve_app.auth import ApiKey, require_funds
+from serve_app.auth import FUNDS_ERROR, ApiKey, require_funds
 from serve_app.formatting import render
 from serve_app.pipeline import TranscriptionPipeline
 from serve_app.schemas import (
@@ -71,8 +71,8 @@ async def receive_transcription_form(request: Request, spool_path: Path, max_fil
     response_model=TranscriptionJson | TranscriptionVerboseJson | DiarizedTranscription,
     responses={
         200: {"content": {"text/plain": {}, "text/vtt": {}}, "description": "The transcript, in response_format."},
-        401: {"model": ErrorResponse},
         **UPLOAD_ERRORS,
+        **FUNDS_ERROR,
     },
     openapi_extra={"requestBody": multipart_request_body(TranscriptionForm)},
 )
