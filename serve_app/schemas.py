@@ -41,6 +41,10 @@ class TimestampGranularity(StrEnum):
     word = "word"
 
 
+TEXT_ONLY_FORMATS = (ResponseFormat.json, ResponseFormat.text)
+"""Formats that carry no times: their requests are decoded without Whisper's timestamp tokens."""
+
+
 class TranscriptionForm(BaseModel):
     """The multipart form of `POST /v1/audio/transcriptions` (and of its async twin)."""
 
@@ -107,6 +111,7 @@ class TranscriptionForm(BaseModel):
         return TranscriptionOptions(
             language=self.language,
             word_timestamps=self.wants_words or self.task == Task.diarize,  # speakers are assigned per word
+            segment_timestamps=self.response_format not in TEXT_ONLY_FORMATS or self.task == Task.diarize,
             prompt=self.prompt,
             temperature=self.temperature,
         )

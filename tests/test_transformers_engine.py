@@ -6,7 +6,7 @@ import pytest
 import torch
 from faster_whisper.audio import pad_or_trim
 
-from deployments.audio_decoder import decode_audio
+from deployments.audio import decode_audio
 from deployments.engines.ctranslate2_engine import CTranslate2Engine
 from deployments.engines.transformers_engine import TransformersEngine
 from deployments.types import ChunkOptions
@@ -60,3 +60,17 @@ def test_transcribe_batch_gives_timed_segments(engines, speech: np.ndarray) -> N
     for transcript in transcripts:
         assert transcript.segments and "hello" in transcript.segments[0].text.lower()
         assert all(0 <= s.start <= s.end for s in transcript.segments)
+
+
+@pytest.mark.parametrize("engine_index", [0, 1], ids=["ctranslate2", "transformers"])
+def test_text_only_decoding_gives_one_segment_per_chunk(engines, speech: np.ndarray, engine_index: int) -> None:
+    """Without timestamp tokens (json and text responses) each chunk is one segment spanning it, with the
+    words that timestamped decoding hears."""
+    engine = engines[engine_index]
+    chunks = [speech, speech[: 4 * 16_000]]
+    timed = engine.transcribe_batch(chunks, ChunkOptions(language="en"))
+    text_only = engine.transcribe_batch(chunks, ChunkOptions(language="en", segment_timestamps=False))
+    for chunk, with_times, without in zip(chunks, timed, text_only, strict=True):
+        assert [(s.start, s.end) for s in without.segments] == [(0.0, round(len(chunk) / 16_000, 3))]
+        timed_text = "".join(s.text for s in with_times.segments)
+        assert word_error_rate(timed_text, without.segments[0].text) <= 0.2, (timed_text, without.segments[0].text)

@@ -60,7 +60,7 @@ class CTranslate2Engine:
         ]
 
     def _options(self, tokenizer: Tokenizer, options: ChunkOptions, detect: bool) -> FasterWhisperOptions:
-        """faster-whisper's batched defaults, with timestamps kept so that segments stay sentence-sized."""
+        """faster-whisper's batched defaults; timestamps, when asked for, keep segments sentence-sized."""
         return FasterWhisperOptions(
             beam_size=self.config.beam_size,
             best_of=5,
@@ -78,7 +78,7 @@ class CTranslate2Engine:
             prefix=None,
             suppress_blank=True,
             suppress_tokens=get_suppressed_tokens(tokenizer, [-1]),
-            without_timestamps=False,
+            without_timestamps=not options.segment_timestamps,
             max_initial_timestamp=0.0,
             word_timestamps=options.word_timestamps,
             prepend_punctuations="\"'“¿([{-",

@@ -40,7 +40,7 @@ class TransformersEngine:
 
     @torch.inference_mode()
     def transcribe_batch(self, chunks: list[np.ndarray], options: ChunkOptions) -> list[ChunkTranscript]:
-        kwargs: dict = {"return_timestamps": True, "num_beams": self.config.beam_size}
+        kwargs: dict = {"return_timestamps": options.segment_timestamps, "num_beams": self.config.beam_size}
         if self.multilingual:  # with language None, generate detects each item's language itself
             kwargs |= {"language": options.language, "task": "transcribe"}
         if options.prompt:
