@@ -6,24 +6,18 @@ Batch size and wait time are `user_config`, applied in `reconfigure` without res
 """
 
 import asyncio
+import logging
+import time
 from collections import defaultdict
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
 from ray import serve
 
 from deployments.engines import load_engine
-from deployments.types import ChunkOptions, ChunkTranscript
-from serve_app.config import WhisperModelConfig
+from deployments.types import SAMPLE_RATE, ChunkOptions, ChunkTranscript
+from serve_app.config import BatchingConfig, WhisperModelConfig
 
-
-class BatchingConfig(BaseModel):
-    """The Transcriber's `user_config`."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    max_batch_size: int = Field(8, ge=1, le=256, description="Chunks decoded together; keep ≤ max_ongoing_requests.")
-    batch_wait_timeout_s: float = Field(0.05, ge=0, description="How long a batch waits to fill before it runs.")
+logger = logging.getLogger("ray.serve")
 
 
 DEFAULT_BATCHING = BatchingConfig()
@@ -33,30 +27,46 @@ DEFAULT_BATCHING = BatchingConfig()
 class Transcriber:
     def __init__(self, config: WhisperModelConfig) -> None:
         self.engine = load_engine(config)
-        self.engine_idle = asyncio.Event()
-        self.engine_idle.set()
+        self.max_batch_size = DEFAULT_BATCHING.max_batch_size
+        self.admission = asyncio.Condition()
+        self.engine_idle = True
+        self.admitted = 0  # chunks let into the batch queue whose callers have not had their result
 
     def reconfigure(self, user_config: dict) -> None:
         batching = BatchingConfig.model_validate(user_config)
+        self.max_batch_size = batching.max_batch_size
         self.transcribe_batch.set_max_batch_size(batching.max_batch_size)
         self.transcribe_batch.set_batch_wait_timeout_s(batching.batch_wait_timeout_s)
 
     async def transcribe_chunk(self, chunk: np.ndarray, options: ChunkOptions) -> ChunkTranscript:
-        # Serve forms the next batch from whatever has arrived even while the engine is still busy with the
-        # last one, so under load batches would only be as large as arrival bursts. Chunks wait here until
-        # the engine is idle, and then enter the batch queue together.
-        await self.engine_idle.wait()
-        return await self.transcribe_batch(chunk, options)
+        # Serve forms the next batch from whatever is queued even while the engine is still busy with the
+        # last one, so under load batches would only be as large as arrival bursts, and a chunk that
+        # arrived one past a full batch would run alone. Chunks are therefore let into the queue only
+        # while the engine is idle, at most one batch's worth at a time.
+        async with self.admission:
+            await self.admission.wait_for(lambda: self.engine_idle and self.admitted < self.max_batch_size)
+            self.admitted += 1
+        try:
+            return await self.transcribe_batch(chunk, options)
+        finally:  # also when the caller gave up: a leaked admission would shrink every later batch
+            async with self.admission:
+                self.admitted -= 1
+                self.admission.notify_all()
 
     @serve.batch(
         max_batch_size=DEFAULT_BATCHING.max_batch_size, batch_wait_timeout_s=DEFAULT_BATCHING.batch_wait_timeout_s
     )
     async def transcribe_batch(self, chunks: list[np.ndarray], options: list[ChunkOptions]) -> list[ChunkTranscript]:
-        self.engine_idle.clear()
+        self.engine_idle = False
+        started = time.perf_counter()
         try:
             return await asyncio.to_thread(self._decode_grouped, chunks, options)
         finally:
-            self.engine_idle.set()
+            seconds, audio_s = time.perf_counter() - started, sum(len(chunk) for chunk in chunks) / SAMPLE_RATE
+            logger.info("decoded %d chunks (%.0f s of audio) in %.2f s", len(chunks), audio_s, seconds)
+            async with self.admission:
+                self.engine_idle = True
+                self.admission.notify_all()
 
     def _decode_grouped(self, chunks: list[np.ndarray], options: list[ChunkOptions]) -> list[ChunkTranscript]:
         """One engine batch per distinct options (language, prompt, ...); results in the callers' order."""

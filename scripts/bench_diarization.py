@@ -22,7 +22,7 @@ from pyannote.core import Annotation, Segment
 from pyannote.database.util import load_rttm
 from pyannote.metrics.diarization import DiarizationErrorRate
 
-from deployments.audio_decoder import decode_audio
+from deployments.audio import decode_audio
 from deployments.diarizer import DiarizationPipeline
 from deployments.types import SAMPLE_RATE
 from serve_app.config import DiarizationConfig

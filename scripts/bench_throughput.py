@@ -6,14 +6,18 @@ The direct baselines run first, before the service starts, so that Ray's process
 1. A long recording (default 10 min) built from real speech with references: jfk.flac (from ../shared,
    when present) and the two-speaker call that pyannote.audio ships, 1 s of silence between clips.
    The service end to end vs. sequential `WhisperModel.transcribe` and vs. `BatchedInferencePipeline`.
+   The service is timed twice: response_format=json (the default; text only, so it decodes without
+   timestamp tokens, as BatchedInferencePipeline does) and verbose_json (timed segments, as sequential).
 2. 16 concurrent 10-second requests vs. the same clips transcribed one after another by faster-whisper:
-   audio seconds per wall second.
-3. Synchronous overhead: one 10-second request vs. the direct engine call, medians of --runs.
+   audio seconds per wall second, both response formats.
+3. Synchronous overhead: one 10-second request (verbose_json: the same work) vs. the direct engine call,
+   medians of --runs.
 4. The transformers engine vs. the CTranslate2 engine on the same weights and the same clips.
 
 Every side decodes the same WAV bytes, so decoding counts on both. WER is jiwer's, after normalization.
 
     .venv/bin/python -m scripts.bench_throughput [--model embedded:base] [--minutes 10] [--runs 5] [--gpu]
+        [--no-service]
 """
 
 import argparse
@@ -23,6 +27,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import httpx
@@ -30,18 +35,22 @@ import numpy as np
 import yaml
 from faster_whisper import BatchedInferencePipeline, WhisperModel
 
-from deployments.audio_decoder import decode_audio
+from deployments.audio import decode_audio
 from deployments.chunking import SpeechChunker
 from deployments.engines import load_engine
 from deployments.engines.ctranslate2_engine import CTranslate2Engine
-from deployments.transcriber import BatchingConfig
 from deployments.types import SAMPLE_RATE, ChunkOptions
 from scripts.local_service import ROOT, LocalService
-from serve_app.config import AppConfig, WhisperModelConfig
+from serve_app.config import AppConfig, BatchingConfig, WhisperModelConfig
 from tests.media import JFK_REFERENCE, SHARED_AUDIO, encode, pyannote_sample
 from tests.wer import stm_transcript, word_error_rate
 
 CONCURRENT_REQUESTS = 16
+WARM_UP_S = 240  # long enough for a full batch of chunks
+RESPONSE_FORMATS = {
+    "json": "text only: decoded without timestamp tokens",
+    "verbose_json": "timed segments, as faster-whisper sequential",
+}
 SHORT_CLIP_S = 10
 
 
@@ -135,14 +144,14 @@ def engine_rows(clips: list[Clip], whisper: WhisperModelConfig, batch_size: int,
     chunker = SpeechChunker(use_vad=True)
     chunks = [(index, clip.samples[a:b]) for index, clip in enumerate(clips) for a, b in chunker.chunks(clip.samples)]
     precision = "float16" if gpu else "float32"
-    variants = [
-        (f"ctranslate2 {whisper.compute_type}", {"engine": "ctranslate2"}),
-        (f"ctranslate2 {precision}", {"engine": "ctranslate2", "compute_type": precision}),
-        (f"transformers {precision}", {"engine": "transformers"}),
-    ]
+    variants = {  # by label: on GPU the first two are the same
+        f"ctranslate2 {whisper.compute_type}": {"engine": "ctranslate2"},
+        f"ctranslate2 {precision}": {"engine": "ctranslate2", "compute_type": precision},
+        f"transformers {precision}": {"engine": "transformers"},
+    }
     audio_s = sum(clip.seconds for clip in clips)
     rows = []
-    for label, overrides in variants:
+    for label, overrides in variants.items():
         engine = load_engine(whisper.model_copy(update=overrides))
         options = ChunkOptions()  # language detected, as for a request without one
 
@@ -165,20 +174,25 @@ def engine_rows(clips: list[Clip], whisper: WhisperModelConfig, batch_size: int,
     return rows
 
 
-async def _post_all(base_url: str, clips: list[Clip]) -> list[str]:
+async def _post_all(base_url: str, clips: list[Clip], response_format: str) -> list[str]:
     headers = {"Authorization": "Bearer bench"}
     async with httpx.AsyncClient(base_url=base_url, headers=headers, timeout=1800) as client:
 
         async def post(clip: Clip) -> str:
-            response = await client.post("/v1/audio/transcriptions", files={"file": ("clip.wav", clip.wav)})
+            response = await client.post(
+                "/v1/audio/transcriptions",
+                files={"file": ("clip.wav", clip.wav)},
+                data={"response_format": response_format},
+            )
             response.raise_for_status()
             return response.json()["text"]
 
         return await asyncio.gather(*(post(clip) for clip in clips))
 
 
-def post_concurrently(base_url: str, clips: list[Clip]) -> str:
-    return " ".join(asyncio.run(_post_all(base_url, clips)))
+def post_concurrently(base_url: str, clips: list[Clip], response_format: str = "json") -> str:
+    """The clips' texts; json (the default) asks for text only, verbose_json for timed segments too."""
+    return " ".join(asyncio.run(_post_all(base_url, clips, response_format)))
 
 
 @dataclass
@@ -203,41 +217,50 @@ class Workload:
 def baseline_rows(work: Workload, whisper: WhisperModelConfig, batch_size: int) -> list[Row]:
     baseline = FasterWhisperBaseline(whisper, batch_size)
     recording, short = work.recording, work.short
-    baseline.sequential(work.single.wav)  # warm-up
+    # Warm-ups: the engine's first batch of a size allocates its buffers, so each side runs one first.
+    baseline.sequential(work.single.wav)
+    baseline.batched_pipeline(encode(recording.samples[: WARM_UP_S * SAMPLE_RATE], "wav"))
     rows = []
     seconds, text = timed(lambda: baseline.sequential(recording.wav))
     wer = word_error_rate(recording.reference, text)
-    rows.append(Row(work.long_title, "faster-whisper sequential", seconds, recording.seconds, wer))
+    rows.append(Row(work.long_title, "faster-whisper sequential", seconds, recording.seconds, wer, "timed segments"))
     seconds, text = timed(lambda: baseline.batched_pipeline(recording.wav))
     wer = word_error_rate(recording.reference, text)
-    rows.append(Row(work.long_title, "faster-whisper BatchedInferencePipeline", seconds, recording.seconds, wer))
+    note = "text only: one segment per chunk"
+    rows.append(Row(work.long_title, "faster-whisper BatchedInferencePipeline", seconds, recording.seconds, wer, note))
     seconds, _ = timed(lambda: " ".join(baseline.sequential(clip.wav) for clip in short))
-    rows.append(Row(work.many_title, "faster-whisper, one after another", seconds, sum(c.seconds for c in short)))
+    short_s = sum(clip.seconds for clip in short)
+    rows.append(Row(work.many_title, "faster-whisper, one after another", seconds, short_s, note="timed segments"))
     direct = statistics.median(timed(lambda: baseline.sequential(work.single.wav))[0] for _ in range(work.runs))
     rows.append(Row("3. one 10 s request", "faster-whisper directly", direct, work.single.seconds))
     return rows
 
 
-def service_rows(work: Workload, whisper: WhisperModelConfig, gpu: bool, direct_s: float) -> list[Row]:
+def service_rows(work: Workload, whisper: WhisperModelConfig, batch_size: int, gpu: bool, direct_s: float) -> list[Row]:
     recording, short = work.recording, work.short
+    short_s = sum(clip.seconds for clip in short)
     overrides = whisper.model_dump(include={"model", "device", "compute_type"})
     rows = []
     with (
         tempfile.TemporaryDirectory() as workdir,
         LocalService(Path(workdir), ["bench"], whisper=overrides, gpu=gpu, unthrottled=True) as service,
     ):
-        post_concurrently(service.base_url, [work.single])  # warm-up
-        seconds, text = timed(lambda: post_concurrently(service.base_url, [recording]))
-        wer = word_error_rate(recording.reference, text)
-        rows.append(Row(work.long_title, "service, POST /v1/audio/transcriptions", seconds, recording.seconds, wer))
-        seconds, _ = timed(lambda: post_concurrently(service.base_url, short))
-        rows.append(Row(work.many_title, "service, all at once", seconds, sum(c.seconds for c in short)))
+        post_concurrently(service.base_url, short[:batch_size])  # warm-up: one full batch
+        for response_format, note in RESPONSE_FORMATS.items():
+            seconds, text = timed(partial(post_concurrently, service.base_url, [recording], response_format))
+            wer = word_error_rate(recording.reference, text)
+            what = f"service, {response_format}"
+            rows.append(Row(work.long_title, what, seconds, recording.seconds, wer, note))
+        for response_format, note in RESPONSE_FORMATS.items():
+            seconds, _ = timed(partial(post_concurrently, service.base_url, short, response_format))
+            rows.append(Row(work.many_title, f"service, {response_format}, all at once", seconds, short_s, note=note))
+        # Overhead is measured on the same work as the direct call: timed segments.
         served = statistics.median(
-            timed(lambda: post_concurrently(service.base_url, [work.single]))[0] for _ in range(work.runs)
+            timed(lambda: post_concurrently(service.base_url, [work.single], "verbose_json"))[0]
+            for _ in range(work.runs)
         )
-        rows.append(
-            Row("3. one 10 s request", "service", served, work.single.seconds, note=f"ratio {served / direct_s:.2f}")
-        )
+        note = f"verbose_json; ratio {served / direct_s:.2f}"
+        rows.append(Row("3. one 10 s request", "service", served, work.single.seconds, note=note))
     return rows
 
 
@@ -247,6 +270,9 @@ def main() -> None:
     parser.add_argument("--minutes", type=float, default=10)
     parser.add_argument("--runs", type=int, default=5, help="repetitions of the single-request overhead test")
     parser.add_argument("--gpu", action="store_true", help="run Whisper on CUDA (float16) on both sides")
+    parser.add_argument(
+        "--no-service", action="store_true", help="only the rows that need no Ray: faster-whisper and the engines"
+    )
     args = parser.parse_args()
 
     local = yaml.safe_load((ROOT / "configs" / "local.yaml").read_text())["applications"][0]
@@ -260,7 +286,8 @@ def main() -> None:
     work = Workload(long_recording(clips, args.minutes * 60), short_clips(clips, CONCURRENT_REQUESTS), args.runs)
     rows = baseline_rows(work, whisper, batch_size)
     rows += engine_rows(clips, whisper, batch_size, args.gpu)
-    rows += service_rows(work, whisper, args.gpu, direct_s=rows[3].seconds)
+    if not args.no_service:
+        rows += service_rows(work, whisper, batch_size, args.gpu, direct_s=rows[3].seconds)
     print_table(rows, whisper, batch_size)
 
 

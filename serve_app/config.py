@@ -45,6 +45,13 @@ class WhisperModelConfig(StrictModel):
     beam_size: int = Field(5, ge=1, le=10)
 
 
+class BatchingConfig(StrictModel):
+    """The Transcriber's `user_config` (in the deployment's settings, not the app's args): applied live."""
+
+    max_batch_size: int = Field(8, ge=1, le=256, description="Chunks decoded together; keep ≤ max_ongoing_requests.")
+    batch_wait_timeout_s: float = Field(0.05, ge=0, description="How long a batch waits to fill before it runs.")
+
+
 class ChunkingConfig(StrictModel):
     """How decoded audio is cut into chunks, the Transcriber's unit of work."""
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ray.serve.handle import DeploymentHandle
 
-from deployments.audio_decoder import AudioDecodeError
+from deployments.audio import AudioDecodeError
 from deployments.types import (
     SAMPLE_RATE,
     ChunkOptions,

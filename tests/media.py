@@ -1,5 +1,6 @@
 """Test audio: real speech, and the same speech encoded into every container the service accepts."""
 
+import importlib.util
 import io
 from fractions import Fraction
 from pathlib import Path
@@ -28,10 +29,12 @@ FORMATS: dict[str, tuple[str, str, bool]] = {
 
 
 def pyannote_sample() -> Path:
-    """30 s of real two-speaker telephone speech that pyannote.audio installs with itself."""
-    import pyannote.audio
-
-    return Path(pyannote.audio.__file__).parent / "sample" / "sample.wav"
+    """30 s of real two-speaker telephone speech that pyannote.audio installs with itself (found without
+    importing pyannote.audio, which loads torch)."""
+    spec = importlib.util.find_spec("pyannote.audio")
+    if spec is None or spec.origin is None:
+        raise FileNotFoundError("pyannote.audio is not installed, and its sample.wav with it")
+    return Path(spec.origin).parent / "sample" / "sample.wav"
 
 
 def encode(samples: np.ndarray, extension: str, sample_rate: int = 16_000) -> bytes:

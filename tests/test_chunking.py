@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from deployments.audio_decoder import decode_audio
+from deployments.audio import decode_audio
 from deployments.chunking import SpeechChunker, fixed_windows, merge_speech
 from deployments.types import SAMPLE_RATE, ChunkTranscript, DecodedAudio, Segment, Word
 from serve_app.pipeline import join_chunks

@@ -6,8 +6,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from deployments.transcriber import BatchingConfig
-from serve_app.config import AppConfig
+from serve_app.config import AppConfig, BatchingConfig
 
 CONFIGS = sorted((Path(__file__).resolve().parents[1] / "configs").glob("*.yaml"))
 

@@ -9,7 +9,7 @@ from pyannote.audio.utils.powerset import Powerset
 from pyannote.core import Segment
 from pyannote.database.util import load_rttm
 
-from deployments.audio_decoder import decode_audio
+from deployments.audio import decode_audio
 from deployments.diarization_models import OnnxSegmentation, ResemblyzerEmbedding, segmentation_onnx_path
 from tests.media import pyannote_sample
 

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from deployments.audio_decoder import decode_audio
+from deployments.audio import decode_audio
 from tests.conftest import Service
 from tests.media import encode, pyannote_sample
 from tests.test_jobs_service import _submit, _wait

@@ -9,7 +9,7 @@ import pytest
 import ray
 import srt
 
-from deployments.audio_decoder import decode_audio
+from deployments.audio import decode_audio
 from tests.conftest import API_KEYS, JOBS_CONFIG, Service
 from tests.media import encode, pyannote_sample
 

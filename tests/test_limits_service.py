@@ -6,7 +6,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from deployments.audio_decoder import decode_audio
+from deployments.audio import decode_audio
 from tests.conftest import API_KEYS, KEYS_FILE, Service
 from tests.media import encode, pyannote_sample
 

@@ -1,0 +1,82 @@
+"""The Transcriber's batching, with a fake engine and Serve's own `@serve.batch` (no cluster needed)."""
+
+import asyncio
+import time
+
+import numpy as np
+import pytest
+from ray.serve.batching import _BatchQueue
+
+from deployments import transcriber as transcriber_module
+from deployments.types import ChunkOptions, ChunkTranscript
+from serve_app.config import WhisperModelConfig
+
+
+class _SlowEngine:
+    """Takes 0.3 s a batch, like a real engine that is busy for a while; records the batch sizes."""
+
+    def __init__(self) -> None:
+        self.batch_sizes: list[int] = []
+
+    def transcribe_batch(self, chunks: list[np.ndarray], options: ChunkOptions) -> list[ChunkTranscript]:
+        self.batch_sizes.append(len(chunks))
+        time.sleep(0.3)
+        return [ChunkTranscript(language="en", segments=[]) for _ in chunks]
+
+
+@pytest.fixture(scope="module")
+def replica_and_loop():
+    """One replica and one event loop for the module: like a replica process, Serve keeps one batch queue
+    per decorated method, bound to the loop it was first used on."""
+    engine = _SlowEngine()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(transcriber_module, "load_engine", lambda config: engine)
+        # Serve's batch queue reads the replica's config for a warning; there is no replica here.
+        patch.setattr(_BatchQueue, "_warn_if_max_batch_size_exceeds_max_ongoing_requests", lambda self: None)
+        replica = transcriber_module.Transcriber.func_or_class(WhisperModelConfig())
+        replica.reconfigure({"max_batch_size": 8, "batch_wait_timeout_s": 0.05})
+        loop = asyncio.new_event_loop()
+        yield replica, engine, loop
+        loop.close()
+
+
+@pytest.fixture
+def transcriber(replica_and_loop):
+    replica, engine, loop = replica_and_loop
+    engine.batch_sizes.clear()
+    return replica, engine, loop
+
+
+def test_chunks_arriving_while_the_engine_is_busy_form_full_batches(transcriber) -> None:
+    """Nine chunks at once, then seven more during the first batch: two full batches, not 8 + 1 + 7."""
+    replica, engine, loop = transcriber
+
+    async def scenario() -> list[ChunkTranscript]:
+        chunk = np.zeros(16_000, dtype=np.float32)
+        first = [asyncio.create_task(replica.transcribe_chunk(chunk, ChunkOptions())) for _ in range(9)]
+        await asyncio.sleep(0.15)  # the first batch is running now
+        later = [asyncio.create_task(replica.transcribe_chunk(chunk, ChunkOptions())) for _ in range(7)]
+        return await asyncio.gather(*first, *later)
+
+    results = loop.run_until_complete(scenario())
+    assert len(results) == 16
+    assert engine.batch_sizes == [8, 8]
+    assert replica.admitted == 0
+
+
+def test_a_caller_that_gives_up_does_not_hold_its_place(transcriber) -> None:
+    replica, engine, loop = transcriber
+
+    async def scenario() -> None:
+        chunk = np.zeros(16_000, dtype=np.float32)
+        running = [asyncio.create_task(replica.transcribe_chunk(chunk, ChunkOptions())) for _ in range(8)]
+        await asyncio.sleep(0.05)
+        abandoned = asyncio.create_task(replica.transcribe_chunk(chunk, ChunkOptions()))
+        await asyncio.sleep(0.05)
+        abandoned.cancel()
+        await asyncio.gather(*running)
+        await asyncio.gather(*(replica.transcribe_chunk(chunk, ChunkOptions()) for _ in range(8)))
+
+    loop.run_until_complete(scenario())
+    assert engine.batch_sizes == [8, 8]
+    assert replica.admitted == 0
