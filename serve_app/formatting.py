@@ -7,7 +7,13 @@ import webvtt
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 
 from deployments.types import Segment, Transcript
-from serve_app.schemas import DiarizedTranscription, ResponseFormat, TranscriptionJson, TranscriptionVerboseJson
+from serve_app.schemas import (
+    DiarizedTranscription,
+    ResponseFormat,
+    TranscriptionJson,
+    TranscriptionVerboseJson,
+    language_name,
+)
 
 
 def _spoken(segments: list[Segment]) -> list[Segment]:
@@ -45,7 +51,7 @@ def render_vtt(segments: list[Segment]) -> str:
 
 def verbose_json(transcript: Transcript, include_words: bool) -> TranscriptionVerboseJson:
     return TranscriptionVerboseJson(
-        language=transcript.language,
+        language=language_name(transcript.language),
         duration=round(transcript.duration, 3),
         text=transcript.text,
         segments=transcript.segments,

@@ -6,6 +6,7 @@ from typing import Annotated, Any, Literal
 
 from faster_whisper.tokenizer import _LANGUAGE_CODES
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, WithJsonSchema, field_validator, model_validator
+from transformers.models.whisper.tokenization_whisper import LANGUAGES as WHISPER_LANGUAGE_NAMES
 
 from deployments.types import DiarizationOptions, Segment, TranscriptionOptions, Word
 from serve_app.upload import SpooledFile
@@ -15,6 +16,11 @@ MODEL_ID = "whisper-1"
 UtcDatetime = Annotated[datetime, PlainSerializer(lambda moment: moment.isoformat(), return_type=str)]
 """ISO 8601 with an explicit offset (`+00:00`), which every client's parser accepts."""
 WHISPER_LANGUAGES = frozenset(_LANGUAGE_CODES)
+
+
+def language_name(code: str) -> str:
+    """The name OpenAI's verbose_json gives a language (`en` -> `english`); the code if Whisper has none."""
+    return WHISPER_LANGUAGE_NAMES.get(code, code)
 
 
 class ResponseFormat(StrEnum):
@@ -128,7 +134,7 @@ class TranscriptionJson(BaseModel):
 
 class TranscriptionVerboseJson(BaseModel):
     task: Literal["transcribe"] = "transcribe"
-    language: str
+    language: str = Field(description="The language's name in lower case, as OpenAI gives it: `english`.")
     duration: float
     text: str
     segments: list[Segment]

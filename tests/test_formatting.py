@@ -8,7 +8,7 @@ import webvtt
 
 from deployments.types import Segment, Transcript, Word
 from serve_app.formatting import render, render_srt, render_vtt
-from serve_app.schemas import ResponseFormat
+from serve_app.schemas import ResponseFormat, language_name
 
 
 def _segment(index: int, start: float, end: float, text: str) -> Segment:
@@ -49,4 +49,10 @@ def test_verbose_json_has_words_only_when_asked() -> None:
     without = json.loads(render(TRANSCRIPT, ResponseFormat.verbose_json, include_words=False).body)
     assert with_words["words"] == [{"word": " Hello", "start": 0.0, "end": 0.5, "prob": 0.9}]
     assert "words" not in without
-    assert without["task"] == "transcribe" and without["language"] == "en" and len(without["segments"]) == 3
+    assert without["task"] == "transcribe" and without["language"] == "english" and len(without["segments"]) == 3
+
+
+def test_verbose_json_names_the_language_as_openai_does() -> None:
+    french = TRANSCRIPT.model_copy(update={"language": "fr"})
+    assert json.loads(render(french, ResponseFormat.verbose_json, include_words=False).body)["language"] == "french"
+    assert language_name("xx") == "xx"  # not a Whisper language: the code as it is

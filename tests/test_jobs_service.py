@@ -102,7 +102,7 @@ def test_every_response_format_as_a_job(service: Service, speech_wav: bytes) -> 
         assert datetime.fromisoformat(job["completed_at"]) >= datetime.fromisoformat(job["created_at"])
     assert "know you were there" in jobs["json"]["result"]["text"].lower()
     verbose = jobs["verbose_json"]["result"]
-    assert verbose["language"] == "en" and verbose["segments"] and verbose["words"]
+    assert verbose["language"] == "english" and verbose["segments"] and verbose["words"]
     assert "know you were there" in jobs["text"]["result"].lower()
     assert list(srt.parse(jobs["srt"]["result"]))[0].index == 1
     assert jobs["vtt"]["result"].startswith("WEBVTT")
