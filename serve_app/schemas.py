@@ -4,7 +4,6 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from faster_whisper.tokenizer import _LANGUAGE_CODES
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, WithJsonSchema, field_validator, model_validator
 from transformers.models.whisper.tokenization_whisper import LANGUAGES as WHISPER_LANGUAGE_NAMES
 
@@ -15,7 +14,7 @@ MODEL_ID = "whisper-1"
 
 UtcDatetime = Annotated[datetime, PlainSerializer(lambda moment: moment.isoformat(), return_type=str)]
 """ISO 8601 with an explicit offset (`+00:00`), which every client's parser accepts."""
-WHISPER_LANGUAGES = frozenset(_LANGUAGE_CODES)
+WHISPER_LANGUAGES = frozenset(WHISPER_LANGUAGE_NAMES)  # the codes: Whisper's 100 languages
 
 
 def language_name(code: str) -> str:
