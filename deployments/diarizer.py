@@ -15,9 +15,9 @@ from pyannote.audio.pipelines import SpeakerDiarization
 from pyannote.core import Annotation
 from ray import serve
 
+from deployments.config import DiarizationConfig
 from deployments.diarization_models import OnnxSegmentation, ResemblyzerEmbedding, UnusedPLDA
 from deployments.types import SAMPLE_RATE, Diarization, DiarizationOptions, SpeakerTurn
-from serve_app.config import DiarizationConfig
 
 SETTING_HINTS: dict[str, dict[str, int]] = {
     "general": {},  # any number of speakers, found by clustering
@@ -93,6 +93,11 @@ class Diarizer:
         self.pipeline = DiarizationPipeline(config)
         self.lock = asyncio.Lock()  # one pipeline run at a time: pyannote pipelines are not re-entrant
 
-    async def diarize(self, samples: np.ndarray, options: DiarizationOptions) -> Diarization:
+    async def diarize_file(self, path: str, options: DiarizationOptions) -> Diarization:
+        """Diarize the decoded 16 kHz float32 audio that the pipeline spooled at `path`: the samples are
+        read here, once, rather than sent through other deployments."""
         async with self.lock:
-            return await asyncio.to_thread(self.pipeline.diarize, samples, options)
+            return await asyncio.to_thread(self._diarize_file, path, options)
+
+    def _diarize_file(self, path: str, options: DiarizationOptions) -> Diarization:
+        return self.pipeline.diarize(np.fromfile(path, dtype=np.float32), options)

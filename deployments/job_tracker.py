@@ -1,4 +1,9 @@
-"""JobTracker: owns asynchronous jobs, their queue and their durable state.
+"""JobTracker: schedules asynchronous jobs and keeps their durable state. It hosts no audio.
+
+It keeps each job's record (SQLite), the queue, per-key caps, retention and progress; it starts each job
+by calling the TranscriptionPipeline deployment by handle, with the spooled file's path, and stores the
+domain result it gets back. The HTTP layer renders that in the job's format when the job is polled;
+charges go to the UsageLedger, keyed by job id.
 
 It runs as a named, detached Ray actor (one per cluster, found with `get_if_exists`, restarted by Ray
 when it dies). Every change is written through to the JobStore before anyone can observe it; on start
@@ -16,13 +21,12 @@ from pathlib import Path
 
 import ray
 
+from deployments.config import JobsConfig
+from deployments.detached import get_or_create
+from deployments.errors import client_error, original_message
 from deployments.job_store import JobStore, SQLiteJobStore
 from deployments.jobs import Job, JobRequest, JobStatus
-from serve_app.config import JobsConfig
-from serve_app.formatting import render_body
-from serve_app.pipeline import AudioRejectedError, TranscriptionPipeline, original_message
-from serve_app.schemas import ResponseFormat
-from serve_app.url_fetch import UrlRejectedError
+from deployments.types import PipelineProgress, PipelineRequest, PipelineResult
 
 logger = logging.getLogger(__name__)
 
@@ -38,16 +42,21 @@ class TooManyJobsError(RuntimeError):
 
 
 class JobTracker:
+    """`pipeline` is the TranscriptionPipeline deployment's handle, `ledger` the UsageLedger actor's (in tests,
+    anything with the same calls)."""
+
     def __init__(
         self,
         config: JobsConfig,
-        pipeline: TranscriptionPipeline,
+        pipeline,  # noqa: ANN001 (a DeploymentHandle)
+        ledger,  # noqa: ANN001 (an ActorHandle)
         store: JobStore | None = None,
         clock: Clock = utc_now,
     ) -> None:
         self.config = config
         self.pipeline = pipeline
-        self.store = store or SQLiteJobStore(Path(config.state_dir).expanduser() / "jobs.sqlite3")
+        self.ledger = ledger
+        self.store = store or SQLiteJobStore(config.database_path)
         self.clock = clock
         self.jobs: dict[str, Job] = {job.job_id: job for job in self.store.load_all()}
         self.running_per_owner: Counter[str] = Counter()
@@ -58,9 +67,16 @@ class JobTracker:
                 self.queue.put_nowait(job.job_id)
         if self.queue.qsize():
             logger.info("re-queued %d unfinished jobs", self.queue.qsize())
-        loop = asyncio.get_running_loop()
-        self._tasks = [loop.create_task(self._work()) for _ in range(config.max_concurrent_jobs)]
-        self._tasks.append(loop.create_task(self._sweep_forever()))
+        self.workers: dict[int, asyncio.Task] = {}
+        self._start_workers()
+        self._sweeper = asyncio.get_running_loop().create_task(self._sweep_forever())
+
+    async def reconfigure(self, config: JobsConfig, pipeline, ledger) -> None:  # noqa: ANN001
+        """Take the settings and handles of a new deployment. The tracker is detached, so it outlives a
+        redeploy; every ingress replica calls this when it starts, so caps, retention and the number of
+        concurrent jobs follow the config that is deployed now."""
+        self.config, self.pipeline, self.ledger = config, pipeline, ledger
+        self._start_workers()
 
     # ---- called by the ingress ----
 
@@ -91,14 +107,6 @@ class JobTracker:
             return None
         return job
 
-    async def usage(self, owner: str) -> float:
-        """Audio seconds charged to the owner: completed jobs and synchronous requests (failures are free)."""
-        return self.store.usage(owner)
-
-    async def charge(self, owner: str, audio_seconds: float) -> None:
-        """Charge a completed synchronous request (jobs are charged as they complete)."""
-        self.store.charge(owner, audio_seconds)
-
     async def sweep(self) -> int:
         """Delete finished jobs older than the retention period; returns how many."""
         expired = [job for job in self.jobs.values() if self._expired(job)]
@@ -107,31 +115,59 @@ class JobTracker:
 
     # ---- the queue ----
 
-    async def _work(self) -> None:
-        while True:
-            job = self.jobs.get(await self.queue.get())
-            if job is not None and job.status == JobStatus.in_progress:
+    def _start_workers(self) -> None:
+        loop = asyncio.get_running_loop()
+        for index in range(self.config.max_concurrent_jobs):
+            worker = self.workers.get(index)
+            if worker is None or worker.done():
+                self.workers[index] = loop.create_task(self._work(index))
+
+    async def _work(self, index: int) -> None:
+        """Worker `index` runs jobs one after another while the config still has that many workers."""
+        while index < self.config.max_concurrent_jobs:
+            job_id = await self.queue.get()
+            if index >= self.config.max_concurrent_jobs:  # the config shrank while this worker waited
+                self.queue.put_nowait(job_id)
+                break
+            job = self.jobs.get(job_id)
+            if job is None or job.status != JobStatus.in_progress:
+                continue
+            try:
                 await self._run(job)
+            except Exception:  # the job's own failures are recorded in _run; this keeps the worker alive
+                logger.exception("job %s: the tracker could not record its outcome", job_id)
+        self.workers.pop(index, None)
 
     async def _run(self, job: Job) -> None:
         request = job.request
+        pipeline_request = PipelineRequest(
+            source_path=request.source_path,
+            url=request.url,
+            max_bytes=self.config.max_upload_bytes,
+            options=request.options,
+            diarization=request.diarization,
+        )
+        result: PipelineResult | None = None
         try:
-            if request.url is not None:
-                await self.pipeline.fetch(request.url, Path(request.source_path), self.config.max_upload_bytes)
-            transcript = await self.pipeline.run(
-                request.source_path,
-                request.options,
-                request.diarization,
-                on_progress=lambda share: self._progress(job.job_id, share),
-            )
-            result = render_body(transcript, ResponseFormat(request.response_format), request.include_words)
-        except (AudioRejectedError, UrlRejectedError) as error:
-            self._finish(job, error=str(error))
-        except Exception as error:  # a model or system failure: the job ends with the reason, never hangs
-            logger.exception("job %s failed", job.job_id)
-            self._finish(job, error=f"transcription failed: {original_message(error)}")
-        else:
-            self._finish(job, result=result, audio_seconds=transcript.duration)
+            events = self.pipeline.options(stream=True).transcribe_streaming.remote(pipeline_request)
+            async for event in events:
+                if isinstance(event, PipelineProgress):
+                    self._progress(job.job_id, event.share)
+                else:
+                    result = event
+            if result is None:
+                raise RuntimeError("the pipeline ended without a result")
+        except Exception as error:
+            rejected = client_error(error)
+            if rejected is not None:
+                self._finish(job, error=str(rejected))
+            else:  # a model or system failure: the job ends with the reason, never hangs
+                logger.exception("job %s failed", job.job_id)
+                self._finish(job, error=f"transcription failed: {original_message(error)}")
+            return
+        task = "diarize" if request.diarization is not None else "transcribe"
+        await self.ledger.charge.remote(job.job_id, job.owner, result.duration, task)  # once, by job id
+        self._finish(job, transcript=result)
 
     def _progress(self, job_id: str, share: float) -> None:
         """Kept in memory only: after a restart a job starts over, and so does its progress."""
@@ -139,20 +175,18 @@ class JobTracker:
         if job is not None and job.status == JobStatus.in_progress:
             self.jobs[job_id] = job.model_copy(update={"progress": round(share, 4)})
 
-    def _finish(
-        self, job: Job, result: dict | str | None = None, error: str | None = None, audio_seconds: float = 0.0
-    ) -> None:
+    def _finish(self, job: Job, transcript: PipelineResult | None = None, error: str | None = None) -> None:
         finished = job.model_copy(
             update={
                 "status": JobStatus.error if error else JobStatus.complete,
                 "completed_at": self.clock(),
                 "progress": 1.0,
-                "result": result,
+                "transcript": transcript,
                 "error": error,
-                "audio_seconds": audio_seconds or None,
+                "audio_seconds": transcript.duration if transcript is not None else None,
             }
         )
-        self.store.save(finished, charge_seconds=audio_seconds)
+        self.store.save(finished)
         self.jobs[job.job_id] = finished
         self.running_per_owner[job.owner] -= 1
         Path(job.request.source_path).unlink(missing_ok=True)
@@ -175,18 +209,7 @@ class JobTracker:
             await self.sweep()
 
 
-def get_or_create_tracker(config: JobsConfig, pipeline: TranscriptionPipeline) -> ray.actor.ActorHandle:
-    """The cluster's one tracker actor: created by the first ingress replica, found by the others."""
-    return (
-        ray.remote(JobTracker)
-        .options(
-            name=config.tracker_name,
-            namespace=config.tracker_namespace,
-            lifetime="detached",
-            get_if_exists=True,
-            max_restarts=-1,
-            max_task_retries=-1,
-            num_cpus=0,
-        )
-        .remote(config, pipeline)
-    )
+def get_or_create_tracker(config: JobsConfig, pipeline, ledger) -> ray.actor.ActorHandle:  # noqa: ANN001
+    """The cluster's one tracker actor: created by the first ingress replica, found by the others (which
+    then hand it their config and handles with `reconfigure`)."""
+    return get_or_create(JobTracker, config.tracker_name, config.tracker_namespace, config, pipeline, ledger)

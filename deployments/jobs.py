@@ -1,4 +1,4 @@
-"""The asynchronous job record: what the tracker stores and what clients poll."""
+"""The asynchronous job record: what the tracker stores and what clients poll (rendered by the HTTP layer)."""
 
 import hashlib
 from datetime import datetime
@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from deployments.types import DiarizationOptions, TranscriptionOptions
+from deployments.types import DiarizationOptions, PipelineResult, TranscriptionOptions
 
 
 class JobStatus(StrEnum):
@@ -34,7 +34,12 @@ class Job(BaseModel):
     created_at: datetime
     completed_at: datetime | None = None
     progress: float = 0.0
-    result: dict[str, Any] | str | None = None
+    transcript: PipelineResult | None = Field(
+        None, description="The domain result; the HTTP layer renders it in the request's format when polled."
+    )
+    result: dict[str, Any] | str | None = Field(
+        None, description="A body rendered by versions before the tracker stored domain results (kept 12 h)."
+    )
     error: str | None = None
     audio_seconds: float | None = None
     request: JobRequest

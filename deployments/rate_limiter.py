@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import ray
 
-from serve_app.config import JobsConfig
+from deployments.config import JobsConfig
 
 
 @dataclass

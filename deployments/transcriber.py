@@ -13,9 +13,9 @@ from collections import defaultdict
 import numpy as np
 from ray import serve
 
+from deployments.config import BatchingConfig, WhisperModelConfig
 from deployments.engines import load_engine
 from deployments.types import SAMPLE_RATE, ChunkOptions, ChunkTranscript
-from serve_app.config import BatchingConfig, WhisperModelConfig
 
 logger = logging.getLogger("ray.serve")
 

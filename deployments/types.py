@@ -1,7 +1,8 @@
-"""Values that travel between deployments: decoded audio in, a transcript out."""
+"""Values that travel between deployments and actors: a request in, a transcript out. The HTTP edge
+renders these domain objects; workers never build HTTP bodies."""
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Annotated, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -108,8 +109,9 @@ class ChunkTranscript(BaseModel):
 
 
 class Transcript(BaseModel):
-    """What an engine returns for one piece of audio."""
+    """The transcript of one file: chunk transcripts put back on the file's timeline."""
 
+    task: Literal["transcribe"] = "transcribe"
     language: str
     duration: float
     segments: list[Segment]
@@ -118,3 +120,59 @@ class Transcript(BaseModel):
     @property
     def text(self) -> str:
         return "".join(segment.text for segment in self.segments).strip()
+
+
+class SpeakerSummary(BaseModel):
+    speaker: str = Field(description="The speaker's label, e.g. SPEAKER_00.")
+    speaking_time: float = Field(description="Seconds this speaker speaks, overlapped speech included.")
+
+
+class DiarizedWord(BaseModel):
+    word: str
+    start: float
+    end: float
+    speaker: str | None
+
+
+class DiarizedSegment(BaseModel):
+    """One speaker's stretch of a Whisper segment (OpenAI's diarized_json segment fields, plus words)."""
+
+    type: Literal["transcript.text.segment"] = "transcript.text.segment"
+    id: int
+    start: float
+    end: float
+    text: str
+    speaker: str | None
+    words: list[DiarizedWord]
+
+
+class DiarizedTranscript(BaseModel):
+    """The result of task=diarize: always this JSON object, whatever response_format says."""
+
+    task: Literal["diarize"] = "diarize"
+    text: str
+    language: str
+    duration: float
+    speakers: list[SpeakerSummary] = Field(description="In order of first appearance; empty for silence.")
+    segments: list[DiarizedSegment]
+
+
+PipelineResult = Annotated[Transcript | DiarizedTranscript, Field(discriminator="task")]
+"""What the pipeline returns for a file: a transcript, or with task=diarize a diarized transcript."""
+
+
+class PipelineRequest(BaseModel):
+    """One file for the pipeline: where it is spooled (or the URL to fetch into that place), and the
+    client's choices. The same for synchronous requests and jobs."""
+
+    source_path: str = Field(description="The spooled upload, or where a `url` is fetched to.")
+    url: str | None = Field(None, description="Fetched into source_path first.")
+    max_bytes: int = Field(description="The size limit for a fetched URL: the upload limit of the request's mode.")
+    options: TranscriptionOptions
+    diarization: DiarizationOptions | None = Field(None, description="Set for task=diarize.")
+
+
+class PipelineProgress(BaseModel):
+    """Streamed by the pipeline while it works: the share of the audio's chunks transcribed so far."""
+
+    share: float = Field(ge=0, le=1)

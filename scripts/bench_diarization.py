@@ -23,9 +23,9 @@ from pyannote.database.util import load_rttm
 from pyannote.metrics.diarization import DiarizationErrorRate
 
 from deployments.audio import decode_audio
+from deployments.config import DiarizationConfig
 from deployments.diarizer import DiarizationPipeline
 from deployments.types import SAMPLE_RATE
-from serve_app.config import DiarizationConfig
 from tests.media import SHARED_AUDIO, pyannote_sample
 
 

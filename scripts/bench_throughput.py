@@ -37,11 +37,12 @@ from faster_whisper import BatchedInferencePipeline, WhisperModel
 
 from deployments.audio import decode_audio
 from deployments.chunking import SpeechChunker
+from deployments.config import BatchingConfig, WhisperModelConfig
 from deployments.engines import load_engine
 from deployments.engines.ctranslate2_engine import CTranslate2Engine
 from deployments.types import SAMPLE_RATE, ChunkOptions
 from scripts.local_service import ROOT, LocalService
-from serve_app.config import AppConfig, BatchingConfig, WhisperModelConfig
+from serve_app.config import AppConfig
 from tests.media import JFK_REFERENCE, SHARED_AUDIO, encode, pyannote_sample
 from tests.wer import stm_transcript, word_error_rate
 

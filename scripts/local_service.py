@@ -46,7 +46,7 @@ class LocalService:
             self.api_keys_env = api_keys
         self.ingress_replicas = ingress_replicas
         self.jobs = {"state_dir": str(workdir / "state"), **(jobs or {})}
-        self.limits = {"upload_dir": str(workdir / "uploads"), **(limits or {})}
+        self.limits = dict(limits or {})
         self.port = _free_port()
         self.base_url = f"http://127.0.0.1:{self.port}"
         self.log_path = workdir / "serve.log"

@@ -1,20 +1,27 @@
 """The typed application builder behind `serve run configs/local.yaml`.
 
-Serve validates the YAML's `args` against `AppConfig`, then this composes the deployments:
-Ingress -> (AudioDecoder, Transcriber, Diarizer).
+Serve validates the YAML's `args` against `AppConfig`, then this composes the deployments, each with its
+own settings:
+
+    Ingress -> TranscriptionPipeline -> Transcriber
+                                     -> Diarizer
 """
 
 from ray.serve import Application
 
-from deployments.audio_decoder import AudioDecoder
+from deployments.config import PipelineConfig
 from deployments.diarizer import Diarizer
+from deployments.pipeline import TranscriptionPipeline
 from deployments.transcriber import Transcriber
 from serve_app.config import AppConfig
 from serve_app.ingress import Ingress
 
 
 def build_app(args: AppConfig) -> Application:
-    decoder = AudioDecoder.bind(args.chunking)
     transcriber = Transcriber.bind(args.whisper)
     diarizer = Diarizer.bind(args.diarization)
-    return Ingress.bind(decoder, transcriber, diarizer, args)
+    pipeline_config = PipelineConfig(
+        chunking=args.chunking, limits=args.limits, url_input=args.url_input, spool_dir=str(args.jobs.spool_dir)
+    )
+    pipeline = TranscriptionPipeline.bind(transcriber, diarizer, pipeline_config)
+    return Ingress.bind(pipeline, args)

@@ -94,7 +94,7 @@ async def require_api_key(request: Request) -> ApiKey:
         raise HTTPException(
             status.HTTP_401_UNAUTHORIZED, detail=INVALID_CREDENTIALS, headers={"WWW-Authenticate": "Bearer"}
         )
-    rate = key.requests_per_second or request.app.state.pipeline.limits.requests_per_second
+    rate = key.requests_per_second or request.app.state.config.limits.requests_per_second
     wait_s = await request.app.state.rate_limiter.acquire.remote(key.owner, rate)
     if wait_s > 0:
         retry_after = str(max(1, math.ceil(wait_s)))
@@ -105,7 +105,7 @@ async def require_api_key(request: Request) -> ApiKey:
 async def require_funds(request: Request, key: Annotated[ApiKey, Depends(require_api_key)]) -> ApiKey:
     """402 when the key's balance is spent. Completed work is charged by audio duration, once."""
     if key.balance_seconds is not None:
-        used = await request.app.state.tracker.usage.remote(key.owner)
+        used = await request.app.state.ledger.usage.remote(key.owner)
         if used >= key.balance_seconds:
             raise HTTPException(
                 status.HTTP_402_PAYMENT_REQUIRED,

@@ -6,9 +6,8 @@ import srt
 import webvtt
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 
-from deployments.types import Segment, Transcript
+from deployments.types import DiarizedTranscript, PipelineResult, Segment, Transcript
 from serve_app.schemas import (
-    DiarizedTranscription,
     ResponseFormat,
     TranscriptionJson,
     TranscriptionVerboseJson,
@@ -59,12 +58,10 @@ def verbose_json(transcript: Transcript, include_words: bool) -> TranscriptionVe
     )
 
 
-def render_body(
-    transcript: Transcript | DiarizedTranscription, response_format: ResponseFormat, include_words: bool
-) -> dict | str:
+def render_body(transcript: PipelineResult, response_format: ResponseFormat, include_words: bool) -> dict | str:
     """The body for `response_format`: a JSON object for the JSON formats, a string for the others.
     A diarized transcript is always its JSON object."""
-    if isinstance(transcript, DiarizedTranscription):
+    if isinstance(transcript, DiarizedTranscript):
         return transcript.model_dump()
     match response_format:
         case ResponseFormat.json:
@@ -79,9 +76,7 @@ def render_body(
             return render_vtt(transcript.segments)
 
 
-def render(
-    transcript: Transcript | DiarizedTranscription, response_format: ResponseFormat, include_words: bool
-) -> Response:
+def render(transcript: PipelineResult, response_format: ResponseFormat, include_words: bool) -> Response:
     """The HTTP response for one transcript, with the media type each format calls for."""
     body = render_body(transcript, response_format, include_words)
     if isinstance(body, dict):

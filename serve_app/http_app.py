@@ -6,37 +6,35 @@ from fastapi import Depends, FastAPI, Request, status
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
+from deployments.errors import InputRejectedError, client_error
 from serve_app.auth import AUTH_ERRORS, ApiKeys, require_api_key
-from serve_app.config import JobsConfig
-from serve_app.pipeline import AudioRejectedError, TranscriptionPipeline
+from serve_app.config import AppConfig
 from serve_app.routers import health, jobs, models, transcriptions
-from serve_app.url_fetch import UrlRejectedError
 
 logger = logging.getLogger(__name__)
 
 
-def create_app(
-    pipeline: TranscriptionPipeline, api_keys: ApiKeys, tracker, rate_limiter, jobs_config: JobsConfig
-) -> FastAPI:
-    """`tracker` and `rate_limiter` are actor handles (anything with the same `.method.remote()` calls)."""
+def create_app(config: AppConfig, api_keys: ApiKeys, pipeline, tracker, ledger, rate_limiter) -> FastAPI:  # noqa: ANN001
+    """`pipeline` is the TranscriptionPipeline's DeploymentHandle; `tracker`, `ledger` and `rate_limiter` are
+    actor handles. Tests pass anything with the same `.method.remote()` calls."""
     app = FastAPI(
         title="stt-service",
         summary="OpenAI-compatible speech-to-text on Ray Serve.",
         version="0.1.0",
     )
-    app.state.pipeline = pipeline
+    app.state.config = config
     app.state.api_keys = api_keys
+    app.state.pipeline = pipeline
     app.state.tracker = tracker
+    app.state.ledger = ledger
     app.state.rate_limiter = rate_limiter
-    app.state.jobs_config = jobs_config
     authenticated = {"dependencies": [Depends(require_api_key)], "responses": AUTH_ERRORS}
     app.include_router(health.router)  # no key: load balancers probe it, and it reveals nothing
     app.include_router(models.router, **authenticated)
     app.include_router(transcriptions.router, **authenticated)
     app.include_router(jobs.router, **authenticated)
     app.add_exception_handler(RequestValidationError, _validation_error)
-    app.add_exception_handler(AudioRejectedError, _audio_rejected)
-    app.add_exception_handler(UrlRejectedError, _url_rejected)
+    app.add_exception_handler(InputRejectedError, _input_rejected)
     app.add_exception_handler(Exception, _unexpected_error)
     return app
 
@@ -47,12 +45,12 @@ async def _validation_error(_: Request, error: RequestValidationError) -> JSONRe
     return JSONResponse({"detail": detail}, status_code=status.HTTP_422_UNPROCESSABLE_CONTENT)
 
 
-async def _audio_rejected(_: Request, error: AudioRejectedError) -> JSONResponse:
-    return JSONResponse({"detail": str(error)}, status_code=status.HTTP_400_BAD_REQUEST)
-
-
-async def _url_rejected(_: Request, error: UrlRejectedError) -> JSONResponse:
-    return JSONResponse({"detail": str(error)}, status_code=error.status)
+async def _input_rejected(request: Request, error: InputRejectedError) -> JSONResponse:
+    """What the pipeline refused (undecodable audio, a bad URL, ...), also when it crossed from a replica."""
+    rejected = client_error(error)
+    if rejected is None:
+        return await _unexpected_error(request, error)
+    return JSONResponse({"detail": str(rejected)}, status_code=rejected.status)
 
 
 async def _unexpected_error(request: Request, error: Exception) -> JSONResponse:

@@ -1,15 +1,16 @@
-"""Ingress: the HTTP entry deployment. It wires handles into the FastAPI app and holds no model code."""
+"""Ingress: the HTTP entry deployment. It wires handles into the FastAPI app and holds no model code and no
+audio: uploads go to the spool on disk, and the pipeline deployment reads them from there."""
 
 from fastapi import FastAPI
 from ray import serve
 from ray.serve.handle import DeploymentHandle
 
+from deployments.billing import get_or_create_ledger
 from deployments.job_tracker import get_or_create_tracker
 from deployments.rate_limiter import get_or_create_rate_limiter
 from serve_app.auth import ApiKeys, configured_keys
 from serve_app.config import AppConfig, SecretSettings
 from serve_app.http_app import create_app
-from serve_app.pipeline import TranscriptionPipeline
 
 
 # Requests spend their time awaiting other deployments, so one replica holds many at once; Serve's default
@@ -17,18 +18,17 @@ from serve_app.pipeline import TranscriptionPipeline
 @serve.deployment(max_ongoing_requests=256)
 @serve.ingress()
 class Ingress:
-    async def __init__(
-        self, decoder: DeploymentHandle, transcriber: DeploymentHandle, diarizer: DeploymentHandle, config: AppConfig
-    ) -> None:
+    async def __init__(self, pipeline: DeploymentHandle, config: AppConfig) -> None:
+        self.config = config
         self.api_keys = ApiKeys(configured_keys(SecretSettings()))
-        self.pipeline = TranscriptionPipeline(
-            decoder, transcriber, diarizer, config.limits, config.chunking, config.url_input
-        )
-        self.jobs_config = config.jobs
-        self.tracker = get_or_create_tracker(config.jobs, self.pipeline)
+        self.pipeline = pipeline
+        self.ledger = get_or_create_ledger(config.jobs)
+        self.tracker = get_or_create_tracker(config.jobs, pipeline, self.ledger)
         self.rate_limiter = get_or_create_rate_limiter(config.jobs)
-        await self.tracker.__ray_ready__.remote()  # not ready to serve until the tracker is
+        # The tracker is detached and outlives a redeploy: hand it this deployment's config and handles.
+        await self.tracker.reconfigure.remote(config.jobs, pipeline, self.ledger)
+        await self.ledger.__ray_ready__.remote()  # not ready to serve until the actors are
         await self.rate_limiter.__ray_ready__.remote()
 
     def __serve_build_asgi_app__(self) -> FastAPI:
-        return create_app(self.pipeline, self.api_keys, self.tracker, self.rate_limiter, self.jobs_config)
+        return create_app(self.config, self.api_keys, self.pipeline, self.tracker, self.ledger, self.rate_limiter)

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, WithJsonSchema, field_validator, model_validator
 from transformers.models.whisper.tokenization_whisper import LANGUAGES as WHISPER_LANGUAGE_NAMES
 
-from deployments.types import DiarizationOptions, Segment, TranscriptionOptions, Word
+from deployments.types import DiarizationOptions, DiarizedTranscript, Segment, TranscriptionOptions, Word
 from serve_app.upload import SpooledFile
 
 MODEL_ID = "whisper-1"
@@ -115,7 +115,7 @@ class TranscriptionForm(BaseModel):
     def transcription_options(self) -> TranscriptionOptions:
         return TranscriptionOptions(
             language=self.language,
-            word_timestamps=self.wants_words or self.task == Task.diarize,  # speakers are assigned per word
+            word_timestamps=self.wants_words,  # task=diarize turns them on in the pipeline: speakers go to words
             segment_timestamps=self.response_format not in TEXT_ONLY_FORMATS or self.task == Task.diarize,
             prompt=self.prompt,
             temperature=self.temperature,
@@ -140,39 +140,8 @@ class TranscriptionVerboseJson(BaseModel):
     words: list[Word] | None = Field(None, description="Present when timestamp_granularities[] has word.")
 
 
-class SpeakerSummary(BaseModel):
-    speaker: str = Field(description="The speaker's label, e.g. SPEAKER_00.")
-    speaking_time: float = Field(description="Seconds this speaker speaks, overlaps excluded.")
-
-
-class DiarizedWord(BaseModel):
-    word: str
-    start: float
-    end: float
-    speaker: str | None
-
-
-class DiarizedSegment(BaseModel):
-    """One speaker's stretch of a Whisper segment (OpenAI's diarized_json segment fields, plus words)."""
-
-    type: Literal["transcript.text.segment"] = "transcript.text.segment"
-    id: int
-    start: float
-    end: float
-    text: str
-    speaker: str | None
-    words: list[DiarizedWord]
-
-
-class DiarizedTranscription(BaseModel):
-    """The result of task=diarize: always this JSON object, whatever response_format says."""
-
-    task: Literal["diarize"] = "diarize"
-    text: str
-    language: str
-    duration: float
-    speakers: list[SpeakerSummary] = Field(description="In order of first appearance; empty for silence.")
-    segments: list[DiarizedSegment]
+DiarizedTranscription = DiarizedTranscript
+"""The result of task=diarize, as the pipeline returns it: always this JSON object, whatever response_format says."""
 
 
 class ModelCard(BaseModel):

@@ -46,6 +46,14 @@ KEYS_FILE = {
 """Keys with a balance or their own limits, from STT_API_KEYS_FILE; API_KEYS come from STT_API_KEYS."""
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Slow fault tests run after the rest, and a test that redeploys the shared service with another
+    config runs last of all (it leaves that config in place)."""
+    items.sort(
+        key=lambda item: (item.get_closest_marker("redeploys") is not None, item.get_closest_marker("slow") is not None)
+    )
+
+
 @pytest.fixture(scope="session")
 def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
     workdir = tmp_path_factory.mktemp("service")

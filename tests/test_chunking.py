@@ -3,9 +3,9 @@
 import numpy as np
 
 from deployments.audio import decode_audio
-from deployments.chunking import SpeechChunker, fixed_windows, merge_speech
-from deployments.types import SAMPLE_RATE, ChunkTranscript, DecodedAudio, Segment, Word
-from serve_app.pipeline import join_chunks
+from deployments.chunking import SpeechChunker, StreamingChunker, fixed_windows, merge_speech
+from deployments.pipeline import join_chunks
+from deployments.types import SAMPLE_RATE, ChunkTranscript, Segment, Word
 from tests.media import pyannote_sample
 
 SECOND = SAMPLE_RATE
@@ -46,9 +46,7 @@ def _segment(start: float, end: float, text: str) -> Segment:
 
 
 def test_join_shifts_times_by_chunk_start_and_renumbers() -> None:
-    audio = DecodedAudio(
-        np.zeros(70 * SECOND, np.float32), chunks=((2 * SECOND, 30 * SECOND), (40 * SECOND, 65 * SECOND))
-    )
+    spans = [(2 * SECOND, 30 * SECOND), (40 * SECOND, 65 * SECOND)]
     first = ChunkTranscript(language="en", segments=[_segment(0.5, 3.0, " One."), _segment(3.0, 5.0, " Two.")],
                             words=[Word(word=" One.", start=0.5, end=1.0, prob=0.9)])  # fmt: skip
     second = ChunkTranscript(
@@ -56,7 +54,7 @@ def test_join_shifts_times_by_chunk_start_and_renumbers() -> None:
         segments=[_segment(1.0, 26.0, " Three.")],
         words=[Word(word=" Three.", start=1.0, end=2.0, prob=0.9)],
     )
-    joined = join_chunks([first, second], audio, "en")
+    joined = join_chunks([first, second], spans, 70.0, "en")
     assert [(s.id, s.start, s.end) for s in joined.segments] == [
         (0, 2.5, 5.0),
         (1, 5.0, 7.0),
@@ -64,3 +62,40 @@ def test_join_shifts_times_by_chunk_start_and_renumbers() -> None:
     ]  # clamped to the chunk's end
     assert [(w.start, w.end) for w in joined.words] == [(2.5, 3.0), (41.0, 42.0)]
     assert joined.text == "One. Two. Three." and joined.duration == 70.0
+
+
+def _covered(spans: list[tuple[int, int]], length: int) -> np.ndarray:
+    mask = np.zeros(length, bool)
+    for start, end in spans:
+        mask[start:end] = True
+    return mask
+
+
+def test_streaming_chunks_cover_the_same_speech_as_whole_file_chunks() -> None:
+    """Real speech with silences, fed in 7 s windows so that window edges fall inside speech."""
+    speech = decode_audio(pyannote_sample()).samples
+    audio = np.concatenate(
+        [speech, np.zeros(40 * SECOND, np.float32), speech, np.zeros(5 * SECOND, np.float32), speech]
+    )
+    chunker = SpeechChunker()
+    whole = chunker.chunks(audio)
+    streaming = StreamingChunker(chunker)
+    chunks = []
+    for start in range(0, len(audio), 7 * SECOND):
+        chunks += list(streaming.feed(audio[start : start + 7 * SECOND]))
+    chunks += list(streaming.finish())
+    spans = [(chunk.start, chunk.end) for chunk in chunks]
+    assert all(np.array_equal(chunk.samples, audio[chunk.start : chunk.end]) for chunk in chunks)
+    assert all(end - start <= 30 * SECOND for start, end in spans)
+    assert all(a_end <= b_start for (_, a_end), (b_start, _) in zip(spans, spans[1:], strict=False))  # no overlap
+    expected, got = _covered(whole, len(audio)), _covered(spans, len(audio))
+    assert (expected & got).sum() >= 0.97 * expected.sum()  # the same speech, give or take the window edges
+    assert got.sum() <= 1.05 * expected.sum()
+    assert len(streaming.buffer) == 0
+
+
+def test_streaming_memory_stays_bounded_on_long_silence() -> None:
+    streaming = StreamingChunker(SpeechChunker())
+    for _ in range(10):  # ten minutes of silence, a minute at a time
+        assert list(streaming.feed(np.zeros(60 * SECOND, np.float32))) == []
+        assert len(streaming.buffer) <= 1 * SECOND

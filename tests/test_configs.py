@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from serve_app.config import AppConfig, BatchingConfig
+from deployments.config import BatchingConfig
+from serve_app.config import AppConfig
 
 CONFIGS = sorted((Path(__file__).resolve().parents[1] / "configs").glob("*.yaml"))
 

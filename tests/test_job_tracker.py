@@ -1,4 +1,4 @@
-"""The JobTracker's rules, without Ray: a fake pipeline, a real SQLite store, an injected clock."""
+"""The JobTracker's rules, without Ray: a fake pipeline handle, a real SQLite store and ledger, an injected clock."""
 
 import asyncio
 from datetime import UTC, datetime, timedelta
@@ -6,12 +6,13 @@ from pathlib import Path
 
 import pytest
 
+from deployments.billing import UsageLedger
+from deployments.config import JobsConfig
+from deployments.errors import AudioRejectedError
 from deployments.job_store import SQLiteJobStore
 from deployments.job_tracker import JobTracker, TooManyJobsError
 from deployments.jobs import JobRequest, JobStatus
-from deployments.types import Segment, Transcript, TranscriptionOptions
-from serve_app.config import JobsConfig
-from serve_app.pipeline import AudioRejectedError
+from deployments.types import PipelineProgress, PipelineRequest, Segment, Transcript, TranscriptionOptions, Word
 
 TRANSCRIPT = Transcript(
     language="en",
@@ -20,25 +21,48 @@ TRANSCRIPT = Transcript(
         Segment(id=0, seek=0, start=0.0, end=2.5, text=" Hello there.", tokens=[1], temperature=0.0,
                 avg_logprob=-0.1, compression_ratio=1.0, no_speech_prob=0.0)
     ],
+    words=[Word(word=" Hello", start=0.0, end=1.0, prob=0.9), Word(word=" there.", start=1.2, end=2.5, prob=0.9)],
 )  # fmt: skip
 
 
 class FakePipeline:
-    """Transcribes instantly, or waits for `gate`; sources named *bad* are rejected like undecodable audio."""
+    """A DeploymentHandle's calls (`options(stream=True).transcribe_streaming.remote(request)`): reports half
+    done, then transcribes, or waits for `gate` first; sources named *bad* are rejected like undecodable audio."""
 
     def __init__(self) -> None:
         self.gate: asyncio.Event | None = None
         self.calls = 0
+        self.transcribe_streaming = self
 
-    async def run(self, source: str, options: TranscriptionOptions, diarization=None, on_progress=None) -> Transcript:
+    def options(self, stream: bool) -> "FakePipeline":
+        assert stream
+        return self
+
+    async def remote(self, request: PipelineRequest):
         self.calls += 1
-        if on_progress is not None:
-            on_progress(0.5)  # half the chunks done
+        yield PipelineProgress(share=0.5)
         if self.gate is not None:
             await self.gate.wait()
-        if "bad" in source:
+        if "bad" in request.source_path:
             raise AudioRejectedError("audio processing failed: the file is not a readable audio or video container")
-        return TRANSCRIPT.model_copy()
+        yield TRANSCRIPT.model_copy()
+
+
+class _Remote:
+    def __init__(self, function) -> None:
+        self.function = function
+
+    async def remote(self, *args):
+        return self.function(*args)
+
+
+class FakeLedger:
+    """The UsageLedger actor's calls, on a real ledger."""
+
+    def __init__(self, path: Path) -> None:
+        self.ledger = UsageLedger(path)
+        self.charge = _Remote(self.ledger.charge)
+        self.usage = _Remote(self.ledger.usage)
 
 
 class Clock:
@@ -70,22 +94,23 @@ def _tracker(tmp_path: Path, pipeline=None, clock=None, **config) -> JobTracker:
     return JobTracker(
         JobsConfig(state_dir=str(tmp_path), **config),
         pipeline or FakePipeline(),
+        FakeLedger(tmp_path / "jobs.sqlite3"),
         store=SQLiteJobStore(tmp_path / "jobs.sqlite3"),
         clock=clock or Clock(),
     )
 
 
-def test_completed_job_has_result_in_its_format_and_is_charged_once(tmp_path: Path) -> None:
+def test_completed_job_keeps_the_domain_transcript_and_is_charged_once(tmp_path: Path) -> None:
     async def scenario() -> None:
         tracker = _tracker(tmp_path)
         request = _request(tmp_path, response_format="srt")
         job = await tracker.submit("alice", request)
         done = await _until_finished(tracker, job.job_id)
         assert done.status == JobStatus.complete and done.progress == 1.0
-        assert done.result.startswith("1\n00:00:00,000 --> 00:00:02,500\nHello there.")
+        assert done.transcript == TRANSCRIPT  # rendered as srt by the HTTP layer when polled
         assert done.completed_at is not None and done.error is None
         assert not Path(request.source_path).exists()  # spool file deleted when the job ends
-        assert await tracker.usage("alice") == 2.5
+        assert await tracker.ledger.usage.remote("alice") == 2.5
 
     asyncio.run(scenario())
 
@@ -97,9 +122,9 @@ def test_failed_job_reports_why_and_is_not_charged(tmp_path: Path) -> None:
         done = await _until_finished(tracker, (await tracker.submit("alice", request)).job_id)
         assert done.status == JobStatus.error
         assert done.error.startswith("audio processing failed")
-        assert done.result is None
+        assert done.transcript is None
         assert not Path(request.source_path).exists()
-        assert await tracker.usage("alice") == 0.0
+        assert await tracker.ledger.usage.remote("alice") == 0.0
 
     asyncio.run(scenario())
 
@@ -157,7 +182,7 @@ def test_a_new_tracker_resumes_unfinished_jobs_from_the_store(tmp_path: Path) ->
         first = _tracker(tmp_path, pipeline=stuck)
         ids = [(await first.submit("alice", _request(tmp_path, f"{n}.wav"))).job_id for n in range(3)]
         await asyncio.sleep(0.05)
-        for task in first._tasks:
+        for task in [*first.workers.values(), first._sweeper]:
             task.cancel()
         second = _tracker(tmp_path)
         return [(await _until_finished(second, job_id)).status for job_id in ids]
@@ -182,3 +207,48 @@ def test_progress_is_reported_while_running_and_is_1_at_the_end(tmp_path: Path) 
         assert finished.status == JobStatus.complete and finished.progress == 1.0
 
     asyncio.run(scenario())
+
+
+def test_a_redeployed_config_changes_caps_and_concurrency_of_the_running_tracker(tmp_path: Path) -> None:
+    """The tracker is detached and outlives a redeploy; the new Ingress hands it the new config."""
+
+    async def scenario() -> None:
+        pipeline = FakePipeline()
+        pipeline.gate = asyncio.Event()
+        tracker = _tracker(tmp_path, pipeline=pipeline, max_running_jobs_per_key=5, max_concurrent_jobs=1)
+        for n in range(3):
+            await tracker.submit("alice", _request(tmp_path, f"{n}.wav"))
+        await asyncio.sleep(0.05)
+        assert pipeline.calls == 1  # one job at a time
+        await tracker.reconfigure(
+            JobsConfig(state_dir=str(tmp_path), max_running_jobs_per_key=3, max_concurrent_jobs=3),
+            pipeline,
+            tracker.ledger,
+        )
+        await asyncio.sleep(0.05)
+        assert pipeline.calls == 3  # the other two started at once
+        with pytest.raises(TooManyJobsError):
+            await tracker.submit("alice", _request(tmp_path))  # the new cap: 3
+        pipeline.gate.set()
+
+    asyncio.run(scenario())
+
+
+def test_a_charge_is_recorded_once_per_id(tmp_path: Path) -> None:
+    ledger = UsageLedger(tmp_path / "jobs.sqlite3")
+    assert ledger.charge("job-1", "alice", 10.0)
+    assert not ledger.charge("job-1", "alice", 10.0)  # a retried call, or a job run again after a crash
+    assert ledger.charge("request-2", "alice", 2.5)
+    assert ledger.usage("alice") == 12.5 and ledger.usage("bob") == 0.0
+
+
+def test_usage_totals_of_an_earlier_version_move_into_the_ledger(tmp_path: Path) -> None:
+    import sqlite3
+
+    old = sqlite3.connect(tmp_path / "jobs.sqlite3")
+    old.execute("CREATE TABLE usage (owner TEXT PRIMARY KEY, audio_seconds REAL)")
+    old.execute("INSERT INTO usage VALUES ('alice', 42.0)")
+    old.commit()
+    old.close()
+    assert UsageLedger(tmp_path / "jobs.sqlite3").usage("alice") == 42.0
+    assert UsageLedger(tmp_path / "jobs.sqlite3").usage("alice") == 42.0  # moved once

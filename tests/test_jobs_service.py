@@ -151,6 +151,7 @@ def test_running_job_cap_per_key_answers_429(service: Service) -> None:
         assert _wait(service, job_id, api_key=API_KEYS[1])["status"] == "complete"
 
 
+@pytest.mark.slow
 def test_jobs_survive_a_killed_tracker(service: Service, speech_wav: bytes) -> None:
     ids = [_submit(service, speech_wav)["job_id"] for _ in range(4)]
     ray.init(address="auto", namespace="stt-service", log_to_driver=False)
@@ -163,6 +164,7 @@ def test_jobs_survive_a_killed_tracker(service: Service, speech_wav: bytes) -> N
     assert all("know you were there" in job["result"]["text"].lower() for job in jobs)
 
 
+@pytest.mark.slow
 def test_jobs_survive_a_restart_of_the_whole_application(service: Service, speech_wav: bytes) -> None:
     ids = [_submit(service, speech_wav)["job_id"] for _ in range(4)]
     service.process.restart()  # Ctrl-C `serve run` (and its Ray), then start it again

@@ -80,3 +80,29 @@ def test_no_api_key_appears_in_any_log(service: Service) -> None:
         if path.is_file():
             text = path.read_text(errors="replace")
             assert not [key for key in keys if key in text], path
+
+
+@pytest.fixture(scope="module")
+def twelve_hour_bomb(tmp_path_factory: pytest.TempPathFactory) -> bytes:
+    """12 hours of near-silence (real speech for 30 s, then digital silence) as FLAC: 0.6 MB."""
+    from scripts.bench_memory import make_long_flac
+
+    path = tmp_path_factory.mktemp("bomb") / "twelve-hours.flac"
+    make_long_flac(path, hours=12, speech_every_s=1e9)
+    return path.read_bytes()
+
+
+def test_a_file_that_decodes_past_the_duration_limit_is_refused_at_once(service: Service, twelve_hour_bomb) -> None:
+    started = time.monotonic()
+    with service.client() as client:
+        response = client.post("/v1/audio/transcriptions", files={"file": ("bomb.flac", twelve_hour_bomb)})
+    assert response.status_code == 400
+    assert response.json() == {"detail": "audio is too long (43200 s): the maximum is 36000 s"}
+    assert time.monotonic() - started < 10  # refused without decoding 12 hours
+
+
+def test_the_same_file_as_a_job_ends_in_error_with_the_limit(service: Service, twelve_hour_bomb) -> None:
+    from tests.test_jobs_service import _submit, _wait
+
+    job = _wait(service, _submit(service, twelve_hour_bomb)["job_id"], timeout_s=60)
+    assert job["status"] == "error" and job["error"] == "audio is too long (43200 s): the maximum is 36000 s"

@@ -1,13 +1,33 @@
-"""The pipeline's language choice and chunk joining, with fake deployments in place of handles."""
+"""The pipeline deployment's logic without Ray: real decoding and chunking of real files, fake Transcriber
+and Diarizer handles. Covers the one-way path's rules: bounded chunks in flight, the decoded spool, the
+file's language, progress, and duration limits that stop decoding early."""
 
 import asyncio
+import time
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
+import pytest
 
-from deployments.types import SAMPLE_RATE, ChunkOptions, ChunkTranscript, DecodedAudio, Segment, TranscriptionOptions
-from serve_app.config import ChunkingConfig, LimitsConfig
-from serve_app.pipeline import TranscriptionPipeline, main_language
+from deployments.audio import decode_windows
+from deployments.config import ChunkingConfig, LimitsConfig, PipelineConfig
+from deployments.errors import AudioRejectedError
+from deployments.pipeline import FileRun, TranscriptionPipeline, main_language
+from deployments.types import (
+    SAMPLE_RATE,
+    ChunkOptions,
+    ChunkTranscript,
+    Diarization,
+    DiarizationOptions,
+    DiarizedTranscript,
+    PipelineProgress,
+    PipelineRequest,
+    Segment,
+    SpeakerTurn,
+    TranscriptionOptions,
+)
+from tests.media import encode
 
 
 class _Method:
@@ -15,24 +35,25 @@ class _Method:
         self.function = function
 
     async def remote(self, *args: object) -> object:
-        return self.function(*args)
-
-
-class _Decoder:
-    def __init__(self, audio: DecodedAudio) -> None:
-        self.decode = _Method(lambda source: audio)
+        return await self.function(*args)
 
 
 class _Transcriber:
-    """Detects the language a chunk was 'spoken' in from its first sample (0: en, 1: de)."""
+    """'Detects' German in a chunk whose first sample is loud, English otherwise; counts chunks in flight."""
 
-    def __init__(self) -> None:
+    def __init__(self, delay_s: float = 0.0) -> None:
         self.calls: list[ChunkOptions] = []
+        self.delay_s = delay_s
+        self.in_flight = self.most_in_flight = 0
         self.transcribe_chunk = _Method(self._transcribe)
 
-    def _transcribe(self, chunk: np.ndarray, options: ChunkOptions) -> ChunkTranscript:
+    async def _transcribe(self, chunk: np.ndarray, options: ChunkOptions) -> ChunkTranscript:
         self.calls.append(options)
-        language = options.language or ("de" if chunk[0] == 1 else "en")
+        self.in_flight += 1
+        self.most_in_flight = max(self.most_in_flight, self.in_flight)
+        await asyncio.sleep(self.delay_s)
+        self.in_flight -= 1
+        language = options.language or ("de" if chunk[0] > 0.5 else "en")
         segment = Segment(
             id=0, seek=0, start=0.0, end=1.0, text=f" [{language}]", tokens=[], temperature=0.0,
             avg_logprob=0.0, compression_ratio=1.0, no_speech_prob=0.0,
@@ -40,37 +61,141 @@ class _Transcriber:
         return ChunkTranscript(language=language, segments=[segment])
 
 
-def _audio(chunk_languages: list[int], chunk_s: list[float]) -> DecodedAudio:
-    pieces, chunks, at = [], [], 0
-    for language, seconds in zip(chunk_languages, chunk_s, strict=True):
-        length = int(seconds * SAMPLE_RATE)
-        pieces.append(np.full(length, language, dtype=np.float32))
-        chunks.append((at, at + length))
-        at += length
-    return DecodedAudio(np.concatenate(pieces), tuple(chunks))
+class _Diarizer:
+    def __init__(self) -> None:
+        self.samples: np.ndarray | None = None
+        self.diarize_file = _Method(self._diarize)
+
+    async def _diarize(self, path: str, options: DiarizationOptions) -> Diarization:
+        self.samples = np.fromfile(path, dtype=np.float32)
+        turn = SpeakerTurn(speaker="SPEAKER_00", start=0.0, end=len(self.samples) / SAMPLE_RATE)
+        return Diarization(turns=[turn], exclusive_turns=[turn])
 
 
-def _run(audio: DecodedAudio, language: str | None = None) -> tuple[object, _Transcriber]:
+def _pipeline(tmp_path: Path, transcriber=None, diarizer=None, **limits) -> TranscriptionPipeline:  # noqa: ANN001
+    config = PipelineConfig(
+        chunking=ChunkingConfig(vad_filter=False, max_chunk_s=5, max_chunks_in_flight=3),
+        limits=LimitsConfig(**limits),
+        spool_dir=str(tmp_path / "spool"),
+    )
+    return TranscriptionPipeline.func_or_class(transcriber or _Transcriber(), diarizer or _Diarizer(), config)
+
+
+def _wav(tmp_path: Path, levels: list[tuple[float, float]]) -> Path:
+    """A WAV of constant stretches: (level, seconds) each."""
+    samples = np.concatenate([np.full(int(seconds * SAMPLE_RATE), level, np.float32) for level, seconds in levels])
+    path = tmp_path / "audio.wav"
+    path.write_bytes(encode(samples, "wav"))
+    return path
+
+
+def _request(path: Path, language: str | None = None, diarize: bool = False) -> PipelineRequest:
+    return PipelineRequest(
+        source_path=str(path),
+        max_bytes=1 << 30,
+        options=TranscriptionOptions(language=language),
+        diarization=DiarizationOptions() if diarize else None,
+    )
+
+
+def test_the_language_of_most_speech_wins_and_other_chunks_are_decoded_again_in_it(tmp_path: Path) -> None:
     transcriber = _Transcriber()
-    pipeline = TranscriptionPipeline(_Decoder(audio), transcriber, None, LimitsConfig(), ChunkingConfig())
-    transcript = asyncio.run(pipeline.transcribe(b"", TranscriptionOptions(language=language)))
-    return transcript, transcriber
-
-
-def test_the_language_of_most_speech_wins_and_other_chunks_are_decoded_again_in_it() -> None:
-    transcript, transcriber = _run(_audio([1, 0, 0], [5.0, 20.0, 20.0]))  # 5 s detected as German, 40 s English
+    pipeline = _pipeline(tmp_path, transcriber)
+    path = _wav(tmp_path, [(0.9, 5.0), (0.0, 15.0)])  # 5 s "German", then 15 s "English"
+    transcript = asyncio.run(pipeline.transcribe(_request(path)))
     assert transcript.language == "en"
-    assert [segment.text for segment in transcript.segments] == [" [en]", " [en]", " [en]"]
-    assert [call.language for call in transcriber.calls] == [None, None, None, "en"]  # one chunk decoded again
-    assert [segment.start for segment in transcript.segments] == [0.0, 5.0, 25.0]  # on the file's timeline
+    assert [segment.text for segment in transcript.segments] == [" [en]"] * 4
+    assert [call.language for call in transcriber.calls] == [None] * 4 + ["en"]  # one chunk decoded again
+    assert [segment.start for segment in transcript.segments] == [0.0, 5.0, 10.0, 15.0]  # the file's timeline
+    assert list((tmp_path / "spool").iterdir()) == []  # the decoded spool is gone
 
 
-def test_a_given_language_is_used_for_every_chunk_without_detection() -> None:
-    transcript, transcriber = _run(_audio([1, 0], [5.0, 5.0]), language="fr")
+def test_a_given_language_is_used_for_every_chunk_and_nothing_is_spooled(tmp_path: Path) -> None:
+    transcriber = _Transcriber()
+    transcript = asyncio.run(_pipeline(tmp_path, transcriber).transcribe(_request(_wav(tmp_path, [(0.9, 8.0)]), "fr")))
     assert transcript.language == "fr"
     assert [call.language for call in transcriber.calls] == ["fr", "fr"]
+    assert not (tmp_path / "spool").exists()
+
+
+def test_at_most_max_chunks_in_flight_are_sent_at_once(tmp_path: Path) -> None:
+    transcriber = _Transcriber(delay_s=0.02)
+    path = _wav(tmp_path, [(0.1, 60.0)])  # 12 chunks of 5 s
+    asyncio.run(_pipeline(tmp_path, transcriber).transcribe(_request(path, "en")))
+    assert len(transcriber.calls) == 12 and transcriber.most_in_flight == 3
+
+
+def test_the_diarizer_reads_the_same_decoded_audio_from_the_spool(tmp_path: Path) -> None:
+    diarizer = _Diarizer()
+    path = _wav(tmp_path, [(0.2, 3.0), (0.0, 4.0)])
+    result = asyncio.run(_pipeline(tmp_path, diarizer=diarizer).transcribe(_request(path, "en", diarize=True)))
+    assert isinstance(result, DiarizedTranscript)
+    assert np.array_equal(diarizer.samples, np.concatenate(list(decode_windows(path))))
+    assert {segment.speaker for segment in result.segments} == {"SPEAKER_00"}
+    assert list((tmp_path / "spool").iterdir()) == []
+
+
+def test_progress_rises_then_the_result_comes_last(tmp_path: Path) -> None:
+    async def events() -> list:
+        pipeline = _pipeline(tmp_path, _Transcriber(delay_s=0.01))
+        return [event async for event in pipeline.transcribe_streaming(_request(_wav(tmp_path, [(0.1, 30.0)])))]
+
+    received = asyncio.run(events())
+    shares = [event.share for event in received[:-1]]
+    assert all(isinstance(event, PipelineProgress) for event in received[:-1]) and len(shares) == 6
+    assert shares == sorted(shares) and shares[-1] < 1.0
+    assert received[-1].duration == 30.0
+
+
+def test_a_file_shorter_than_the_minimum_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(AudioRejectedError, match="too short"):
+        asyncio.run(_pipeline(tmp_path).transcribe(_request(_wav(tmp_path, [(0.1, 0.2)]))))
+
+
+def test_a_declared_duration_over_the_limit_is_refused_before_decoding(tmp_path: Path) -> None:
+    path = _wav(tmp_path, [(0.0, 30.0)])
+    with pytest.raises(AudioRejectedError, match=r"audio is too long \(30 s\): the maximum is 20 s"):
+        asyncio.run(_pipeline(tmp_path, max_duration_s=20).transcribe(_request(path)))
+
+
+def test_decoding_stops_at_the_duration_limit_without_reading_the_rest() -> None:
+    """A stream without a trustworthy header: decoding itself stops one window past the limit."""
+    ten_minutes = encode(np.zeros(600 * SAMPLE_RATE, np.float32), "wav")
+    windows = decode_windows(ten_minutes, window_s=10, max_duration_s=60)
+    started, decoded = time.perf_counter(), 0
+    with pytest.raises(AudioRejectedError, match="the maximum is 60 s"):
+        for window in windows:
+            decoded += len(window)
+    assert decoded <= 60 * SAMPLE_RATE  # nothing past the limit was handed on
+    full = time.perf_counter() - started
+    assert full < 5  # stopped early (a full decode of 10 minutes is not needed to know)
 
 
 def test_main_language_ties_go_to_the_earliest_chunk() -> None:
     transcripts = [ChunkTranscript(language=code, segments=[]) for code in ("de", "en")]
-    assert main_language(transcripts, ((0, 100), (100, 200))) == "de"
+    assert main_language(transcripts, [(0, 100), (100, 200)]) == "de"
+
+
+def test_a_failed_run_cancels_its_chunks_and_removes_the_decoded_spool(tmp_path: Path) -> None:
+    class _Failing(_Transcriber):
+        async def _transcribe(self, chunk: np.ndarray, options: ChunkOptions) -> ChunkTranscript:
+            raise RuntimeError("engine failed")
+
+    transcriber = _Failing()
+    transcriber.transcribe_chunk = _Method(transcriber._transcribe)
+    run = FileRun(_pipeline(tmp_path, transcriber), _request(_wav(tmp_path, [(0.1, 12.0)])))
+    with pytest.raises(RuntimeError, match="engine failed"):
+        asyncio.run(run.result())
+    assert list((tmp_path / "spool").iterdir()) == []
+
+
+def test_rejections_survive_the_trip_between_processes() -> None:
+    """Ray rebuilds a replica's exception from its args in the caller's process: status and message too."""
+    import pickle
+
+    from deployments.audio import decode_failed
+    from deployments.errors import UrlRejectedError
+
+    for error in (decode_failed("no audio track"), UrlRejectedError("too big", status=413)):
+        copy = pickle.loads(pickle.dumps(error))
+        assert type(copy) is type(error) and str(copy) == str(error) and copy.status == error.status

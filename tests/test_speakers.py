@@ -1,7 +1,7 @@
 """Word-level speaker assignment and segment splitting (serve_app/speakers.py)."""
 
+from deployments.speakers import diarized_transcription, speaker_of, speaker_summaries
 from deployments.types import Diarization, Segment, SpeakerTurn, Transcript, Word
-from serve_app.speakers import diarized_transcription, speaker_of, speaker_summaries
 
 A, B = "SPEAKER_00", "SPEAKER_01"
 TURNS = [SpeakerTurn(speaker=A, start=0.0, end=2.0), SpeakerTurn(speaker=B, start=2.5, end=5.0)]

@@ -8,8 +8,8 @@ import pytest
 from ray.serve.batching import _BatchQueue
 
 from deployments import transcriber as transcriber_module
+from deployments.config import WhisperModelConfig
 from deployments.types import ChunkOptions, ChunkTranscript
-from serve_app.config import WhisperModelConfig
 
 
 class _SlowEngine:

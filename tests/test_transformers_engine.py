@@ -7,10 +7,10 @@ import torch
 from faster_whisper.audio import pad_or_trim
 
 from deployments.audio import decode_audio
+from deployments.config import WhisperModelConfig
 from deployments.engines.ctranslate2_engine import CTranslate2Engine
 from deployments.engines.transformers_engine import TransformersEngine
 from deployments.types import ChunkOptions
-from serve_app.config import WhisperModelConfig
 from tests.media import pyannote_sample
 from tests.wer import word_error_rate
 

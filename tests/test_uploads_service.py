@@ -11,7 +11,7 @@ ROUTES = ["/v1/audio/transcriptions", "/v1/audio/transcriptions/async"]
 
 
 def _leftovers(service: Service) -> list[Path]:
-    folders = [service.process.workdir / "uploads", service.process.workdir / "state" / "spool"]
+    folders = [service.process.workdir / "state" / "spool"]
     return [path for folder in folders if folder.exists() for path in folder.iterdir()]
 
 

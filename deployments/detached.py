@@ -1,0 +1,34 @@
+"""The cluster's named, detached actors (job tracker, usage ledger, rate limiter): one of each per cluster,
+created by the first ingress replica and found by the others, restarted by Ray when they die."""
+
+import sqlite3
+from pathlib import Path
+
+import ray
+
+
+def get_or_create(cls: type, name: str, namespace: str, *args: object) -> ray.actor.ActorHandle:
+    """The actor `name`, created from `cls(*args)` if it does not exist yet. Calls are retried across a
+    restart, so each actor's calls are safe to repeat (charges carry ids; the rest is state or reads)."""
+    return (
+        ray.remote(cls)
+        .options(
+            name=name,
+            namespace=namespace,
+            lifetime="detached",
+            get_if_exists=True,
+            max_restarts=-1,
+            max_task_retries=-1,
+            num_cpus=0,
+        )
+        .remote(*args)
+    )
+
+
+def connect_sqlite(path: str | Path) -> sqlite3.Connection:
+    """A durable SQLite connection (WAL, fsync on commit) shared by the actors that keep state in one file."""
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    connection = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
+    connection.execute("PRAGMA journal_mode=WAL")
+    connection.execute("PRAGMA synchronous=FULL")
+    return connection

@@ -1,0 +1,262 @@
+"""TranscriptionPipeline: the deployment through which all audio flows, one way.
+
+    spooled file (or URL) -> decode a window at a time -> VAD chunks -> Transcriber (batched)
+                                       \\-> decoded 16 kHz spool -> Diarizer (reads the file itself)
+                                                                 -> transcript back to the caller
+
+The Ingress and the JobTracker send a `PipelineRequest` (a path and options) and get a domain result
+back: neither ever holds decoded samples or the upload's bytes. This replica holds one decoded window,
+the unfinished chunk and at most `max_chunks_in_flight` chunks on their way to the Transcriber, so its
+memory does not grow with the file's length.
+"""
+
+import asyncio
+import logging
+import uuid
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+import numpy as np
+from ray import serve
+from ray.serve.handle import DeploymentHandle
+
+from deployments.audio import declared_duration, decode_windows, too_long
+from deployments.chunking import Chunk, SpeechChunker, StreamingChunker
+from deployments.config import PipelineConfig
+from deployments.errors import AudioRejectedError
+from deployments.speakers import diarized_transcription
+from deployments.types import (
+    SAMPLE_RATE,
+    ChunkOptions,
+    ChunkTranscript,
+    Diarization,
+    DiarizationOptions,
+    PipelineProgress,
+    PipelineRequest,
+    PipelineResult,
+    Segment,
+    Transcript,
+    Word,
+)
+from deployments.url_fetch import check_url, fetch_to_file
+
+logger = logging.getLogger("ray.serve")
+
+PipelineEvent = PipelineProgress | PipelineResult
+
+
+@serve.deployment(max_ongoing_requests=32)
+class TranscriptionPipeline:
+    """Decoding and VAD are CPU work apart from the model, so this deployment scales on its own; it
+    spends the rest of its time awaiting the Transcriber and the Diarizer."""
+
+    def __init__(self, transcriber: DeploymentHandle, diarizer: DeploymentHandle, config: PipelineConfig) -> None:
+        self.transcriber = transcriber
+        self.diarizer = diarizer
+        self.config = config
+        self.chunker = SpeechChunker(use_vad=config.chunking.vad_filter, max_chunk_s=config.chunking.max_chunk_s)
+
+    async def check_url(self, url: str) -> None:
+        """Refuse a URL now if it is malformed or resolves to a non-public address (UrlRejectedError)."""
+        await check_url(url, self.config.url_input)
+
+    async def transcribe(self, request: PipelineRequest) -> PipelineResult:
+        """The whole result at once: for synchronous requests."""
+        return await FileRun(self, request).result()
+
+    async def transcribe_streaming(self, request: PipelineRequest) -> AsyncIterator[PipelineEvent]:
+        """Progress while it works, then the result: for jobs (`handle.options(stream=True)`)."""
+        progress: asyncio.Queue[float] = asyncio.Queue()
+        run = asyncio.ensure_future(FileRun(self, request, on_progress=progress.put_nowait).result())
+        try:
+            while not run.done():
+                waiter = asyncio.ensure_future(progress.get())
+                await asyncio.wait([run, waiter], return_when=asyncio.FIRST_COMPLETED)
+                if waiter.done():
+                    yield PipelineProgress(share=waiter.result())
+                else:
+                    waiter.cancel()
+            while not progress.empty():
+                yield PipelineProgress(share=progress.get_nowait())
+            yield run.result()
+        finally:
+            run.cancel()
+
+
+class FileRun:
+    """One file through the pipeline."""
+
+    def __init__(
+        self,
+        pipeline: TranscriptionPipeline,
+        request: PipelineRequest,
+        on_progress: Callable[[float], None] | None = None,
+    ) -> None:
+        self.pipeline = pipeline
+        self.request = request
+        self.limits = pipeline.config.limits
+        self.on_progress = on_progress
+        self.in_flight = asyncio.Semaphore(pipeline.config.chunking.max_chunks_in_flight)
+        options = request.options
+        if request.diarization is not None:  # speakers are given to words, so words need their times
+            options = options.model_copy(update={"word_timestamps": True})
+        self.options = ChunkOptions(**options.model_dump())
+        # Decoded audio goes to disk when it is needed again: by the Diarizer, or to decode a chunk again
+        # in the file's language once that is known.
+        needs_decoded = request.diarization is not None or request.options.language is None
+        spool_dir = Path(pipeline.config.spool_dir).expanduser()
+        self.decoded_path = spool_dir / f"{uuid.uuid4()}.f32" if needs_decoded else None
+        self.spans: list[tuple[int, int]] = []  # each chunk's samples in the file
+        self.transcripts: list[asyncio.Task[ChunkTranscript]] = []
+        self.decoded_samples = 0
+        self.expected_samples: int | None = None
+
+    async def result(self) -> PipelineResult:
+        source = Path(self.request.source_path)
+        try:
+            if self.request.url is not None:
+                await fetch_to_file(self.request.url, source, self.request.max_bytes, self.pipeline.config.url_input)
+            declared = await asyncio.to_thread(declared_duration, source)
+            if declared is not None and declared > self.limits.max_duration_s + 1:  # refused before decoding
+                raise too_long(self.limits.max_duration_s, declared)
+            if declared is not None:
+                self.expected_samples = int(declared * SAMPLE_RATE)
+            await self._decode_and_send()
+            duration = self.decoded_samples / SAMPLE_RATE
+            if duration < self.limits.min_duration_s:
+                raise AudioRejectedError(
+                    f"audio is too short ({duration:.2f} s): the minimum is {self.limits.min_duration_s} s"
+                )
+            if self.request.diarization is None:
+                return await self._transcript()
+            transcript, diarization = await asyncio.gather(self._transcript(), self._diarize(self.request.diarization))
+            return diarized_transcription(transcript, diarization)
+        finally:
+            for task in self.transcripts:
+                task.cancel()
+            if self.decoded_path is not None:
+                self.decoded_path.unlink(missing_ok=True)
+
+    async def _decode_and_send(self) -> None:
+        """Decode window by window; every final chunk goes to the Transcriber at once, at most
+        `max_chunks_in_flight` at a time (decoding waits for room: back-pressure)."""
+        windows = decode_windows(self.request.source_path, max_duration_s=self.limits.max_duration_s)
+        streaming = StreamingChunker(self.pipeline.chunker)
+        spool = None
+        if self.decoded_path is not None:
+            self.decoded_path.parent.mkdir(parents=True, exist_ok=True)
+            spool = self.decoded_path.open("wb")
+        try:
+            while (window := await asyncio.to_thread(next, windows, None)) is not None:
+                if spool is not None:
+                    await asyncio.to_thread(spool.write, window.tobytes())
+                self.decoded_samples += len(window)
+                for chunk in await asyncio.to_thread(list, streaming.feed(window)):
+                    await self._send(chunk)
+            for chunk in await asyncio.to_thread(list, streaming.finish()):
+                await self._send(chunk)
+        finally:
+            windows.close()
+            if spool is not None:
+                spool.close()
+
+    async def _send(self, chunk: Chunk) -> None:
+        await self.in_flight.acquire()  # released when the Transcriber has answered
+        self.spans.append((chunk.start, chunk.end))
+        self.transcripts.append(asyncio.ensure_future(self._first_pass(chunk.samples, self.options)))
+
+    async def _first_pass(self, samples: np.ndarray, options: ChunkOptions) -> ChunkTranscript:
+        try:
+            transcript = await self.pipeline.transcriber.transcribe_chunk.remote(samples, options)
+        finally:
+            self.in_flight.release()
+        self._report_progress()
+        return transcript
+
+    async def _again(self, index: int, options: ChunkOptions) -> ChunkTranscript:
+        """A chunk decoded a second time, read back from the decoded spool."""
+        start, end = self.spans[index]
+        samples = np.fromfile(self.decoded_path, dtype=np.float32, count=end - start, offset=start * 4)
+        async with self.in_flight:
+            return await self.pipeline.transcriber.transcribe_chunk.remote(samples, options)
+
+    def _report_progress(self) -> None:
+        """The share of the file up to the first chunk still being transcribed (all of what is decoded
+        once every chunk is back), of its declared length or of what is decoded so far."""
+        if self.on_progress is None:
+            return
+        pending = [start for (start, _), task in zip(self.spans, self.transcripts, strict=False) if not task.done()]
+        position = min(pending, default=self.decoded_samples)
+        total = max(self.expected_samples or 0, self.decoded_samples, 1)
+        self.on_progress(round(min(position / total, 0.99), 4))
+
+    async def _transcript(self) -> Transcript:
+        """The chunks' transcripts in one language on the file's timeline.
+
+        Without a language, every chunk's language is detected in the encoder pass that decodes it (no
+        extra pass). The file's language is the one most of its speech is in; the rare chunk that came out
+        in another one is decoded again in it (read back from the decoded spool), so the transcript is in
+        one language."""
+        duration, options = self.decoded_samples / SAMPLE_RATE, self.options
+        if not self.transcripts:  # silence: nothing to transcribe
+            return Transcript(language=options.language or "en", duration=duration, segments=[])
+        transcripts = list(await asyncio.gather(*self.transcripts))
+        language = options.language or main_language(transcripts, self.spans)
+        settled = options.model_copy(update={"language": language})
+        redo = [index for index, transcript in enumerate(transcripts) if transcript.language != language]
+        redone = await asyncio.gather(*(self._again(index, settled) for index in redo))
+        for index, transcript in zip(redo, redone, strict=True):
+            transcripts[index] = transcript
+        return join_chunks(transcripts, self.spans, duration, language)
+
+    async def _diarize(self, options: DiarizationOptions) -> Diarization:
+        if not self.transcripts:  # no speech was found, so there is no one to find
+            return Diarization(turns=[], exclusive_turns=[])
+        return await self.pipeline.diarizer.diarize_file.remote(str(self.decoded_path), options)
+
+
+def main_language(transcripts: list[ChunkTranscript], spans: list[tuple[int, int]]) -> str:
+    """The language of the most speech (chunk samples), ties going to the earliest chunk's."""
+    samples_per_language: dict[str, int] = {}
+    for transcript, (start, end) in zip(transcripts, spans, strict=True):
+        samples_per_language[transcript.language] = samples_per_language.get(transcript.language, 0) + end - start
+    return max(samples_per_language, key=samples_per_language.__getitem__)
+
+
+def join_chunks(
+    chunk_transcripts: list[ChunkTranscript], spans: list[tuple[int, int]], duration: float, language: str
+) -> Transcript:
+    """One transcript on the file's timeline: chunk times shifted by the chunk's start, ids renumbered.
+
+    Whisper may put a last timestamp past the end of a chunk (into its padding); times are clamped to it.
+    """
+    segments: list[Segment] = []
+    words: list[Word] = []
+    for (start, end), chunk in zip(spans, chunk_transcripts, strict=True):
+        offset, length = start / SAMPLE_RATE, (end - start) / SAMPLE_RATE
+        for segment in chunk.segments:
+            segments.append(
+                segment.model_copy(
+                    update={
+                        "id": len(segments),
+                        "seek": round(offset * 100),  # Whisper's seek counts 10 ms mel frames
+                        "start": _on_timeline(segment.start, offset, length),
+                        "end": _on_timeline(segment.end, offset, length),
+                    }
+                )
+            )
+        words.extend(
+            word.model_copy(
+                update={
+                    "start": _on_timeline(word.start, offset, length),
+                    "end": _on_timeline(word.end, offset, length),
+                }
+            )
+            for word in chunk.words
+        )
+    return Transcript(language=language, duration=duration, segments=segments, words=words)
+
+
+def _on_timeline(seconds: float, chunk_offset: float, chunk_length: float) -> float:
+    """A time within a chunk, clamped to the chunk, as seconds from the start of the file."""
+    return round(chunk_offset + min(max(seconds, 0.0), chunk_length), 3)

@@ -1,0 +1,174 @@
+"""Peak memory of every process of the running service while it transcribes a long file.
+
+    .venv/bin/python -m scripts.bench_memory                 # 1 h and 10 h, synchronous and as a job
+    .venv/bin/python -m scripts.bench_memory --hours 1       # only 1 h
+
+The long file is made here from real speech (pyannote.audio's 30 s sample.wav) every 30 minutes, with
+silence between, as 16 kHz FLAC (small, so the upload is not what is measured); nothing is stored. The
+service runs as users run it (`serve run` on configs/local.yaml, Whisper tiny.en). While a request runs,
+each Serve replica, the job tracker and the proxy is sampled every 0.2 s (RSS, psutil), and the peak
+growth over its RSS just before the request is printed per process. The script runs unchanged against an
+earlier commit of the project (it finds the decoder deployment under either name), for the side-by-side.
+"""
+
+import argparse
+import contextlib
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import av
+import httpx
+import numpy as np
+import psutil
+
+from deployments.audio import decode_audio
+from scripts.local_service import LocalService
+from tests.media import pyannote_sample
+
+KEY = "bench-memory-key"
+SAMPLE_RATE = 16_000
+PROCESSES = {
+    "Ingress": "ServeReplica:stt:Ingress",
+    "Pipeline/decoder": ("ServeReplica:stt:TranscriptionPipeline", "ServeReplica:stt:AudioDecoder"),
+    "Transcriber": "ServeReplica:stt:Transcriber",
+    "Diarizer": "ServeReplica:stt:Diarizer",
+    "JobTracker": "ray::JobTracker",
+    "Proxy": "ray::ProxyActor",
+}
+
+
+def make_long_flac(path: Path, hours: float, speech_every_s: float = 1800.0) -> None:
+    """Real speech at the start of every `speech_every_s`, silence elsewhere, written a block at a time."""
+    speech = (np.clip(decode_audio(pyannote_sample()).samples, -1, 1) * 32767).astype(np.int16)
+    silence = np.zeros(SAMPLE_RATE * 60, np.int16)
+    total = int(hours * 3600 * SAMPLE_RATE)
+    with av.open(str(path), mode="w", format="flac") as container:
+        stream = container.add_stream("flac", rate=SAMPLE_RATE, layout="mono")
+        stream.codec_context.options = {"frame_size": "32768"}  # long FLAC blocks: silence costs little
+        written, pts = 0, 0
+        while written < total:
+            position_s = written / SAMPLE_RATE
+            block = speech if position_s % speech_every_s < 1 else silence
+            block = block[: total - written]
+            frame = av.AudioFrame.from_ndarray(block.reshape(1, -1), format="s16", layout="mono")
+            frame.sample_rate, frame.pts = SAMPLE_RATE, pts
+            container.mux(stream.encode(frame))
+            written += len(block)
+            pts += len(block)
+        container.mux(stream.encode(None))
+
+
+@dataclass
+class Sampler:
+    """Samples the RSS of the service's processes in a thread; peak growth over the baseline per name."""
+
+    processes: dict[str, list[psutil.Process]]
+    baseline: dict[str, int] = field(default_factory=dict)
+    peak: dict[str, int] = field(default_factory=dict)
+    running: bool = True
+
+    def rss(self, name: str) -> int:
+        total = 0
+        for process in self.processes[name]:
+            with contextlib.suppress(psutil.Error):  # a process that ended since
+                total += process.memory_info().rss
+        return total
+
+    def __enter__(self) -> "Sampler":
+        self.baseline = {name: self.rss(name) for name in self.processes}
+        self.peak = dict(self.baseline)
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+        return self
+
+    def _run(self) -> None:
+        while self.running:
+            for name in self.processes:
+                self.peak[name] = max(self.peak[name], self.rss(name))
+            time.sleep(0.2)
+
+    def __exit__(self, *exc: object) -> None:
+        self.running = False
+        self.thread.join()
+
+    def growth_mb(self) -> dict[str, float]:
+        return {name: (self.peak[name] - self.baseline[name]) / 1e6 for name in self.processes}
+
+
+def find_processes() -> dict[str, list[psutil.Process]]:
+    found: dict[str, list[psutil.Process]] = {name: [] for name in PROCESSES}
+    for process in psutil.process_iter(["cmdline"]):
+        command = " ".join(process.info["cmdline"] or [])
+        for name, patterns in PROCESSES.items():
+            patterns = (patterns,) if isinstance(patterns, str) else patterns
+            if any(pattern in command for pattern in patterns):
+                found[name].append(process)
+    return found
+
+
+def run_sync(client: httpx.Client, path: Path) -> float:
+    with path.open("rb") as audio:
+        response = client.post("/v1/audio/transcriptions", files={"file": (path.name, audio)}, data={"language": "en"})
+    response.raise_for_status()
+    return len(response.json()["text"])
+
+
+def run_job(client: httpx.Client, path: Path) -> float:
+    with path.open("rb") as audio:
+        response = client.post(
+            "/v1/audio/transcriptions/async", files={"file": (path.name, audio)}, data={"language": "en"}
+        )
+    response.raise_for_status()
+    job_id = response.json()["job_id"]
+    while True:
+        job = client.get(f"/v1/audio/transcriptions/async/{job_id}").json()
+        if job["status"] != "in_progress":
+            if job["status"] != "complete":
+                raise RuntimeError(f"job failed: {job['error']}")
+            return len(job["result"]["text"])
+        time.sleep(1)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--hours", type=float, nargs="+", default=[1.0, 10.0])
+    parser.add_argument("--label", default="this commit", help="Names the code measured, in the table.")
+    args = parser.parse_args()
+    rows = []
+    with tempfile.TemporaryDirectory() as scratch:
+        workdir = Path(scratch)
+        files = {}
+        for hours in args.hours:
+            files[hours] = workdir / f"long-{hours:g}h.flac"
+            started = time.perf_counter()
+            make_long_flac(files[hours], min(hours, 9.99) if hours >= 10 else hours)  # under the 10 h limit
+            size_mb = files[hours].stat().st_size / 1e6
+            print(f"made {files[hours].name}: {size_mb:.1f} MB in {time.perf_counter() - started:.0f} s", flush=True)
+        limits = {"max_upload_bytes": 2 * 1024**3}
+        with LocalService(workdir, [KEY], model="embedded:tiny.en", limits=limits, unthrottled=True) as service:
+            client = httpx.Client(base_url=service.base_url, headers={"Authorization": f"Bearer {KEY}"}, timeout=7200)
+            processes = find_processes()
+            for hours, path in files.items():
+                for mode, run in (("sync", run_sync), ("async", run_job)):
+                    time.sleep(3)  # let the previous request's memory settle
+                    started = time.perf_counter()
+                    with Sampler(processes) as sampler:
+                        run(client, path)
+                    seconds = time.perf_counter() - started
+                    growth = sampler.growth_mb()
+                    rows.append((f"{hours:g} h", mode, seconds, growth))
+                    cells = "  ".join(f"{name} {mb:+.0f}" for name, mb in growth.items())
+                    print(f"{hours:g} h {mode}: {seconds:.0f} s; peak RSS growth, MB: {cells}", flush=True)
+    print(f"\nPeak RSS growth per process, MB ({args.label}; Whisper tiny.en, 2-core machine)")
+    names = list(PROCESSES)
+    print("| input | mode | seconds | " + " | ".join(names) + " |")
+    print("|---|---|---|" + "---|" * len(names))
+    for label, mode, seconds, growth in rows:
+        print(f"| {label} | {mode} | {seconds:.0f} | " + " | ".join(f"{growth[name]:+.0f}" for name in names) + " |")
+
+
+if __name__ == "__main__":
+    main()

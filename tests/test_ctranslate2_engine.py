@@ -1,0 +1,82 @@
+"""The contract with faster-whisper that the CTranslate2 engine relies on (faster-whisper is pinned to
+1.2.x): on real speech, its batch step gives what faster-whisper's own `BatchedInferencePipeline` gives,
+language detection runs once per batch, and a chunk's word times do not depend on its batch neighbours."""
+
+import numpy as np
+import pytest
+from faster_whisper import BatchedInferencePipeline
+from faster_whisper.audio import pad_or_trim
+from faster_whisper.tokenizer import Tokenizer
+
+from deployments.audio import decode_audio
+from deployments.config import WhisperModelConfig
+from deployments.engines.ctranslate2_engine import CTranslate2Engine
+from deployments.types import SAMPLE_RATE, ChunkOptions
+from tests.media import pyannote_sample
+
+
+@pytest.fixture(scope="module")
+def speech() -> np.ndarray:
+    return decode_audio(pyannote_sample()).samples
+
+
+@pytest.fixture(scope="module")
+def tiny() -> CTranslate2Engine:
+    return CTranslate2Engine(WhisperModelConfig(model="embedded:tiny.en", cpu_threads=2))
+
+
+def test_one_chunk_gives_what_faster_whispers_batched_pipeline_gives(tiny: CTranslate2Engine, speech) -> None:
+    chunk = speech[6 * SAMPLE_RATE : 16 * SAMPLE_RATE]
+    options = ChunkOptions(language="en", word_timestamps=True)
+    (ours,) = tiny.transcribe_batch([chunk], options)
+
+    model = tiny.model
+    tokenizer = Tokenizer(model.hf_tokenizer, False, task="transcribe", language="en")
+    pipeline = BatchedInferencePipeline(model)
+    features = np.stack([pad_or_trim(model.feature_extractor(chunk)[..., :-1])])
+    metadata = [{"offset": 0.0, "duration": len(chunk) / SAMPLE_RATE, "segments": []}]
+    (theirs,) = pipeline.forward(features, tokenizer, metadata, tiny._options(tokenizer, options))
+
+    assert [(s.text, s.start, s.end) for s in ours.segments] == [
+        (s["text"], round(s["start"], 3), round(s["end"], 3)) for s in theirs
+    ]
+    assert [(w.word, w.start, w.end) for w in ours.words] == [
+        (w["word"], round(w["start"], 3), round(w["end"], 3)) for s in theirs for w in s["words"]
+    ]
+
+
+def test_word_times_of_a_chunk_do_not_depend_on_its_batch_neighbour(tiny: CTranslate2Engine, speech) -> None:
+    mine = speech[6 * SAMPLE_RATE : 14 * SAMPLE_RATE]
+    other_request = speech[14 * SAMPLE_RATE : 30 * SAMPLE_RATE]  # ends late: faster-whisper would carry that on
+    options = ChunkOptions(language="en", word_timestamps=True)
+    (alone,) = tiny.transcribe_batch([mine], options)
+    _, beside = tiny.transcribe_batch([other_request, mine], options)
+    assert alone.words and [(w.word, w.start, w.end) for w in alone.words] == [
+        (w.word, w.start, w.end) for w in beside.words
+    ]
+
+
+class _CountingWhisper:
+    """A ctranslate2 Whisper model that counts language detections."""
+
+    def __init__(self, model) -> None:  # noqa: ANN001
+        self.model = model
+        self.detections = 0
+
+    def detect_language(self, *args, **kwargs):  # noqa: ANN002, ANN003, ANN201
+        self.detections += 1
+        return self.model.detect_language(*args, **kwargs)
+
+    def __getattr__(self, name: str):  # noqa: ANN204
+        return getattr(self.model, name)
+
+
+def test_language_is_detected_once_per_batch_with_a_multilingual_model(speech) -> None:
+    engine = CTranslate2Engine(WhisperModelConfig(model="embedded:base", cpu_threads=2))
+    counting = _CountingWhisper(engine.model.model)
+    engine.model.model = counting
+    chunks = [speech[6 * SAMPLE_RATE : 12 * SAMPLE_RATE], speech[14 * SAMPLE_RATE : 20 * SAMPLE_RATE]]
+    transcripts = engine.transcribe_batch(chunks, ChunkOptions())
+    assert counting.detections == 1
+    assert [transcript.language for transcript in transcripts] == ["en", "en"]
+    assert "hello" in transcripts[0].segments[0].text.lower()
