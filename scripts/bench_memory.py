@@ -5,10 +5,13 @@
 
 The long file is made here from real speech (pyannote.audio's 30 s sample.wav) every 30 minutes, with
 silence between, as 16 kHz FLAC (small, so the upload is not what is measured); nothing is stored. The
-service runs as users run it (`serve run` on configs/local.yaml, Whisper tiny.en). While a request runs,
+service runs as users run it (`serve run` on configs/local.yaml, Whisper tiny.en), warmed up by a
+2-minute file in both modes first. While a request runs,
 each Serve replica, the job tracker and the proxy is sampled every 0.2 s (RSS, psutil), and the peak
-growth over its RSS just before the request is printed per process. The script runs unchanged against an
-earlier commit of the project (it finds the decoder deployment under either name), for the side-by-side.
+growth over its RSS just before the request is printed per process, with the machine's used memory
+(which includes Ray's object store, where a decoded file passed between deployments lives). The script
+runs unchanged against an earlier commit of the project (it finds the decoder deployment under either
+name), for the side-by-side.
 """
 
 import argparse
@@ -32,12 +35,15 @@ KEY = "bench-memory-key"
 SAMPLE_RATE = 16_000
 PROCESSES = {
     "Ingress": "ServeReplica:stt:Ingress",
-    "Pipeline/decoder": ("ServeReplica:stt:TranscriptionPipeline", "ServeReplica:stt:AudioDecoder"),
+    "Pipeline/decoder": ("ServeReplica:stt:TranscriptionPipeline", "ServeReplica:stt:AudioDecoder"),  # new, old
     "Transcriber": "ServeReplica:stt:Transcriber",
     "Diarizer": "ServeReplica:stt:Diarizer",
     "JobTracker": "ray::JobTracker",
     "Proxy": "ray::ProxyActor",
 }
+MACHINE = "machine (used memory)"
+"""Also sampled: the machine's used memory, which includes Ray's object store (shared memory that no one
+process's RSS shows in full)."""
 
 
 def make_long_flac(path: Path, hours: float, speech_every_s: float = 1800.0) -> None:
@@ -48,16 +54,16 @@ def make_long_flac(path: Path, hours: float, speech_every_s: float = 1800.0) -> 
     with av.open(str(path), mode="w", format="flac") as container:
         stream = container.add_stream("flac", rate=SAMPLE_RATE, layout="mono")
         stream.codec_context.options = {"frame_size": "32768"}  # long FLAC blocks: silence costs little
-        written, pts = 0, 0
+        written, next_speech = 0, 0
         while written < total:
-            position_s = written / SAMPLE_RATE
-            block = speech if position_s % speech_every_s < 1 else silence
+            block = silence
+            if written >= next_speech:
+                block, next_speech = speech, next_speech + int(speech_every_s * SAMPLE_RATE)
             block = block[: total - written]
             frame = av.AudioFrame.from_ndarray(block.reshape(1, -1), format="s16", layout="mono")
-            frame.sample_rate, frame.pts = SAMPLE_RATE, pts
+            frame.sample_rate, frame.pts = SAMPLE_RATE, written
             container.mux(stream.encode(frame))
             written += len(block)
-            pts += len(block)
         container.mux(stream.encode(None))
 
 
@@ -71,14 +77,20 @@ class Sampler:
     running: bool = True
 
     def rss(self, name: str) -> int:
+        if name == MACHINE:  # everything, the object store's shared memory included
+            memory = psutil.virtual_memory()
+            return memory.total - memory.available
         total = 0
         for process in self.processes[name]:
             with contextlib.suppress(psutil.Error):  # a process that ended since
                 total += process.memory_info().rss
         return total
 
+    def names(self) -> list[str]:
+        return [*self.processes, MACHINE]
+
     def __enter__(self) -> "Sampler":
-        self.baseline = {name: self.rss(name) for name in self.processes}
+        self.baseline = {name: self.rss(name) for name in self.names()}
         self.peak = dict(self.baseline)
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
@@ -86,7 +98,7 @@ class Sampler:
 
     def _run(self) -> None:
         while self.running:
-            for name in self.processes:
+            for name in self.names():
                 self.peak[name] = max(self.peak[name], self.rss(name))
             time.sleep(0.2)
 
@@ -95,7 +107,7 @@ class Sampler:
         self.thread.join()
 
     def growth_mb(self) -> dict[str, float]:
-        return {name: (self.peak[name] - self.baseline[name]) / 1e6 for name in self.processes}
+        return {name: (self.peak[name] - self.baseline[name]) / 1e6 for name in self.names()}
 
 
 def find_processes() -> dict[str, list[psutil.Process]]:
@@ -151,6 +163,11 @@ def main() -> None:
         with LocalService(workdir, [KEY], model="embedded:tiny.en", limits=limits, unthrottled=True) as service:
             client = httpx.Client(base_url=service.base_url, headers={"Authorization": f"Bearer {KEY}"}, timeout=7200)
             processes = find_processes()
+            print("processes:", {name: [p.pid for p in found] for name, found in processes.items()}, flush=True)
+            warm_up = workdir / "warm-up.flac"  # first requests load models and thread pools: not measured
+            make_long_flac(warm_up, hours=120 / 3600)
+            run_sync(client, warm_up)
+            run_job(client, warm_up)
             for hours, path in files.items():
                 for mode, run in (("sync", run_sync), ("async", run_job)):
                     time.sleep(3)  # let the previous request's memory settle
@@ -163,7 +180,7 @@ def main() -> None:
                     cells = "  ".join(f"{name} {mb:+.0f}" for name, mb in growth.items())
                     print(f"{hours:g} h {mode}: {seconds:.0f} s; peak RSS growth, MB: {cells}", flush=True)
     print(f"\nPeak RSS growth per process, MB ({args.label}; Whisper tiny.en, 2-core machine)")
-    names = list(PROCESSES)
+    names = [*PROCESSES, MACHINE]
     print("| input | mode | seconds | " + " | ".join(names) + " |")
     print("|---|---|---|" + "---|" * len(names))
     for label, mode, seconds, growth in rows:

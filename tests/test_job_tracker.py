@@ -252,3 +252,19 @@ def test_usage_totals_of_an_earlier_version_move_into_the_ledger(tmp_path: Path)
     old.close()
     assert UsageLedger(tmp_path / "jobs.sqlite3").usage("alice") == 42.0
     assert UsageLedger(tmp_path / "jobs.sqlite3").usage("alice") == 42.0  # moved once
+
+
+def test_a_job_run_again_after_a_crash_between_charge_and_completion_is_billed_once(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        tracker = _tracker(tmp_path)
+        job = await tracker.submit("alice", _request(tmp_path))
+        await _until_finished(tracker, job.job_id)
+        # The crash: the charge was recorded, the completion was not; after a restart the job runs again.
+        rerun = job.model_copy(update={"job_id": job.job_id})
+        tracker.store.save(rerun)
+        second = _tracker(tmp_path)
+        Path(job.request.source_path).write_bytes(b"audio")
+        assert (await _until_finished(second, job.job_id)).status == JobStatus.complete
+        assert await second.ledger.usage.remote("alice") == 2.5  # charged once, by job id
+
+    asyncio.run(scenario())
