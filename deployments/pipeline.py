@@ -108,6 +108,8 @@ class FileRun:
         self.decoded_path = spool_dir / f"{uuid.uuid4()}.f32" if needs_decoded else None
         self.spans: list[tuple[int, int]] = []  # each chunk's samples in the file
         self.transcripts: list[asyncio.Task[ChunkTranscript]] = []
+        self.transcribed: list[bool] = []
+        self.reported = 0.0
         self.decoded_samples = 0
         self.expected_samples: int | None = None
 
@@ -163,13 +165,15 @@ class FileRun:
     async def _send(self, chunk: Chunk) -> None:
         await self.in_flight.acquire()  # released when the Transcriber has answered
         self.spans.append((chunk.start, chunk.end))
-        self.transcripts.append(asyncio.ensure_future(self._first_pass(chunk.samples, self.options)))
+        self.transcribed.append(False)
+        self.transcripts.append(asyncio.ensure_future(self._first_pass(len(self.spans) - 1, chunk.samples)))
 
-    async def _first_pass(self, samples: np.ndarray, options: ChunkOptions) -> ChunkTranscript:
+    async def _first_pass(self, index: int, samples: np.ndarray) -> ChunkTranscript:
         try:
-            transcript = await self.pipeline.transcriber.transcribe_chunk.remote(samples, options)
+            transcript = await self.pipeline.transcriber.transcribe_chunk.remote(samples, self.options)
         finally:
             self.in_flight.release()
+        self.transcribed[index] = True
         self._report_progress()
         return transcript
 
@@ -181,14 +185,16 @@ class FileRun:
             return await self.pipeline.transcriber.transcribe_chunk.remote(samples, options)
 
     def _report_progress(self) -> None:
-        """The share of the file up to the first chunk still being transcribed (all of what is decoded
-        once every chunk is back), of its declared length or of what is decoded so far."""
+        """The share of the file up to the first chunk still being transcribed (or to the end of the last
+        chunk, when all are back), of its declared length or of what is decoded so far; never backwards,
+        and 1.0 only when the result is there."""
         if self.on_progress is None:
             return
-        pending = [start for (start, _), task in zip(self.spans, self.transcripts, strict=False) if not task.done()]
-        position = min(pending, default=self.decoded_samples)
+        pending = [start for (start, _), done in zip(self.spans, self.transcribed, strict=True) if not done]
+        position = min(pending, default=self.spans[-1][1])  # all sent chunks are back: up to the last one's end
         total = max(self.expected_samples or 0, self.decoded_samples, 1)
-        self.on_progress(round(min(position / total, 0.99), 4))
+        self.reported = max(self.reported, round(min(position / total, 0.99), 4))  # never backwards
+        self.on_progress(self.reported)
 
     async def _transcript(self) -> Transcript:
         """The chunks' transcripts in one language on the file's timeline.
