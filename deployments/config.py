@@ -109,6 +109,12 @@ class JobsConfig(StrictModel):
     max_concurrent_jobs: int = Field(2, ge=1, description="Jobs the tracker feeds to the pipeline at once.")
     retention_s: float = Field(12 * 3600, gt=0, description="How long finished jobs and results are kept.")
     sweep_interval_s: float = Field(60, gt=0)
+    retry_interval_s: float = Field(
+        5,
+        gt=0,
+        description="How often the tracker retries what its storage refused (a full disk) and checks that all"
+        " its workers are alive.",
+    )
     tracker_name: str = "JobTracker"
     tracker_namespace: str = "stt-service"
 

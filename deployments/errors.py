@@ -5,6 +5,11 @@ They cross Ray process boundaries: Ray re-raises a replica's exception as a subc
 and the original class, with the original in `.cause`. `client_error` recovers it.
 """
 
+import errno
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 
 class InputRejectedError(ValueError):
     """The input cannot be processed; `str(error)` is the `detail` the client gets, `status` its HTTP status.
@@ -45,3 +50,35 @@ def original_message(error: BaseException) -> str:
     """The original message of an exception that may have crossed a Ray process boundary."""
     cause = getattr(error, "cause", None)
     return str(cause if isinstance(cause, BaseException) else error)
+
+
+class StorageError(OSError):
+    """The service's own storage (`jobs.state_dir`) refused a write: full, read-only, or an I/O error.
+    Raised as OSError(errno, message); the HTTP edge answers 507 (full) or 503 with Retry-After."""
+
+
+STORAGE_FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
+STORAGE_ERRNOS = STORAGE_FULL | {errno.EROFS, errno.EIO}
+_SQLITE_ERRNO = {sqlite3.SQLITE_FULL: errno.ENOSPC, sqlite3.SQLITE_READONLY: errno.EROFS}
+
+
+def storage_failure(error: BaseException) -> OSError | None:
+    """The storage OSError behind `error` (also when Ray wrapped it), or None if it is something else."""
+    cause = getattr(error, "cause", None)
+    candidate = cause if isinstance(cause, BaseException) else error
+    if isinstance(candidate, OSError) and candidate.errno in STORAGE_ERRNOS:
+        return candidate
+    return None
+
+
+@contextmanager
+def sqlite_storage(what: str) -> Iterator[None]:
+    """SQLite's write failures (disk full, read-only, I/O error) as StorageError, which names the cause."""
+    try:
+        yield
+    except sqlite3.OperationalError as error:
+        code = getattr(error, "sqlite_errorcode", 0) & 0xFF  # the primary code of an extended one
+        number = _SQLITE_ERRNO.get(code, errno.EIO)
+        if number == errno.EIO and code not in (sqlite3.SQLITE_IOERR, sqlite3.SQLITE_CANTOPEN):
+            raise  # not a storage failure: a bug, let it show
+        raise StorageError(number, f"{what} could not be written ({error})") from error

@@ -5,10 +5,13 @@ from pathlib import Path
 from typing import Protocol
 
 from deployments.detached import connect_sqlite
+from deployments.errors import sqlite_storage
 from deployments.jobs import Job
 
 
 class JobStore(Protocol):
+    """Writes raise `deployments.errors.StorageError` when the storage refuses them."""
+
     def save(self, job: Job) -> None: ...
     def load_all(self) -> list[Job]: ...
     def delete(self, job_ids: list[str]) -> None: ...
@@ -25,15 +28,18 @@ class SQLiteJobStore:
         )
 
     def save(self, job: Job) -> None:
+        """Raises StorageError when the disk refuses the write (full, read-only, I/O error)."""
         completed_at = job.completed_at.isoformat() if job.completed_at else None
-        self.connection.execute(
-            "INSERT OR REPLACE INTO jobs (job_id, owner, status, completed_at, record) VALUES (?, ?, ?, ?, ?)",
-            (job.job_id, job.owner, job.status.value, completed_at, job.model_dump_json()),
-        )
+        with sqlite_storage("the job store"):
+            self.connection.execute(
+                "INSERT OR REPLACE INTO jobs (job_id, owner, status, completed_at, record) VALUES (?, ?, ?, ?, ?)",
+                (job.job_id, job.owner, job.status.value, completed_at, job.model_dump_json()),
+            )
 
     def load_all(self) -> list[Job]:
         rows = self.connection.execute("SELECT record FROM jobs").fetchall()
         return [Job.model_validate_json(record) for (record,) in rows]
 
     def delete(self, job_ids: list[str]) -> None:
-        self.connection.executemany("DELETE FROM jobs WHERE job_id = ?", [(job_id,) for job_id in job_ids])
+        with sqlite_storage("the job store"):
+            self.connection.executemany("DELETE FROM jobs WHERE job_id = ?", [(job_id,) for job_id in job_ids])

@@ -13,6 +13,7 @@ disk. So neither an actor restart nor a restart of the whole application loses a
 
 import asyncio
 import logging
+import time
 import uuid
 from collections import Counter
 from collections.abc import Callable
@@ -23,18 +24,22 @@ import ray
 
 from deployments.config import JobsConfig
 from deployments.detached import get_or_create
-from deployments.errors import client_error, original_message
+from deployments.errors import StorageError, client_error, original_message, storage_failure
 from deployments.job_store import JobStore, SQLiteJobStore
 from deployments.jobs import Job, JobRequest, JobStatus
 from deployments.types import PipelineProgress, PipelineRequest, PipelineResult
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("ray.serve")  # where Ray shows a replica's or actor's log lines
 
 Clock = Callable[[], datetime]
 
 
 def utc_now() -> datetime:
     return datetime.now(UTC)
+
+
+MAX_UNEXPECTED_FAILURES = 5
+"""A job that fails this often for reasons that are neither its input's nor the storage's ends in error."""
 
 
 class TooManyJobsError(RuntimeError):
@@ -67,9 +72,11 @@ class JobTracker:
                 self.queue.put_nowait(job.job_id)
         if self.queue.qsize():
             logger.info("re-queued %d unfinished jobs", self.queue.qsize())
+        self.unsaved: dict[str, Job] = {}  # finished jobs whose record the storage refused so far
+        self.failures: Counter[str] = Counter()  # unexpected failures per job, for the retry budget
         self.workers: dict[int, asyncio.Task] = {}
         self._start_workers()
-        self._sweeper = asyncio.get_running_loop().create_task(self._sweep_forever())
+        self._maintenance = asyncio.get_running_loop().create_task(self._maintain_forever())
 
     async def reconfigure(self, config: JobsConfig, pipeline, ledger) -> None:  # noqa: ANN001
         """Take the settings and handles of a new deployment. The tracker is detached, so it outlives a
@@ -83,7 +90,8 @@ class JobTracker:
     async def submit(
         self, owner: str, request: JobRequest, job_id: str | None = None, max_running: int | None = None
     ) -> Job:
-        """Record a job and queue it. Raises TooManyJobsError at the per-key cap."""
+        """Record a job and queue it. Raises TooManyJobsError at the per-key cap, and StorageError when the
+        record cannot be written (the ingress answers 507 or 503)."""
         if not await self.has_room(owner, max_running):
             raise TooManyJobsError(max_running or self.config.max_running_jobs_per_key)
         job = Job(job_id=job_id or str(uuid.uuid4()), owner=owner, created_at=self.clock(), request=request)
@@ -123,7 +131,8 @@ class JobTracker:
                 self.workers[index] = loop.create_task(self._work(index))
 
     async def _work(self, index: int) -> None:
-        """Worker `index` runs jobs one after another while the config still has that many workers."""
+        """Worker `index` runs jobs one after another while the config still has that many workers. No
+        exception ends it: a job's failure is recorded or retried, never the worker's end."""
         while index < self.config.max_concurrent_jobs:
             job_id = await self.queue.get()
             if index >= self.config.max_concurrent_jobs:  # the config shrank while this worker waited
@@ -134,8 +143,14 @@ class JobTracker:
                 continue
             try:
                 await self._run(job)
-            except Exception:  # the job's own failures are recorded in _run; this keeps the worker alive
-                logger.exception("job %s: the tracker could not record its outcome", job_id)
+            except Exception as error:  # a failure of the tracker's own, not of the job's input
+                self.failures[job_id] += 1
+                if self.failures[job_id] >= MAX_UNEXPECTED_FAILURES:
+                    logger.exception("job %s failed %d times; ending it", job_id, self.failures[job_id])
+                    self._finish(job, error=f"the service could not complete this job: {original_message(error)}")
+                else:
+                    logger.exception("job %s: unexpected failure, retrying in %.0f s", job_id, self._retry_s)
+                    self._retry_later(job_id)
         self.workers.pop(index, None)
 
     async def _run(self, job: Job) -> None:
@@ -161,6 +176,10 @@ class JobTracker:
             rejected = client_error(error)
             if rejected is not None:
                 self._finish(job, error=str(rejected))
+            elif storage_failure(error) is not None:  # a full disk is not the job's fault: wait for space
+                logger.warning("job %s: storage refused a write (%s); retrying in %.0f s", job.job_id,
+                               storage_failure(error), self._retry_s)  # fmt: skip
+                self._retry_later(job.job_id)
             else:  # a model or system failure: the job ends with the reason, never hangs
                 logger.exception("job %s failed", job.job_id)
                 self._finish(job, error=f"transcription failed: {original_message(error)}")
@@ -169,6 +188,13 @@ class JobTracker:
         await self.ledger.charge.remote(job.job_id, job.owner, result.duration, task)  # once, by job id
         self._finish(job, transcript=result)
 
+    @property
+    def _retry_s(self) -> float:
+        return self.config.retry_interval_s
+
+    def _retry_later(self, job_id: str) -> None:
+        asyncio.get_running_loop().call_later(self._retry_s, self.queue.put_nowait, job_id)
+
     def _progress(self, job_id: str, share: float) -> None:
         """Kept in memory only: after a restart a job starts over, and so does its progress."""
         job = self.jobs.get(job_id)
@@ -176,6 +202,8 @@ class JobTracker:
             self.jobs[job_id] = job.model_copy(update={"progress": round(share, 4)})
 
     def _finish(self, job: Job, transcript: PipelineResult | None = None, error: str | None = None) -> None:
+        """The job's outcome, visible at once; written to the store now, or as soon as the storage takes it
+        (until then the spooled input is kept, so a restart can still run the job again)."""
         finished = job.model_copy(
             update={
                 "status": JobStatus.error if error else JobStatus.complete,
@@ -186,9 +214,19 @@ class JobTracker:
                 "audio_seconds": transcript.duration if transcript is not None else None,
             }
         )
-        self.store.save(finished)
         self.jobs[job.job_id] = finished
         self.running_per_owner[job.owner] -= 1
+        self.failures.pop(job.job_id, None)
+        self._save_finished(finished)
+
+    def _save_finished(self, job: Job) -> None:
+        try:
+            self.store.save(job)
+        except StorageError as error:
+            logger.warning("job %s: its outcome waits for the storage (%s)", job.job_id, error)
+            self.unsaved[job.job_id] = job
+            return
+        self.unsaved.pop(job.job_id, None)
         Path(job.request.source_path).unlink(missing_ok=True)
 
     # ---- retention ----
@@ -198,15 +236,33 @@ class JobTracker:
         return done is not None and (self.clock() - done).total_seconds() >= self.config.retention_s
 
     def _forget(self, jobs: list[Job]) -> None:
-        if jobs:
+        if not jobs:
+            return
+        try:
             self.store.delete([job.job_id for job in jobs])
-            for job in jobs:
-                self.jobs.pop(job.job_id, None)
+        except StorageError as error:  # forgotten here; the store's copies expire again at the next start
+            logger.warning("could not delete %d expired jobs from the store: %s", len(jobs), error)
+        for job in jobs:
+            self.jobs.pop(job.job_id, None)
+            self.unsaved.pop(job.job_id, None)
 
-    async def _sweep_forever(self) -> None:
+    # ---- upkeep ----
+
+    async def _maintain_forever(self) -> None:
+        """Every `retry_interval_s`: replace any worker that died, write the outcomes the storage refused;
+        every `sweep_interval_s`: delete expired jobs. Nothing ends this loop but the actor."""
+        next_sweep = time.monotonic() + self.config.sweep_interval_s
         while True:
-            await asyncio.sleep(self.config.sweep_interval_s)
-            await self.sweep()
+            await asyncio.sleep(self._retry_s)
+            try:
+                self._start_workers()
+                for job in list(self.unsaved.values()):
+                    self._save_finished(job)
+                if time.monotonic() >= next_sweep:
+                    await self.sweep()
+                    next_sweep = time.monotonic() + self.config.sweep_interval_s
+            except Exception:
+                logger.exception("tracker upkeep failed; trying again in %.0f s", self._retry_s)
 
 
 def get_or_create_tracker(config: JobsConfig, pipeline, ledger) -> ray.actor.ActorHandle:  # noqa: ANN001

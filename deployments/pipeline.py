@@ -109,6 +109,7 @@ class FileRun:
         self.spans: list[tuple[int, int]] = []  # each chunk's samples in the file
         self.transcripts: list[asyncio.Task[ChunkTranscript]] = []
         self.transcribed: list[bool] = []
+        self.ready: list[Chunk] = []  # cut, holding a place in flight, not sent yet
         self.reported = 0.0
         self.decoded_samples = 0
         self.expected_samples: int | None = None
@@ -157,16 +158,26 @@ class FileRun:
                     await self._send(chunk)
             for chunk in await asyncio.to_thread(list, streaming.finish()):
                 await self._send(chunk)
+            self._flush()
         finally:
             windows.close()
             if spool is not None:
                 spool.close()
 
     async def _send(self, chunk: Chunk) -> None:
+        """Chunks go out in bursts of `max_chunks_in_flight` (or all that are left when decoding ends), so
+        that the Transcriber's batches fill instead of starting on the first chunk or two of a long file."""
         await self.in_flight.acquire()  # released when the Transcriber has answered
-        self.spans.append((chunk.start, chunk.end))
-        self.transcribed.append(False)
-        self.transcripts.append(asyncio.ensure_future(self._first_pass(len(self.spans) - 1, chunk.samples)))
+        self.ready.append(chunk)
+        if len(self.ready) >= self.pipeline.config.chunking.max_chunks_in_flight:
+            self._flush()
+
+    def _flush(self) -> None:
+        for chunk in self.ready:
+            self.spans.append((chunk.start, chunk.end))
+            self.transcribed.append(False)
+            self.transcripts.append(asyncio.ensure_future(self._first_pass(len(self.spans) - 1, chunk.samples)))
+        self.ready = []
 
     async def _first_pass(self, index: int, samples: np.ndarray) -> ChunkTranscript:
         try:

@@ -6,7 +6,7 @@ from fastapi import Depends, FastAPI, Request, status
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
-from deployments.errors import InputRejectedError, client_error
+from deployments.errors import STORAGE_FULL, InputRejectedError, client_error, storage_failure
 from serve_app.auth import AUTH_ERRORS, ApiKeys, require_api_key
 from serve_app.config import AppConfig
 from serve_app.routers import health, jobs, models, transcriptions
@@ -35,6 +35,7 @@ def create_app(config: AppConfig, api_keys: ApiKeys, pipeline, tracker, ledger, 
     app.include_router(jobs.router, **authenticated)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(InputRejectedError, _input_rejected)
+    app.add_exception_handler(OSError, _storage_failed)
     app.add_exception_handler(Exception, _unexpected_error)
     return app
 
@@ -51,6 +52,27 @@ async def _input_rejected(request: Request, error: InputRejectedError) -> JSONRe
     if rejected is None:
         return await _unexpected_error(request, error)
     return JSONResponse({"detail": str(rejected)}, status_code=rejected.status)
+
+
+STORAGE_RETRY_AFTER_S = 30
+
+
+async def _storage_failed(request: Request, error: OSError) -> JSONResponse:
+    """The service's own disk refused a write (an upload's spool, a job's record, decoded audio): 507 when it
+    is full, 503 with Retry-After when it is read-only or failing. Nothing of the request is kept."""
+    failure = storage_failure(error)
+    if failure is None:
+        return await _unexpected_error(request, error)
+    logger.error("storage failure on %s %s: %s", request.method, request.url.path, failure)
+    if failure.errno in STORAGE_FULL:
+        detail = "insufficient storage: the service's disk is full, so this request could not be kept; try again later"
+        return JSONResponse({"detail": detail}, status_code=status.HTTP_507_INSUFFICIENT_STORAGE)
+    detail = f"storage unavailable: the service's disk refused a write ({failure.strerror}); try again later"
+    return JSONResponse(
+        {"detail": detail},
+        status_code=status.HTTP_503_SERVICE_UNAVAILABLE,
+        headers={"Retry-After": str(STORAGE_RETRY_AFTER_S)},
+    )
 
 
 async def _unexpected_error(request: Request, error: Exception) -> JSONResponse:

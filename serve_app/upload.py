@@ -122,9 +122,9 @@ class _MultipartReceiver:
         }
 
     def close(self) -> None:
-        if self._file is not None:
-            self._file.close()
-            self._file = None
+        file, self._file = self._file, None
+        if file is not None:
+            file.close()  # may raise (a full disk refuses the last buffered bytes): the caller removes the file
 
     def _part_begin(self) -> None:
         self._disposition = b""

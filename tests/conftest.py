@@ -1,6 +1,8 @@
 """Shared fixtures. `service` starts the real application once per test session, the way users do:
 `serve run` on a config derived from configs/local.yaml (tiny.en for speed, a free port)."""
 
+import shutil
+import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +20,15 @@ API_KEYS = ("test-key-1", "test-key-2")
 
 UPLOAD_LIMIT_BYTES = 8 * 1024**2
 """Small upload limits in tests, so that the 413 paths are exercised without gigabytes."""
-JOBS_CONFIG = {"max_running_jobs_per_key": 6, "max_concurrent_jobs": 2, "max_upload_bytes": UPLOAD_LIMIT_BYTES}
+JOBS_CONFIG = {
+    "max_running_jobs_per_key": 6,
+    "max_concurrent_jobs": 2,
+    "max_upload_bytes": UPLOAD_LIMIT_BYTES,
+    "retry_interval_s": 1,
+}
+STATE_FILESYSTEM_BYTES = 256 * 1024**2
+"""The test service's jobs.state_dir is a filesystem of its own of this size where the machine allows a
+tmpfs mount (root), so that a test can fill it: tests/test_storage_service.py."""
 LIMITS_CONFIG = {"max_upload_bytes": UPLOAD_LIMIT_BYTES}
 URL_INPUT_CONFIG = {"allowed_networks": ["127.0.0.1/32"], "read_timeout_s": 2}
 """Tests fetch from a server on loopback, which only an allow-list opens; every other private range stays shut."""
@@ -29,6 +39,8 @@ class Service:
     base_url: str
     api_key: str
     process: LocalService
+    state_dir: Path
+    state_on_own_filesystem: bool
 
     def client(self, api_key: str | None = None, timeout: float = 300) -> httpx.Client:
         key = self.api_key if api_key is None else api_key
@@ -59,17 +71,25 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
     workdir = tmp_path_factory.mktemp("service")
     keys_file = workdir / "keys.yaml"
     keys_file.write_text(yaml.safe_dump(KEYS_FILE))
-    with LocalService(
-        workdir,
-        list(API_KEYS),
-        model="embedded:tiny.en",
-        jobs=JOBS_CONFIG,
-        limits=LIMITS_CONFIG,
-        url_input=URL_INPUT_CONFIG,
-        keys_file=keys_file,
-        ingress_replicas=2,  # two ingress replicas: the request-rate limit must hold across both
-    ) as running:
-        yield Service(base_url=running.base_url, api_key=API_KEYS[0], process=running)
+    state_dir = workdir / "state"
+    state_dir.mkdir()
+    mount = ["mount", "-t", "tmpfs", "-o", f"size={STATE_FILESYSTEM_BYTES}", "tmpfs", str(state_dir)]
+    mounted = shutil.which("mount") is not None and subprocess.run(mount, capture_output=True).returncode == 0
+    try:
+        with LocalService(
+            workdir,
+            list(API_KEYS),
+            model="embedded:tiny.en",
+            jobs={**JOBS_CONFIG, "state_dir": str(state_dir)},
+            limits=LIMITS_CONFIG,
+            url_input=URL_INPUT_CONFIG,
+            keys_file=keys_file,
+            ingress_replicas=2,  # two ingress replicas: the request-rate limit must hold across both
+        ) as running:
+            yield Service(running.base_url, API_KEYS[0], running, state_dir, state_on_own_filesystem=mounted)
+    finally:
+        if mounted:
+            subprocess.run(["umount", "--lazy", str(state_dir)], capture_output=True)
 
 
 @pytest.fixture(scope="session")

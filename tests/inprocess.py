@@ -71,6 +71,7 @@ class InProcessService:
     client: httpx.AsyncClient
     pipeline: FakePipeline
     ledger: UsageLedger
+    tracker: JobTracker
     state_dir: Path
 
     def spooled(self) -> list[Path]:
@@ -106,10 +107,10 @@ def inprocess(tmp_path: Path) -> Iterator[InProcessService]:
         return client, tracker
 
     client, tracker = loop.run_until_complete(start())
-    service = InProcessService(client, pipeline, ledger, Path(config.jobs.state_dir))
+    service = InProcessService(client, pipeline, ledger, tracker, Path(config.jobs.state_dir))
     service.loop = loop
     yield service
-    for task in [*tracker.workers.values(), tracker._sweeper]:
+    for task in [*tracker.workers.values(), tracker._maintenance]:
         task.cancel()
     loop.run_until_complete(client.aclose())
     loop.close()

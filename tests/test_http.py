@@ -2,11 +2,13 @@
 validation, limits, media types, SSRF refusals, error shapes, and rendering of what the pipeline returns.
 The capabilities themselves are tested end to end through `serve run` in the *_service.py modules."""
 
+import errno
 import time
 
 import pytest
 import srt
 
+from deployments.errors import StorageError
 from tests.inprocess import BROKE_KEY, KEY, LIMITED_KEY, UPLOAD_LIMIT, call, inprocess  # noqa: F401 (fixture)
 
 ROUTES = ["/v1/audio/transcriptions", "/v1/audio/transcriptions/async"]
@@ -136,3 +138,23 @@ class _Never:
 
         await asyncio.Event().wait()
         yield None
+
+
+@pytest.mark.parametrize(
+    ("number", "status", "start"),
+    [(errno.ENOSPC, 507, "insufficient storage"), (errno.EROFS, 503, "storage unavailable")],
+)
+def test_a_job_record_the_disk_refuses_is_a_json_507_or_503_and_nothing_is_kept(
+    inprocess,  # noqa: F811
+    number,
+    status,
+    start,
+) -> None:
+    def refuse(job) -> None:  # noqa: ANN001
+        raise StorageError(number, "the job store could not be written (database or disk is full)")
+
+    inprocess.tracker.store.save = refuse
+    response = call(inprocess, "POST", ROUTES[1], files=AUDIO)
+    assert response.status_code == status and response.json()["detail"].startswith(start)
+    assert status != 503 or response.headers["Retry-After"] == "30"
+    assert inprocess.spooled() == []

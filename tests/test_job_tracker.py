@@ -1,6 +1,7 @@
 """The JobTracker's rules, without Ray: a fake pipeline handle, a real SQLite store and ledger, an injected clock."""
 
 import asyncio
+import errno
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -8,7 +9,7 @@ import pytest
 
 from deployments.billing import UsageLedger
 from deployments.config import JobsConfig
-from deployments.errors import AudioRejectedError
+from deployments.errors import AudioRejectedError, StorageError
 from deployments.job_store import SQLiteJobStore
 from deployments.job_tracker import JobTracker, TooManyJobsError
 from deployments.jobs import JobRequest, JobStatus
@@ -182,7 +183,7 @@ def test_a_new_tracker_resumes_unfinished_jobs_from_the_store(tmp_path: Path) ->
         first = _tracker(tmp_path, pipeline=stuck)
         ids = [(await first.submit("alice", _request(tmp_path, f"{n}.wav"))).job_id for n in range(3)]
         await asyncio.sleep(0.05)
-        for task in [*first.workers.values(), first._sweeper]:
+        for task in [*first.workers.values(), first._maintenance]:
             task.cancel()
         second = _tracker(tmp_path)
         return [(await _until_finished(second, job_id)).status for job_id in ids]
@@ -268,3 +269,96 @@ def test_a_job_run_again_after_a_crash_between_charge_and_completion_is_billed_o
         assert await second.ledger.usage.remote("alice") == 2.5  # charged once, by job id
 
     asyncio.run(scenario())
+
+
+class FlakyStore(SQLiteJobStore):
+    """A real store whose disk can be 'full': every write then fails as SQLite's would."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
+        self.full = False
+
+    def save(self, job) -> None:  # noqa: ANN001
+        if self.full:
+            raise StorageError(errno.ENOSPC, "the job store could not be written (database or disk is full)")
+        super().save(job)
+
+
+def test_a_full_disk_while_jobs_finish_keeps_the_queue_alive_and_they_complete_when_space_returns(
+    tmp_path: Path,
+) -> None:
+    async def scenario() -> None:
+        pipeline = FakePipeline()
+        pipeline.gate = asyncio.Event()
+        store = FlakyStore(tmp_path / "jobs.sqlite3")
+        tracker = JobTracker(
+            JobsConfig(state_dir=str(tmp_path), max_concurrent_jobs=2, retry_interval_s=0.05),
+            pipeline,
+            FakeLedger(tmp_path / "jobs.sqlite3"),
+            store=store,
+            clock=Clock(),
+        )
+        requests = [_request(tmp_path, f"{n}.wav") for n in range(2)]
+        jobs = [await tracker.submit("alice", request) for request in requests]
+        await asyncio.sleep(0.05)
+        store.full = True  # the disk fills while both jobs run
+        pipeline.gate.set()
+        finished = [await _until_finished(tracker, job.job_id) for job in jobs]
+        assert [job.status for job in finished] == [JobStatus.complete] * 2  # clients see the outcome at once
+        assert all(Path(request.source_path).exists() for request in requests)  # kept until the record is saved
+        with pytest.raises(StorageError):
+            await tracker.submit("alice", _request(tmp_path, "new.wav"))  # the ingress answers 507 for this
+        assert len(tracker.workers) == 2 and not any(worker.done() for worker in tracker.workers.values())
+
+        store.full = False  # space returns
+        await asyncio.sleep(0.3)
+        saved = {job.job_id: job.status for job in SQLiteJobStore(tmp_path / "jobs.sqlite3").load_all()}
+        assert saved == {job.job_id: JobStatus.complete for job in jobs}
+        assert not any(Path(request.source_path).exists() for request in requests)
+        new = await tracker.submit("alice", _request(tmp_path, "after.wav"))
+        assert (await _until_finished(tracker, new.job_id)).status == JobStatus.complete
+        assert await tracker.ledger.usage.remote("alice") == 3 * 2.5  # each job charged once
+
+    asyncio.run(scenario())
+
+
+def test_a_job_whose_pipeline_hit_a_full_disk_is_retried_not_failed(tmp_path: Path) -> None:
+    class FullOnce(FakePipeline):
+        async def remote(self, request: PipelineRequest):
+            self.calls += 1
+            if self.calls < 3:
+                raise OSError(errno.ENOSPC, "No space left on device")
+            yield TRANSCRIPT.model_copy()
+
+    async def scenario() -> None:
+        pipeline = FullOnce()
+        tracker = _tracker(tmp_path, pipeline=pipeline, retry_interval_s=0.05)
+        job = await tracker.submit("alice", _request(tmp_path))
+        done = await _until_finished(tracker, job.job_id)
+        assert done.status == JobStatus.complete and pipeline.calls == 3
+
+    asyncio.run(scenario())
+
+
+def test_a_dead_worker_is_replaced(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        tracker = _tracker(tmp_path, max_concurrent_jobs=2, retry_interval_s=0.05)
+        tracker.workers[0].cancel()
+        await asyncio.sleep(0.2)
+        assert len(tracker.workers) == 2 and not any(worker.done() for worker in tracker.workers.values())
+        job = await tracker.submit("alice", _request(tmp_path))
+        assert (await _until_finished(tracker, job.job_id)).status == JobStatus.complete
+
+    asyncio.run(scenario())
+
+
+def test_charges_that_cannot_be_written_are_kept_and_written_once_later(tmp_path: Path) -> None:
+    ledger = UsageLedger(tmp_path / "jobs.sqlite3")
+    ledger.connection.execute("PRAGMA query_only = ON")  # every write now fails, as on a full disk
+    assert ledger.charge("job-1", "alice", 10.0)
+    assert ledger.charge("job-1", "alice", 10.0) is False  # a retry of the same charge
+    assert ledger.usage("alice") == 10.0  # counted while it waits
+    ledger.connection.execute("PRAGMA query_only = OFF")
+    ledger.flush()
+    assert ledger.usage("alice") == 10.0 and ledger.pending == {}
+    assert UsageLedger(tmp_path / "jobs.sqlite3").usage("alice") == 10.0  # durable, once
