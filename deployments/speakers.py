@@ -1,22 +1,18 @@
 """Who said what: a transcript with word times plus a diarization -> a diarized transcript.
 
 Each word gets the speaker whose exclusive turn overlaps it most; a word that no such turn overlaps gets
-the nearest turn's speaker. Segments are split wherever the speaker changes from one word to the next.
-Speaking times count every turn, overlapped speech included.
+the nearest turn's speaker. Segments follow the turns (see `diarized_transcription`). Speaking times count
+every turn, overlapped speech included; the turns themselves, overlaps included, are returned too.
 """
-
-from itertools import groupby
 
 from deployments.types import (
     Diarization,
     DiarizedSegment,
     DiarizedTranscript,
     DiarizedWord,
-    Segment,
     SpeakerSummary,
     SpeakerTurn,
     Transcript,
-    Word,
 )
 
 
@@ -30,50 +26,80 @@ def speaker_of(start: float, end: float, turns: list[SpeakerTurn]) -> str | None
     return min(turns, key=lambda turn: min(abs(turn.start - middle), abs(turn.end - middle))).speaker
 
 
-def words_per_segment(segments: list[Segment], words: list[Word]) -> list[list[Word]]:
-    """The words of each segment, by where each word's middle falls (both lists are in time order)."""
-    grouped: list[list[Word]] = [[] for _ in segments]
-    index = 0
-    for word in words:
-        middle = (word.start + word.end) / 2
-        while index < len(segments) - 1 and middle > segments[index].end:
-            index += 1
-        if segments:
-            grouped[index].append(word)
-    return grouped
+PAUSE_S = 1.0
+"""A pause between one speaker's words longer than this ends their segment: segments hold speech, not silence."""
+SNAP_S = 0.3
+"""How far a segment follows its speaker's turn past its first and last word's (often imprecise) times."""
 
 
 def diarized_transcription(transcript: Transcript, diarization: Diarization) -> DiarizedTranscript:
+    """Segments follow the speakers' turns: consecutive words of one speaker, without a long pause, form a
+    run; the run becomes the stretches of that speaker's exclusive turns it covers (each with its words),
+    so segment times are the diarizer's, not Whisper's sentence times. Without word times, a Whisper
+    segment keeps its times and gets the speaker of its span."""
     turns = diarization.exclusive_turns or diarization.turns
     segments: list[DiarizedSegment] = []
-    for segment, words in zip(
-        transcript.segments, words_per_segment(transcript.segments, transcript.words), strict=True
-    ):
+    if transcript.words:
         labelled = [
-            DiarizedWord(
-                word=word.word, start=word.start, end=word.end, speaker=speaker_of(word.start, word.end, turns)
-            )
-            for word in words
+            DiarizedWord(word=w.word, start=w.start, end=w.end, speaker=speaker_of(w.start, w.end, turns))
+            for w in transcript.words
         ]
-        if not labelled:  # no word times inside: the speaker of the segment's whole span
+        for run in _runs(labelled):
+            for start, end, words in _follow_turns(run, turns):
+                text = "".join(word.word for word in words).strip()
+                segments.append(DiarizedSegment(id=len(segments), start=start, end=end, text=text,
+                                                speaker=words[0].speaker, words=words))  # fmt: skip
+    else:
+        for segment in transcript.segments:
             speaker = speaker_of(segment.start, segment.end, turns)
             segments.append(DiarizedSegment(id=len(segments), start=segment.start, end=segment.end,
                                             text=segment.text.strip(), speaker=speaker, words=[]))  # fmt: skip
-            continue
-        runs = [list(run) for _, run in groupby(labelled, key=lambda word: word.speaker)]
-        for number, run in enumerate(runs):
-            start = segment.start if number == 0 else run[0].start
-            end = segment.end if number == len(runs) - 1 else run[-1].end
-            text = "".join(word.word for word in run).strip()
-            segments.append(DiarizedSegment(id=len(segments), start=start, end=end, text=text,
-                                            speaker=run[0].speaker, words=run))  # fmt: skip
     return DiarizedTranscript(
         text=transcript.text,
         language=transcript.language,
         duration=transcript.duration,
         speakers=speaker_summaries(diarization.turns),
         segments=segments,
+        turns=sorted(diarization.turns, key=lambda turn: (turn.start, turn.end)),
     )
+
+
+def _runs(words: list[DiarizedWord]) -> list[list[DiarizedWord]]:
+    """Consecutive words of one speaker, split where they pause longer than PAUSE_S."""
+    runs: list[list[DiarizedWord]] = []
+    for word in words:
+        if runs and runs[-1][-1].speaker == word.speaker and word.start - runs[-1][-1].end <= PAUSE_S:
+            runs[-1].append(word)
+        else:
+            runs.append([word])
+    return runs
+
+
+def _follow_turns(run: list[DiarizedWord], turns: list[SpeakerTurn]) -> list[tuple[float, float, list[DiarizedWord]]]:
+    """The stretches of the run's speaker's turns within the run's span (widened by SNAP_S), each with the
+    words whose middle falls in it (or that lie nearest to it); stretches without words are dropped. A run
+    whose speaker has no turn there keeps its words' span."""
+    first, last = run[0].start - SNAP_S, run[-1].end + SNAP_S
+    stretches = [
+        (max(turn.start, first), min(turn.end, last))
+        for turn in turns
+        if turn.speaker == run[0].speaker and turn.end > first and turn.start < last
+    ]
+    stretches = [(start, end) for start, end in stretches if end > start]
+    if not stretches:
+        return [(run[0].start, run[-1].end, run)]
+    words_of: list[list[DiarizedWord]] = [[] for _ in stretches]
+    for word in run:
+        middle = (word.start + word.end) / 2
+        distance = [
+            0.0 if start <= middle <= end else min(abs(start - middle), abs(end - middle)) for start, end in stretches
+        ]
+        words_of[distance.index(min(distance))].append(word)
+    return [
+        (round(start, 3), round(end, 3), words)
+        for (start, end), words in zip(stretches, words_of, strict=True)
+        if words
+    ]
 
 
 def speaker_summaries(turns: list[SpeakerTurn]) -> list[SpeakerSummary]:

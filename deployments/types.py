@@ -155,6 +155,10 @@ class DiarizedTranscript(BaseModel):
     duration: float
     speakers: list[SpeakerSummary] = Field(description="In order of first appearance; empty for silence.")
     segments: list[DiarizedSegment]
+    turns: list[SpeakerTurn] = Field(
+        default_factory=list,
+        description="Who speaks when, as the diarizer found it: overlapping where people talk at once.",
+    )
 
 
 PipelineResult = Annotated[Transcript | DiarizedTranscript, Field(discriminator="task")]

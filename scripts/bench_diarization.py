@@ -1,10 +1,13 @@
 """Diarization quality and speed of the embedded pipeline, with pyannote.metrics.
 
-DER is scored the strict way: no forgiveness collar, overlapped speech scored.
+DER is scored the strict way: no forgiveness collar, overlapped speech scored, twice per file: from the
+Diarizer's own turns, and from the `segments` a user gets back for task=diarize (the same code as the
+service: Whisper base words, then `deployments.speakers.diarized_transcription`).
 
-- `sample.wav` (30 s, two speakers, shipped with pyannote.audio with `sample.rttm`): the held-out test.
+- `sample.wav` (30 s, two speakers, shipped with pyannote.audio with `sample.rttm`).
 - `stereo_diarization.wav` (../shared, one speaker per channel): the pipeline hears the mono mix-down;
   the reference is each channel's speech (Silero VAD), labelled by channel.
+- `dev00.wav`, `dev01.wav` (../shared): 30 s AMI meeting excerpts with `ami_dev.rttm`, scored on 0-30 s.
 
 Each file runs twice: speaker count found by clustering, then with `num_speakers` given.
 
@@ -18,14 +21,18 @@ from dataclasses import dataclass
 import av
 import numpy as np
 from faster_whisper.vad import VadOptions, get_speech_timestamps
-from pyannote.core import Annotation, Segment
+from pyannote.core import Annotation, Segment, Timeline
 from pyannote.database.util import load_rttm
 from pyannote.metrics.diarization import DiarizationErrorRate
 
 from deployments.audio import decode_audio
-from deployments.config import DiarizationConfig
+from deployments.chunking import SpeechChunker
+from deployments.config import DiarizationConfig, WhisperModelConfig
 from deployments.diarizer import DiarizationPipeline
-from deployments.types import SAMPLE_RATE
+from deployments.engines.ctranslate2_engine import CTranslate2Engine
+from deployments.pipeline import join_chunks
+from deployments.speakers import diarized_transcription
+from deployments.types import SAMPLE_RATE, ChunkOptions, Diarization, DiarizationOptions, Transcript
 from tests.media import SHARED_AUDIO, pyannote_sample
 
 
@@ -34,10 +41,51 @@ class Case:
     name: str
     samples: np.ndarray
     reference: Annotation
+    uem: Timeline | None = None
 
 
-def strict_der(reference: Annotation, hypothesis: Annotation) -> float:
-    return DiarizationErrorRate(collar=0.0, skip_overlap=False)(reference, hypothesis)
+def strict_der() -> DiarizationErrorRate:
+    """Accumulates over files: abs(metric) is the total DER."""
+    return DiarizationErrorRate(collar=0.0, skip_overlap=False)
+
+
+def ami_cases() -> list[Case]:
+    rttm = SHARED_AUDIO / "ami_dev.rttm"
+    if not rttm.exists():
+        return []
+    references = load_rttm(str(rttm))
+    return [
+        Case(
+            f"{name}.wav (AMI)",
+            decode_audio(SHARED_AUDIO / f"{name}.wav").samples,
+            references[name],
+            Timeline([Segment(0, 30)]),
+        )  # fmt: skip
+        for name in sorted(references)
+        if (SHARED_AUDIO / f"{name}.wav").exists()
+    ]
+
+
+class Transcriber:
+    """Words with times, as the service gets them (Whisper base, VAD chunks)."""
+
+    def __init__(self) -> None:
+        self.engine = CTranslate2Engine(WhisperModelConfig(model="embedded:base"))
+        self.chunker = SpeechChunker()
+
+    def __call__(self, samples: np.ndarray) -> Transcript:
+        spans = self.chunker.chunks(samples)
+        options = ChunkOptions(language="en", word_timestamps=True)
+        chunks = self.engine.transcribe_batch([samples[start:end] for start, end in spans], options)
+        return join_chunks(chunks, spans, len(samples) / SAMPLE_RATE, "en")
+
+
+def annotation(turns) -> Annotation:  # noqa: ANN001
+    result = Annotation()
+    for index, turn in enumerate(turns):
+        if turn.end > turn.start and turn.speaker:
+            result[Segment(turn.start, turn.end), index] = turn.speaker
+    return result
 
 
 def sample_case() -> Case:
@@ -72,27 +120,34 @@ def stereo_case() -> Case | None:
     return Case("stereo_diarization.wav (mono mix)", stereo.mean(axis=0).astype(np.float32), reference)
 
 
-def run(pipeline: DiarizationPipeline, case: Case, **hints: object) -> tuple[float, Annotation, float]:
-    started = time.perf_counter()
-    hypothesis, _ = pipeline.annotate(case.samples, **hints)
-    return strict_der(case.reference, hypothesis), hypothesis, time.perf_counter() - started
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.parse_args()
     config = DiarizationConfig()
     pipeline = DiarizationPipeline(config)
+    transcribe = Transcriber()
+    cases = list(filter(None, [sample_case(), stereo_case(), *ami_cases()]))
+    words = {case.name: transcribe(case.samples) for case in cases}
+    pipeline.diarize(cases[0].samples, DiarizationOptions())  # warm-up
 
-    run(pipeline, sample_case())  # warm-up
     print(f"embedded pipeline, clustering threshold {config.clustering_threshold}; strict DER (no collar, overlap)")
-    print(f"{'audio':48s} {'DER %':>6s} {'speakers (ref)':>15s} {'seconds':>8s} {'RTF':>6s}")
-    for case in filter(None, [sample_case(), stereo_case()]):
-        for hints, label in [({}, ""), ({"num_speakers": len(case.reference.labels())}, ", num_speakers")]:
-            der, hypothesis, seconds = run(pipeline, case, **hints)
-            duration = case.samples.size / SAMPLE_RATE
-            found = f"{len(hypothesis.labels())} ({len(case.reference.labels())})"
-            print(f"{case.name + label:48s} {der * 100:6.1f} {found:>15s} {seconds:8.2f} {seconds / duration:6.3f}")
+    print(f"{'audio':48s} {'turns DER %':>11s} {'segments DER %':>14s} {'speakers (ref)':>15s} {'RTF':>6s}")
+    totals = {label: (strict_der(), strict_der()) for label in ("", ", num_speakers")}
+    for case in cases:
+        count = len(case.reference.labels())
+        for options, label in [(DiarizationOptions(), ""), (DiarizationOptions(num_speakers=count), ", num_speakers")]:
+            started = time.perf_counter()
+            diarization: Diarization = pipeline.diarize(case.samples, options)
+            seconds = time.perf_counter() - started
+            segments = diarized_transcription(words[case.name], diarization).segments
+            turns_metric, segments_metric = totals[label]
+            turns_der = turns_metric(case.reference, annotation(diarization.turns), uem=case.uem)
+            segments_der = segments_metric(case.reference, annotation(segments), uem=case.uem)
+            found = f"{len({turn.speaker for turn in diarization.turns})} ({count})"
+            rtf = seconds / (case.samples.size / SAMPLE_RATE)
+            print(f"{case.name + label:48s} {turns_der * 100:11.1f} {segments_der * 100:14.1f} {found:>15s} {rtf:6.3f}")
+    for label, (turns_metric, segments_metric) in totals.items():
+        print(f"{'total' + label:48s} {abs(turns_metric) * 100:11.1f} {abs(segments_metric) * 100:14.1f}")
 
 
 if __name__ == "__main__":

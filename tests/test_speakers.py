@@ -33,9 +33,10 @@ def test_a_segment_is_split_where_the_speaker_changes() -> None:
     diarization = Diarization(turns=TURNS, exclusive_turns=TURNS)
     result = diarized_transcription(transcript, diarization)
     assert [(s.id, s.speaker, s.text, s.start, s.end) for s in result.segments] == [
-        (0, A, "Hello there.", 0.0, 1.6),
-        (1, B, "Hi, you.", 2.6, 3.6),
+        (0, A, "Hello there.", 0.0, 1.9),  # the speaker's turn, up to 0.3 s past the words
+        (1, B, "Hi, you.", 2.5, 3.8),
     ]
+    assert result.turns == TURNS
     assert [word.speaker for word in result.segments[1].words] == [B, B]
     assert result.text == "Hello there. Hi, you."
     assert [(s.speaker, s.speaking_time) for s in result.speakers] == [(A, 2.0), (B, 2.5)]
@@ -45,3 +46,19 @@ def test_speaking_time_counts_overlapped_speech_and_orders_by_first_turn() -> No
     turns = [SpeakerTurn(speaker=B, start=1.0, end=3.0), SpeakerTurn(speaker=A, start=0.5, end=2.0),
              SpeakerTurn(speaker=B, start=4.0, end=4.5)]  # fmt: skip
     assert [(s.speaker, s.speaking_time) for s in speaker_summaries(turns)] == [(A, 1.5), (B, 2.5)]
+
+
+def test_segments_hold_speech_not_the_silence_between_words_or_turns() -> None:
+    """One speaker, two turns with a pause between them, one Whisper segment over both: two segments."""
+    turns = [SpeakerTurn(speaker=A, start=0.0, end=2.0), SpeakerTurn(speaker=A, start=6.0, end=8.0)]
+    words = [Word(word=" Before", start=0.5, end=1.5), Word(word=" after.", start=6.5, end=7.5)]
+    transcript = Transcript(language="en", duration=8.0, segments=[_segment(0.0, 8.0, " Before after.")], words=words)
+    result = diarized_transcription(transcript, Diarization(turns=turns, exclusive_turns=turns))
+    assert [(s.text, s.start, s.end) for s in result.segments] == [("Before", 0.2, 1.8), ("after.", 6.2, 7.8)]
+
+
+def test_every_word_is_kept_even_without_a_turn_of_its_speaker_nearby() -> None:
+    words = [Word(word=" Lone", start=10.0, end=10.5), Word(word=" word.", start=10.6, end=11.0)]
+    transcript = Transcript(language="en", duration=12.0, segments=[_segment(10.0, 11.0, " Lone word.")], words=words)
+    result = diarized_transcription(transcript, Diarization(turns=TURNS, exclusive_turns=TURNS))
+    assert [(s.speaker, s.text, s.start, s.end) for s in result.segments] == [(B, "Lone word.", 10.0, 11.0)]
