@@ -24,8 +24,13 @@ def _diarize(service: Service, data: bytes, **fields: str) -> dict:
     return response.json()
 
 
-def test_two_speakers_found_and_every_word_has_one(service: Service, two_speakers_wav: bytes) -> None:
-    result = _diarize(service, two_speakers_wav)
+@pytest.fixture(scope="module")
+def call_result(service: Service, two_speakers_wav: bytes) -> dict:
+    return _diarize(service, two_speakers_wav)
+
+
+def test_two_speakers_found_and_every_word_has_one(call_result: dict) -> None:
+    result = call_result
     assert result["task"] == "diarize" and result["language"] == "en"
     assert abs(result["duration"] - 30.0) < 0.5
     assert [speaker["speaker"] for speaker in result["speakers"]] == ["SPEAKER_00", "SPEAKER_01"]
@@ -88,7 +93,7 @@ def _annotation(items: list[dict]):  # noqa: ANN202
     return result
 
 
-def test_segments_and_turns_score_close_to_the_reference(service: Service, two_speakers_wav: bytes) -> None:
+def test_segments_and_turns_score_close_to_the_reference(call_result: dict) -> None:
     """Strict DER (no collar, overlap scored) against sample.rttm, from what the user gets back: the
     turns (5.2% with the embedded pipeline) and the segments, which follow them (13.5% with Whisper base;
     overlapped speech is what segments of one speaker each cannot hold)."""
@@ -96,7 +101,7 @@ def test_segments_and_turns_score_close_to_the_reference(service: Service, two_s
     from pyannote.metrics.diarization import DiarizationErrorRate
 
     reference = next(iter(load_rttm(str(pyannote_sample().with_suffix(".rttm"))).values()))
-    result = _diarize(service, two_speakers_wav)
+    result = call_result
     assert len(result["speakers"]) == len(reference.labels()) == 2
     der = DiarizationErrorRate(collar=0.0, skip_overlap=False)
     assert der(reference, _annotation(result["turns"])) <= 0.08
