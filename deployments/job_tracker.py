@@ -173,12 +173,12 @@ class JobTracker:
             if result is None:
                 raise RuntimeError("the pipeline ended without a result")
         except Exception as error:
-            rejected = client_error(error)
+            rejected, storage = client_error(error), storage_failure(error)
             if rejected is not None:
                 self._finish(job, error=str(rejected))
-            elif storage_failure(error) is not None:  # a full disk is not the job's fault: wait for space
-                logger.warning("job %s: storage refused a write (%s); retrying in %.0f s", job.job_id,
-                               storage_failure(error), self._retry_s)  # fmt: skip
+            elif storage is not None:  # a full disk is not the job's fault: wait for space
+                logger.warning("job %s: storage refused a write (%s); retrying in %.0f s", job.job_id, storage,
+                               self._retry_s)  # fmt: skip
                 self._retry_later(job.job_id)
             else:  # a model or system failure: the job ends with the reason, never hangs
                 logger.exception("job %s failed", job.job_id)

@@ -79,16 +79,17 @@ async def create_transcription(request: Request, key: Annotated[ApiKey, Depends(
     spool_path = config.jobs.spool_dir / request_id
     try:
         form = await receive_transcription_form(request, spool_path, config.limits.max_upload_bytes)
+        diarization = form.diarization_options()
         pipeline_request = PipelineRequest(
             source_path=str(spool_path),
             url=form.url,
             max_bytes=config.limits.max_upload_bytes,
             options=form.transcription_options(),
-            diarization=form.diarization_options(),
+            diarization=diarization,
         )
         result: PipelineResult = await request.app.state.pipeline.transcribe.remote(pipeline_request)
     finally:
         spool_path.unlink(missing_ok=True)
-    task = "diarize" if form.diarization_options() is not None else "transcribe"
+    task = "diarize" if diarization is not None else "transcribe"
     await request.app.state.ledger.charge.remote(request_id, key.owner, result.duration, task)  # completed work, once
     return render(result, form.response_format, include_words=form.wants_words)
