@@ -141,8 +141,8 @@ class FileRun:
                 self.decoded_path.unlink(missing_ok=True)
 
     async def _decode_and_send(self) -> None:
-        """Decode window by window; every final chunk goes to the Transcriber at once, at most
-        `max_chunks_in_flight` at a time (decoding waits for room: back-pressure)."""
+        """Decode window by window and send every final chunk on (see `_send`); at most
+        `max_chunks_in_flight` chunks are held or in flight at once, and decoding waits for room."""
         windows = decode_windows(self.request.source_path, max_duration_s=self.limits.max_duration_s)
         streaming = StreamingChunker(self.pipeline.chunker)
         spool = None

@@ -7,7 +7,7 @@ auth, rate, funds, form validation, limits, media types, error shapes, rendering
 """
 
 import asyncio
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,23 +24,13 @@ from deployments.url_fetch import check_url
 from serve_app.auth import ApiKey, ApiKeys
 from serve_app.config import AppConfig
 from serve_app.http_app import create_app
+from tests.fakes import Actor, Remote
 from tests.test_job_tracker import TRANSCRIPT
 
 KEY = "inprocess-key"
 LIMITED_KEY = "inprocess-limited"
 BROKE_KEY = "inprocess-broke"
 UPLOAD_LIMIT = 64 * 1024
-
-
-class Remote:
-    """`obj.method.remote(...)` as on a Ray handle, calling `function` (sync or async) in this loop."""
-
-    def __init__(self, function: Callable) -> None:
-        self.function = function
-
-    async def remote(self, *args: object) -> object:
-        result = self.function(*args)
-        return await result if asyncio.iscoroutine(result) else result
 
 
 class FakePipeline:
@@ -100,8 +90,8 @@ def inprocess(tmp_path: Path) -> Iterator[InProcessService]:
     loop = asyncio.new_event_loop()
 
     async def start() -> tuple[httpx.AsyncClient, JobTracker]:
-        tracker = JobTracker(config.jobs, pipeline, _Actor(ledger))
-        app = create_app(config, keys, pipeline, _Actor(tracker), _Actor(ledger), _Actor(RequestRateLimiter()))
+        tracker = JobTracker(config.jobs, pipeline, Actor(ledger))
+        app = create_app(config, keys, pipeline, Actor(tracker), Actor(ledger), Actor(RequestRateLimiter()))
         transport = httpx.ASGITransport(app=app)
         client = httpx.AsyncClient(transport=transport, base_url="http://test", headers=_auth(KEY))
         return client, tracker
@@ -114,16 +104,6 @@ def inprocess(tmp_path: Path) -> Iterator[InProcessService]:
         task.cancel()
     loop.run_until_complete(client.aclose())
     loop.close()
-
-
-class _Actor:
-    """Every public method of `target` as `.method.remote()`."""
-
-    def __init__(self, target: object) -> None:
-        self._target = target
-
-    def __getattr__(self, name: str) -> Remote:
-        return Remote(getattr(self._target, name))
 
 
 def _auth(key: str) -> dict[str, str]:

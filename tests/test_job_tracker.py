@@ -14,6 +14,7 @@ from deployments.job_store import SQLiteJobStore
 from deployments.job_tracker import JobTracker, TooManyJobsError
 from deployments.jobs import JobRequest, JobStatus
 from deployments.types import PipelineProgress, PipelineRequest, Segment, Transcript, TranscriptionOptions, Word
+from tests.fakes import Actor
 
 TRANSCRIPT = Transcript(
     language="en",
@@ -49,23 +50,6 @@ class FakePipeline:
         yield TRANSCRIPT.model_copy()
 
 
-class _Remote:
-    def __init__(self, function) -> None:
-        self.function = function
-
-    async def remote(self, *args):
-        return self.function(*args)
-
-
-class FakeLedger:
-    """The UsageLedger actor's calls, on a real ledger."""
-
-    def __init__(self, path: Path) -> None:
-        self.ledger = UsageLedger(path)
-        self.charge = _Remote(self.ledger.charge)
-        self.usage = _Remote(self.ledger.usage)
-
-
 class Clock:
     def __init__(self) -> None:
         self.now = datetime(2026, 1, 1, tzinfo=UTC)
@@ -95,7 +79,7 @@ def _tracker(tmp_path: Path, pipeline=None, clock=None, **config) -> JobTracker:
     return JobTracker(
         JobsConfig(state_dir=str(tmp_path), **config),
         pipeline or FakePipeline(),
-        FakeLedger(tmp_path / "jobs.sqlite3"),
+        Actor(UsageLedger(tmp_path / "jobs.sqlite3")),
         store=SQLiteJobStore(tmp_path / "jobs.sqlite3"),
         clock=clock or Clock(),
     )
@@ -294,7 +278,7 @@ def test_a_full_disk_while_jobs_finish_keeps_the_queue_alive_and_they_complete_w
         tracker = JobTracker(
             JobsConfig(state_dir=str(tmp_path), max_concurrent_jobs=2, retry_interval_s=0.05),
             pipeline,
-            FakeLedger(tmp_path / "jobs.sqlite3"),
+            Actor(UsageLedger(tmp_path / "jobs.sqlite3")),
             store=store,
             clock=Clock(),
         )

@@ -4,7 +4,6 @@ file's language, progress, and duration limits that stop decoding early."""
 
 import asyncio
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -27,15 +26,8 @@ from deployments.types import (
     SpeakerTurn,
     TranscriptionOptions,
 )
+from tests.fakes import Remote
 from tests.media import encode
-
-
-class _Method:
-    def __init__(self, function: Callable[..., object]) -> None:
-        self.function = function
-
-    async def remote(self, *args: object) -> object:
-        return await self.function(*args)
 
 
 class _Transcriber:
@@ -45,7 +37,7 @@ class _Transcriber:
         self.calls: list[ChunkOptions] = []
         self.delay_s = delay_s
         self.in_flight = self.most_in_flight = 0
-        self.transcribe_chunk = _Method(self._transcribe)
+        self.transcribe_chunk = Remote(self._transcribe)
 
     async def _transcribe(self, chunk: np.ndarray, options: ChunkOptions) -> ChunkTranscript:
         self.calls.append(options)
@@ -64,7 +56,7 @@ class _Transcriber:
 class _Diarizer:
     def __init__(self) -> None:
         self.samples: np.ndarray | None = None
-        self.diarize_file = _Method(self._diarize)
+        self.diarize_file = Remote(self._diarize)
 
     async def _diarize(self, path: str, options: DiarizationOptions) -> Diarization:
         self.samples = np.fromfile(path, dtype=np.float32)
@@ -182,7 +174,7 @@ def test_a_failed_run_cancels_its_chunks_and_removes_the_decoded_spool(tmp_path:
             raise RuntimeError("engine failed")
 
     transcriber = _Failing()
-    transcriber.transcribe_chunk = _Method(transcriber._transcribe)
+    transcriber.transcribe_chunk = Remote(transcriber._transcribe)
     run = FileRun(_pipeline(tmp_path, transcriber), _request(_wav(tmp_path, [(0.1, 12.0)])))
     with pytest.raises(RuntimeError, match="engine failed"):
         asyncio.run(run.result())
