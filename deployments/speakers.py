@@ -22,21 +22,28 @@ def speaker_of(start: float, end: float, turns: list[SpeakerTurn]) -> str | None
     overlap, speaker = max((min(end, turn.end) - max(start, turn.start), turn.speaker) for turn in turns)
     if overlap > 0:
         return speaker
-    middle = (start + end) / 2
-    return min(turns, key=lambda turn: min(abs(turn.start - middle), abs(turn.end - middle))).speaker
+    middle = (start + end) / 2  # a zero-length word (Whisper gives some) belongs to the turn around it
+    return min(turns, key=lambda turn: _distance(middle, turn.start, turn.end)).speaker
+
+
+def _distance(time: float, start: float, end: float) -> float:
+    return 0.0 if start <= time <= end else min(abs(start - time), abs(end - time))
 
 
 PAUSE_S = 1.0
 """A pause between one speaker's words longer than this ends their segment: segments hold speech, not silence."""
-SNAP_S = 0.3
-"""How far a segment follows its speaker's turn past its first and last word's (often imprecise) times."""
+SNAP_S = 1.0
+"""How far a segment follows its speaker's turn past its first and last word's (often imprecise) times: as
+far as a pause within a run. On sample.wav, 0.3 s gave a segments DER of 9.4%, 0.5 s 7.4%, 1.0 s 6.5%
+(turns: 5.2%)."""
 
 
 def diarized_transcription(transcript: Transcript, diarization: Diarization) -> DiarizedTranscript:
-    """Segments follow the speakers' turns: consecutive words of one speaker, without a long pause, form a
-    run; the run becomes the stretches of that speaker's exclusive turns it covers (each with its words),
-    so segment times are the diarizer's, not Whisper's sentence times. Without word times, a Whisper
-    segment keeps its times and gets the speaker of its span."""
+    """Segments follow the speakers' turns: each word gets the speaker of the exclusive turns (who
+    dominates there); consecutive words of one speaker, without a long pause, form a run; the run becomes
+    the stretches of that speaker's turns (overlapped speech included) it covers, each with its words, so
+    segment times are the diarizer's, not Whisper's. One speaker's segments never overlap. Without word
+    times, a Whisper segment keeps its times and gets the speaker of its span."""
     turns = diarization.exclusive_turns or diarization.turns
     segments: list[DiarizedSegment] = []
     if transcript.words:
@@ -44,11 +51,16 @@ def diarized_transcription(transcript: Transcript, diarization: Diarization) -> 
             DiarizedWord(word=w.word, start=w.start, end=w.end, speaker=speaker_of(w.start, w.end, turns))
             for w in transcript.words
         ]
+        last_of: dict[str | None, int] = {}  # each speaker's latest segment: theirs must never overlap
         for run in _runs(labelled):
-            for start, end, words in _follow_turns(run, turns):
+            for start, end, words in _follow_turns(run, diarization.turns or turns):
+                speaker = words[0].speaker
+                if speaker in last_of and segments[last_of[speaker]].end > start:
+                    start = _part(segments, last_of[speaker], words[0].start)
                 text = "".join(word.word for word in words).strip()
+                last_of[speaker] = len(segments)
                 segments.append(DiarizedSegment(id=len(segments), start=start, end=end, text=text,
-                                                speaker=words[0].speaker, words=words))  # fmt: skip
+                                                speaker=speaker, words=words))  # fmt: skip
     else:
         for segment in transcript.segments:
             speaker = speaker_of(segment.start, segment.end, turns)
@@ -62,6 +74,14 @@ def diarized_transcription(transcript: Transcript, diarization: Diarization) -> 
         segments=segments,
         turns=sorted(diarization.turns, key=lambda turn: (turn.start, turn.end)),
     )
+
+
+def _part(segments: list[DiarizedSegment], previous: int, next_word_start: float) -> float:
+    """Where a speaker's earlier segment, which reaches past the start of their next one, ends and the next
+    begins: at the next one's first word, or the earlier one's last word if that is later."""
+    boundary = max(segments[previous].words[-1].end, min(segments[previous].end, next_word_start))
+    segments[previous] = segments[previous].model_copy(update={"end": boundary})
+    return boundary
 
 
 def _runs(words: list[DiarizedWord]) -> list[list[DiarizedWord]]:
@@ -91,9 +111,7 @@ def _follow_turns(run: list[DiarizedWord], turns: list[SpeakerTurn]) -> list[tup
     words_of: list[list[DiarizedWord]] = [[] for _ in stretches]
     for word in run:
         middle = (word.start + word.end) / 2
-        distance = [
-            0.0 if start <= middle <= end else min(abs(start - middle), abs(end - middle)) for start, end in stretches
-        ]
+        distance = [_distance(middle, start, end) for start, end in stretches]
         words_of[distance.index(min(distance))].append(word)
     return [
         (round(start, 3), round(end, 3), words)

