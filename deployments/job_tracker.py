@@ -13,6 +13,7 @@ disk. So neither an actor restart nor a restart of the whole application loses a
 
 import asyncio
 import logging
+import os
 import time
 import uuid
 from collections import Counter
@@ -22,6 +23,7 @@ from pathlib import Path
 
 import ray
 
+from deployments.billing import ChargeDetails
 from deployments.config import JobsConfig
 from deployments.detached import get_or_create
 from deployments.errors import StorageError, client_error, original_message, storage_failure
@@ -184,8 +186,9 @@ class JobTracker:
                 logger.exception("job %s failed", job.job_id)
                 self._finish(job, error=f"transcription failed: {original_message(error)}")
             return
-        task = "diarize" if request.diarization is not None else "transcribe"
-        await self.ledger.charge.remote(job.job_id, job.owner, result.duration, task)  # once, by job id
+        details = request.charge or ChargeDetails(task="diarize" if request.diarization is not None else "transcribe")
+        details = details.model_copy(update={"language": result.language, "bytes": _size(request.source_path)})
+        await self.ledger.charge.remote(job.job_id, job.owner, result.duration, details)  # once, by job id
         self._finish(job, transcript=result)
 
     @property
@@ -263,6 +266,14 @@ class JobTracker:
                     next_sweep = time.monotonic() + self.config.sweep_interval_s
             except Exception:
                 logger.exception("tracker upkeep failed; trying again in %.0f s", self._retry_s)
+
+
+def _size(path: str) -> int:
+    """The spooled input's size, for the usage statement (0 when it is gone already)."""
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
 
 
 def get_or_create_tracker(config: JobsConfig, pipeline, ledger) -> ray.actor.ActorHandle:  # noqa: ANN001

@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from deployments.billing import ChargeDetails
 from deployments.types import DiarizationOptions, PipelineResult, TranscriptionOptions
 
 
@@ -24,7 +25,13 @@ class JobRequest(BaseModel):
     options: TranscriptionOptions
     diarization: DiarizationOptions | None = Field(None, description="Set for task=diarize.")
     response_format: str
+    timestamp_granularities: list[str] = Field(
+        default_factory=list, description="As the client gave them; empty for jobs stored by earlier versions."
+    )
     include_words: bool
+    charge: ChargeDetails | None = Field(
+        None, description="How to bill the job (price, model); language and size are filled in when it is done."
+    )
 
 
 class Job(BaseModel):

@@ -24,6 +24,7 @@ from deployments.audio import declared_duration, decode_windows, too_long
 from deployments.chunking import Chunk, SpeechChunker, StreamingChunker
 from deployments.config import PipelineConfig
 from deployments.errors import AudioRejectedError
+from deployments.profanity import mask_text, mask_transcript
 from deployments.speakers import diarized_transcription
 from deployments.types import (
     SAMPLE_RATE,
@@ -34,6 +35,7 @@ from deployments.types import (
     PipelineProgress,
     PipelineRequest,
     PipelineResult,
+    PipelineText,
     Segment,
     Transcript,
     Word,
@@ -42,7 +44,7 @@ from deployments.url_fetch import check_url, fetch_to_file
 
 logger = logging.getLogger("ray.serve")
 
-PipelineEvent = PipelineProgress | PipelineResult
+PipelineEvent = PipelineProgress | PipelineText | PipelineResult
 
 
 @serve.deployment(max_ongoing_requests=32)
@@ -65,19 +67,20 @@ class TranscriptionPipeline:
         return await FileRun(self, request).result()
 
     async def transcribe_streaming(self, request: PipelineRequest) -> AsyncIterator[PipelineEvent]:
-        """Progress while it works, then the result: for jobs (`handle.options(stream=True)`)."""
-        progress: asyncio.Queue[float] = asyncio.Queue()
-        run = asyncio.ensure_future(FileRun(self, request, on_progress=progress.put_nowait).result())
+        """Progress (and with `stream_text` the text, chunk by chunk) while it works, then the result: for
+        jobs and streamed responses (`handle.options(stream=True)`)."""
+        events: asyncio.Queue[PipelineProgress | PipelineText] = asyncio.Queue()
+        run = asyncio.ensure_future(FileRun(self, request, on_event=events.put_nowait).result())
         try:
             while not run.done():
-                waiter = asyncio.ensure_future(progress.get())
+                waiter = asyncio.ensure_future(events.get())
                 await asyncio.wait([run, waiter], return_when=asyncio.FIRST_COMPLETED)
                 if waiter.done():
-                    yield PipelineProgress(share=waiter.result())
+                    yield waiter.result()
                 else:
                     waiter.cancel()
-            while not progress.empty():
-                yield PipelineProgress(share=progress.get_nowait())
+            while not events.empty():
+                yield events.get_nowait()
             yield run.result()
         finally:
             run.cancel()
@@ -90,13 +93,17 @@ class FileRun:
         self,
         pipeline: TranscriptionPipeline,
         request: PipelineRequest,
-        on_progress: Callable[[float], None] | None = None,
+        on_event: Callable[[PipelineProgress | PipelineText], None] | None = None,
     ) -> None:
         self.pipeline = pipeline
         self.request = request
         self.limits = pipeline.config.limits
-        self.on_progress = on_progress
-        self.in_flight = asyncio.Semaphore(pipeline.config.chunking.max_chunks_in_flight)
+        self.on_event = on_event
+        self.max_in_flight = pipeline.config.chunking.max_chunks_in_flight
+        # A streamed request starts with one chunk in flight and adds one each time a chunk comes back (a
+        # slow start: rounds of 1, 2, 4, ... chunks), so its first text comes after one chunk's decoding.
+        self.window = 1 if request.stream_text else self.max_in_flight
+        self.in_flight = asyncio.Semaphore(self.window)
         options = request.options
         if request.diarization is not None:  # speakers are given to words, so words need their times
             options = options.model_copy(update={"word_timestamps": True})
@@ -113,6 +120,11 @@ class FileRun:
         self.reported = 0.0
         self.decoded_samples = 0
         self.expected_samples: int | None = None
+        self.decoding_done = False
+        self.flushed = asyncio.Event()  # set whenever chunks were sent, or decoding ended
+        self.in_order: asyncio.Task[list[ChunkTranscript]] | None = None
+        if request.stream_text:
+            self.in_order = asyncio.ensure_future(self._texts_in_order())
 
     async def result(self) -> PipelineResult:
         source = Path(self.request.source_path)
@@ -131,12 +143,20 @@ class FileRun:
                     f"audio is too short ({duration:.2f} s): the minimum is {self.limits.min_duration_s} s"
                 )
             if self.request.diarization is None:
-                return await self._transcript()
-            transcript, diarization = await asyncio.gather(self._transcript(), self._diarize(self.request.diarization))
-            return diarized_transcription(transcript, diarization)
+                result: PipelineResult = await self._transcript()
+            else:
+                transcript, diarization = await asyncio.gather(
+                    self._transcript(), self._diarize(self.request.diarization)
+                )
+                result = diarized_transcription(transcript, diarization)
+            if self.request.options.profanity_filter:
+                result = await asyncio.to_thread(mask_transcript, result)
+            return result
         finally:
             for task in self.transcripts:
                 task.cancel()
+            if self.in_order is not None:
+                self.in_order.cancel()
             if self.decoded_path is not None:
                 self.decoded_path.unlink(missing_ok=True)
 
@@ -160,16 +180,19 @@ class FileRun:
                 await self._send(chunk)
             self._flush()
         finally:
+            self.decoding_done = True
+            self.flushed.set()
             windows.close()
             if spool is not None:
                 spool.close()
 
     async def _send(self, chunk: Chunk) -> None:
         """Chunks go out in bursts of `max_chunks_in_flight` (or all that are left when decoding ends), so
-        that the Transcriber's batches fill instead of starting on the first chunk or two of a long file."""
+        that the Transcriber's batches fill instead of starting on the first chunk or two of a long file.
+        A streamed request wants its first text soon instead: its chunks go out as its window lets them."""
         await self.in_flight.acquire()  # released when the Transcriber has answered
         self.ready.append(chunk)
-        if len(self.ready) >= self.pipeline.config.chunking.max_chunks_in_flight:
+        if len(self.ready) >= self.max_in_flight or self.request.stream_text:
             self._flush()
 
     def _flush(self) -> None:
@@ -178,11 +201,15 @@ class FileRun:
             self.transcribed.append(False)
             self.transcripts.append(asyncio.ensure_future(self._first_pass(len(self.spans) - 1, chunk.samples)))
         self.ready = []
+        self.flushed.set()
 
     async def _first_pass(self, index: int, samples: np.ndarray) -> ChunkTranscript:
         try:
             transcript = await self.pipeline.transcriber.transcribe_chunk.remote(samples, self.options)
         finally:
+            self.in_flight.release()
+        if self.window < self.max_in_flight:  # a streamed request's window grows
+            self.window += 1
             self.in_flight.release()
         self.transcribed[index] = True
         self._report_progress()
@@ -199,13 +226,37 @@ class FileRun:
         """The share of the file up to the first chunk still being transcribed (or to the end of the last
         chunk, when all are back), of its declared length or of what is decoded so far; never backwards,
         and 1.0 only when the result is there."""
-        if self.on_progress is None:
+        if self.on_event is None:
             return
         pending = [start for (start, _), done in zip(self.spans, self.transcribed, strict=True) if not done]
         position = min(pending, default=self.spans[-1][1])  # all sent chunks are back: up to the last one's end
         total = max(self.expected_samples or 0, self.decoded_samples, 1)
         self.reported = max(self.reported, round(min(position / total, 0.99), 4))  # never backwards
-        self.on_progress(self.reported)
+        self.on_event(PipelineProgress(share=self.reported))
+
+    async def _texts_in_order(self) -> list[ChunkTranscript]:
+        """With `stream_text`: each chunk's text, once it and every chunk before it are back. Text sent is
+        final, so the language is settled by the first chunk (when not given), and a later chunk that came
+        back in another language is decoded again in it before its text goes out."""
+        settled: list[ChunkTranscript] = []
+        language = self.options.language
+        while True:
+            while len(settled) == len(self.transcripts):
+                if self.decoding_done:
+                    return settled
+                self.flushed.clear()
+                await self.flushed.wait()
+            index = len(settled)
+            transcript = await self.transcripts[index]
+            language = language or transcript.language
+            if transcript.language != language:
+                transcript = await self._again(index, self.options.model_copy(update={"language": language}))
+            settled.append(transcript)
+            text = "".join(segment.text for segment in transcript.segments)
+            if self.request.options.profanity_filter:
+                text = mask_text(text, language)
+            if text and self.on_event is not None:
+                self.on_event(PipelineText(text=text))
 
     async def _transcript(self) -> Transcript:
         """The chunks' transcripts in one language on the file's timeline.
@@ -217,6 +268,9 @@ class FileRun:
         duration, options = self.decoded_samples / SAMPLE_RATE, self.options
         if not self.transcripts:  # silence: nothing to transcribe
             return Transcript(language=options.language or "en", duration=duration, segments=[])
+        if self.in_order is not None:  # streamed: the text already sent is the transcript's
+            transcripts = await self.in_order
+            return join_chunks(transcripts, self.spans, duration, options.language or transcripts[0].language)
         transcripts = list(await asyncio.gather(*self.transcripts))
         language = options.language or main_language(transcripts, self.spans)
         settled = options.model_copy(update={"language": language})

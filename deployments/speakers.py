@@ -3,6 +3,10 @@
 Each word gets the speaker whose exclusive turn overlaps it most; a word that no such turn overlaps gets
 the nearest turn's speaker. Segments follow the turns (see `diarized_transcription`). Speaking times count
 every turn, overlapped speech included; the turns themselves, overlaps included, are returned too.
+
+Speakers are named `speaker_0`, `speaker_1`, ... in order of first appearance, as the nexara SDK types
+them, and every word and segment has one: when the diarizer found no turn at all, the speech is one
+speaker's.
 """
 
 from deployments.types import (
@@ -16,9 +20,7 @@ from deployments.types import (
 )
 
 
-def speaker_of(start: float, end: float, turns: list[SpeakerTurn]) -> str | None:
-    if not turns:
-        return None
+def speaker_of(start: float, end: float, turns: list[SpeakerTurn]) -> str:
     overlap, speaker = max((min(end, turn.end) - max(start, turn.start), turn.speaker) for turn in turns)
     if overlap > 0:
         return speaker
@@ -44,14 +46,13 @@ def diarized_transcription(transcript: Transcript, diarization: Diarization) -> 
     the stretches of that speaker's turns (overlapped speech included) it covers, each with its words, so
     segment times are the diarizer's, not Whisper's. One speaker's segments never overlap. Without word
     times, a Whisper segment keeps its times and gets the speaker of its span."""
+    diarization = _named_in_order(_with_a_speaker(diarization, transcript))
     turns = diarization.exclusive_turns or diarization.turns
     segments: list[DiarizedSegment] = []
-    if transcript.words:
-        labelled = [
-            DiarizedWord(word=w.word, start=w.start, end=w.end, speaker=speaker_of(w.start, w.end, turns))
-            for w in transcript.words
-        ]
-        last_of: dict[str | None, int] = {}  # each speaker's latest segment: theirs must never overlap
+    labelled: list[DiarizedWord] = []
+    if transcript.words and turns:
+        labelled = [DiarizedWord(**w.model_dump(), speaker=speaker_of(w.start, w.end, turns)) for w in transcript.words]
+        last_of: dict[str, int] = {}  # each speaker's latest segment: theirs must never overlap
         for run in _runs(labelled):
             for start, end, words in _follow_turns(run, diarization.turns or turns):
                 speaker = words[0].speaker
@@ -61,7 +62,7 @@ def diarized_transcription(transcript: Transcript, diarization: Diarization) -> 
                 last_of[speaker] = len(segments)
                 segments.append(DiarizedSegment(id=len(segments), start=start, end=end, text=text,
                                                 speaker=speaker, words=words))  # fmt: skip
-    else:
+    elif turns:
         for segment in transcript.segments:
             speaker = speaker_of(segment.start, segment.end, turns)
             segments.append(DiarizedSegment(id=len(segments), start=segment.start, end=segment.end,
@@ -72,8 +73,30 @@ def diarized_transcription(transcript: Transcript, diarization: Diarization) -> 
         duration=transcript.duration,
         speakers=speaker_summaries(diarization.turns),
         segments=segments,
+        words=labelled,
         turns=sorted(diarization.turns, key=lambda turn: (turn.start, turn.end)),
     )
+
+
+def _with_a_speaker(diarization: Diarization, transcript: Transcript) -> Diarization:
+    """When the diarizer found no one but Whisper heard speech, the speech is one speaker's turn."""
+    if diarization.turns or not transcript.segments:
+        return diarization
+    spoken = transcript.words or transcript.segments
+    turn = SpeakerTurn(speaker="speaker_0", start=spoken[0].start, end=max(item.end for item in spoken))
+    return Diarization(turns=[turn], exclusive_turns=[turn])
+
+
+def _named_in_order(diarization: Diarization) -> Diarization:
+    """The diarizer's labels (SPEAKER_01, ...) renamed speaker_0, speaker_1, ... in order of first turn."""
+    names: dict[str, str] = {}
+    for turn in sorted(diarization.turns + diarization.exclusive_turns, key=lambda turn: (turn.start, turn.end)):
+        names.setdefault(turn.speaker, f"speaker_{len(names)}")
+
+    def renamed(turns: list[SpeakerTurn]) -> list[SpeakerTurn]:
+        return [turn.model_copy(update={"speaker": names[turn.speaker]}) for turn in turns]
+
+    return Diarization(turns=renamed(diarization.turns), exclusive_turns=renamed(diarization.exclusive_turns))
 
 
 def _part(segments: list[DiarizedSegment], previous: int, next_word_start: float) -> float:

@@ -38,6 +38,7 @@ class TranscriptionOptions(BaseModel):
     segment_timestamps: bool = Field(True, description=SEGMENT_TIMESTAMPS_DOC)
     prompt: str | None = None
     temperature: float = 0.0
+    profanity_filter: bool = Field(False, description="Mask profane words in the result (deployments/profanity.py).")
 
 
 class DiarizationOptions(BaseModel):
@@ -123,27 +124,28 @@ class Transcript(BaseModel):
 
 
 class SpeakerSummary(BaseModel):
-    speaker: str = Field(description="The speaker's label, e.g. SPEAKER_00.")
+    speaker: str = Field(description="The speaker's label: speaker_0, speaker_1, ... in order of first appearance.")
     speaking_time: float = Field(description="Seconds this speaker speaks, overlapped speech included.")
 
 
-class DiarizedWord(BaseModel):
-    word: str
-    start: float
-    end: float
-    speaker: str | None
+class DiarizedWord(Word):
+    speaker: str
 
 
 class DiarizedSegment(BaseModel):
-    """One speaker's stretch of a Whisper segment (OpenAI's diarized_json segment fields, plus words)."""
+    """One speaker's stretch of speech (OpenAI's diarized_json segment fields)."""
 
     type: Literal["transcript.text.segment"] = "transcript.text.segment"
     id: int
     start: float
     end: float
     text: str
-    speaker: str | None
-    words: list[DiarizedWord]
+    speaker: str
+    words: list[DiarizedWord] = Field(
+        default_factory=list,
+        exclude=True,
+        description="The segment's words; clients get them all in the top-level list.",
+    )
 
 
 class DiarizedTranscript(BaseModel):
@@ -155,6 +157,7 @@ class DiarizedTranscript(BaseModel):
     duration: float
     speakers: list[SpeakerSummary] = Field(description="In order of first appearance; empty for silence.")
     segments: list[DiarizedSegment]
+    words: list[DiarizedWord] = Field(default_factory=list, description="Every word, with its speaker.")
     turns: list[SpeakerTurn] = Field(
         default_factory=list,
         description="Who speaks when, as the diarizer found it: overlapping where people talk at once.",
@@ -174,9 +177,19 @@ class PipelineRequest(BaseModel):
     max_bytes: int = Field(description="The size limit for a fetched URL: the upload limit of the request's mode.")
     options: TranscriptionOptions
     diarization: DiarizationOptions | None = Field(None, description="Set for task=diarize.")
+    stream_text: bool = Field(
+        False, description="Stream each chunk's text as it is final, in timeline order (`transcribe_streaming`)."
+    )
 
 
 class PipelineProgress(BaseModel):
     """Streamed by the pipeline while it works: the share of the audio's chunks transcribed so far."""
 
     share: float = Field(ge=0, le=1)
+
+
+class PipelineText(BaseModel):
+    """Streamed by the pipeline when `stream_text` is set: the next piece of the transcript's text, final, in
+    timeline order; joined, the pieces are the result's text."""
+
+    text: str

@@ -2,8 +2,12 @@
 work also on `require_funds`.
 
 Keys come from the environment: `STT_API_KEYS` (comma-separated, no balance: unlimited) and/or
-`STT_API_KEYS_FILE` (JSON or YAML: a list of keys with a name, a balance in audio seconds and optional
-per-key limits). Keys are compared in constant time and never logged; usage is stored by SHA-256.
+`STT_API_KEYS_FILE` (JSON or YAML: a list of keys with a name, a balance and price and optional per-key
+limits). Keys are compared in constant time and never logged; usage is stored by SHA-256.
+
+Balances are money: `balance` in the key's `currency`, spent at `rate_per_min` per audio minute (both
+default to `billing` in the app config). A key written with `balance_seconds` (earlier versions) keeps
+working: that many audio seconds at the key's rate.
 """
 
 import hmac
@@ -15,10 +19,10 @@ from typing import Annotated
 import yaml
 from fastapi import Depends, HTTPException, Request, status
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from pydantic import BaseModel, Field, SecretStr
+from pydantic import BaseModel, Field, SecretStr, model_validator
 
 from deployments.jobs import owner_of
-from serve_app.config import SecretSettings
+from serve_app.config import BillingConfig, Currency, SecretSettings
 from serve_app.schemas import ErrorResponse
 
 INVALID_CREDENTIALS = "authentication credentials were not provided or are invalid"
@@ -37,16 +41,50 @@ class ApiKey(BaseModel):
     """One key of the keys file."""
 
     key: SecretStr = Field(min_length=1)
+    id: int | None = Field(None, ge=0, description="Shown in usage statements; derived from the key when absent.")
     name: str = ""
+    balance: float | None = Field(None, description="Money this key may spend in all; absent: unlimited.")
     balance_seconds: float | None = Field(
-        None, ge=0, description="Audio seconds this key may have transcribed in all; absent: unlimited."
+        None, ge=0, description="Earlier versions' balance: audio seconds, at the key's rate. Not with `balance`."
     )
+    rate_per_min: float | None = Field(None, ge=0, description="Price of an audio minute; overrides billing.")
+    currency: Currency | None = Field(None, description="Overrides billing.currency.")
     requests_per_second: float | None = Field(None, gt=0, description="Overrides limits.requests_per_second.")
     max_running_jobs: int | None = Field(None, ge=1, description="Overrides jobs.max_running_jobs_per_key.")
+
+    @model_validator(mode="after")
+    def one_balance(self) -> "ApiKey":
+        if self.balance is not None and self.balance_seconds is not None:
+            raise ValueError("give a key either balance (money) or balance_seconds (audio), not both")
+        return self
 
     @property
     def owner(self) -> str:
         return owner_of(self.key.get_secret_value())
+
+    @property
+    def key_id(self) -> int:
+        return self.id if self.id is not None else int(self.owner[:8], 16)
+
+    @property
+    def display_name(self) -> str:
+        return self.name or f"Key #{self.key_id}"
+
+
+class Price(BaseModel):
+    """A key's price and balance, with the app's defaults filled in."""
+
+    rate_per_min: float
+    currency: Currency
+    balance: float | None = Field(description="Money the key may spend in all; None: unlimited.")
+
+    @classmethod
+    def of(cls, key: ApiKey, defaults: BillingConfig) -> "Price":
+        rate = key.rate_per_min if key.rate_per_min is not None else defaults.rate_per_min
+        balance = key.balance
+        if key.balance_seconds is not None and rate > 0:  # at no price, audio seconds cost nothing
+            balance = key.balance_seconds / 60 * rate
+        return cls(rate_per_min=rate, currency=key.currency or defaults.currency, balance=balance)
 
 
 class KeysFile(BaseModel):
@@ -102,14 +140,20 @@ async def require_api_key(request: Request) -> ApiKey:
     return key
 
 
+def price_of(request: Request, key: ApiKey) -> Price:
+    return Price.of(key, request.app.state.config.billing)
+
+
 async def require_funds(request: Request, key: Annotated[ApiKey, Depends(require_api_key)]) -> ApiKey:
-    """402 when the key's balance is spent. Completed work is charged by audio duration, once."""
-    if key.balance_seconds is not None:
-        used = await request.app.state.ledger.usage.remote(key.owner)
-        if used >= key.balance_seconds:
+    """402 when the key's balance is spent. Completed work is charged by audio duration, once, so the last
+    request may take a balance below zero."""
+    price = price_of(request, key)
+    if price.balance is not None:
+        spent = await request.app.state.ledger.spent.remote(key.owner, price.rate_per_min)
+        if spent >= price.balance:
             raise HTTPException(
                 status.HTTP_402_PAYMENT_REQUIRED,
-                f"insufficient funds: this key's balance of {key.balance_seconds:.0f} audio seconds is spent"
-                f" ({used:.1f} s used); top it up to continue",
+                f"insufficient funds: this key's balance of {price.balance:.4g} {price.currency} is spent"
+                f" ({spent:.4g} {price.currency} used); top it up to continue",
             )
     return key

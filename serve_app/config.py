@@ -6,6 +6,8 @@
   committed or shown by `serve status`. The Ingress reads it once, when it starts.
 """
 
+from typing import Literal
+
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -19,10 +21,27 @@ from deployments.config import (
     WhisperModelConfig,
 )
 
+Currency = Literal["EUR", "RUB"]
+"""The currencies the nexara SDK's billing types accept."""
+
+
+class BillingConfig(StrictModel):
+    """The price of keys that do not set their own (`rate_per_min`, `currency` in the keys file)."""
+
+    rate_per_min: float = Field(0.006, ge=0, description="Price of one minute of audio.")
+    currency: Currency = "EUR"
+
 
 class AppConfig(StrictModel):
     """Arguments of the Serve application builder (`serve_app.app:build_app`)."""
 
+    model_ids: list[str] = Field(
+        default=["whisper-1"],
+        min_length=1,
+        description="The ids `model` accepts and /v1/models lists, all served by the one Whisper engine"
+        " (aliases: e.g. whisper-1 for OpenAI clients and a name of your own).",
+    )
+    billing: BillingConfig = BillingConfig()
     whisper: WhisperModelConfig = WhisperModelConfig()
     chunking: ChunkingConfig = ChunkingConfig()
     limits: LimitsConfig = LimitsConfig()

@@ -1,18 +1,23 @@
-"""Turn a Transcript into the body a client asked for with `response_format`."""
+"""Turn a Transcript into the body a client asked for with `response_format` and `timestamp_granularities`."""
 
 import datetime
+from typing import TypeVar
 
 import srt
 import webvtt
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 
-from deployments.types import DiarizedTranscript, PipelineResult, Segment, Transcript
+from deployments.types import DiarizedTranscript, PipelineResult, Segment, Transcript, Word
 from serve_app.schemas import (
     ResponseFormat,
+    TimestampGranularity,
     TranscriptionJson,
     TranscriptionVerboseJson,
     language_name,
 )
+from serve_app.sentences import sentences
+
+WordT = TypeVar("WordT", bound=Word)
 
 
 def _spoken(segments: list[Segment]) -> list[Segment]:
@@ -48,26 +53,36 @@ def render_vtt(segments: list[Segment]) -> str:
     return webvtt.WebVTT(captions=captions).content
 
 
-def verbose_json(transcript: Transcript, include_words: bool) -> TranscriptionVerboseJson:
+def stripped(words: list[WordT]) -> list[WordT]:
+    """Words as clients get them: without the space Whisper's tokens lead with."""
+    return [word.model_copy(update={"word": word.word.strip()}) for word in words]
+
+
+def verbose_json(transcript: Transcript, granularities: list[TimestampGranularity]) -> TranscriptionVerboseJson:
+    by_sentence = TimestampGranularity.sentence in granularities
+    with_words = by_sentence or TimestampGranularity.word in granularities
     return TranscriptionVerboseJson(
         language=language_name(transcript.language),
         duration=round(transcript.duration, 3),
         text=transcript.text,
-        segments=transcript.segments,
-        words=transcript.words if include_words else None,
+        segments=None if by_sentence else transcript.segments,
+        sentences=sentences(transcript.words, transcript.language) if by_sentence else None,
+        words=stripped(transcript.words) if with_words else None,
     )
 
 
-def render_body(transcript: PipelineResult, response_format: ResponseFormat, include_words: bool) -> dict | str:
+def render_body(
+    transcript: PipelineResult, response_format: ResponseFormat, granularities: list[TimestampGranularity]
+) -> dict | str:
     """The body for `response_format`: a JSON object for the JSON formats, a string for the others.
     A diarized transcript is always its JSON object."""
     if isinstance(transcript, DiarizedTranscript):
-        return transcript.model_dump()
+        return transcript.model_copy(update={"words": stripped(transcript.words)}).model_dump()
     match response_format:
         case ResponseFormat.json:
             return TranscriptionJson(text=transcript.text).model_dump()
         case ResponseFormat.verbose_json:
-            return verbose_json(transcript, include_words).model_dump(exclude_none=True)
+            return verbose_json(transcript, granularities).model_dump(exclude_none=True)
         case ResponseFormat.text:
             return transcript.text
         case ResponseFormat.srt:
@@ -76,9 +91,11 @@ def render_body(transcript: PipelineResult, response_format: ResponseFormat, inc
             return render_vtt(transcript.segments)
 
 
-def render(transcript: PipelineResult, response_format: ResponseFormat, include_words: bool) -> Response:
+def render(
+    transcript: PipelineResult, response_format: ResponseFormat, granularities: list[TimestampGranularity]
+) -> Response:
     """The HTTP response for one transcript, with the media type each format calls for."""
-    body = render_body(transcript, response_format, include_words)
+    body = render_body(transcript, response_format, granularities)
     if isinstance(body, dict):
         return JSONResponse(body)
     if response_format == ResponseFormat.vtt:

@@ -5,11 +5,12 @@ import logging
 from fastapi import Depends, FastAPI, Request, status
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from deployments.errors import STORAGE_FULL, InputRejectedError, client_error, storage_failure
 from serve_app.auth import AUTH_ERRORS, ApiKeys, require_api_key
 from serve_app.config import AppConfig
-from serve_app.routers import health, jobs, models, transcriptions
+from serve_app.routers import billing, health, jobs, models, transcriptions
 
 logger = logging.getLogger(__name__)
 
@@ -33,11 +34,29 @@ def create_app(config: AppConfig, api_keys: ApiKeys, pipeline, tracker, ledger, 
     app.include_router(models.router, **authenticated)
     app.include_router(transcriptions.router, **authenticated)
     app.include_router(jobs.router, **authenticated)
+    app.include_router(billing.router, **authenticated)
+    app.add_middleware(ApiV1Alias)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(InputRejectedError, _input_rejected)
     app.add_exception_handler(OSError, _storage_failed)
     app.add_exception_handler(Exception, _unexpected_error)
     return app
+
+
+class ApiV1Alias:
+    """`/api/v1/...` is served as `/v1/...`: the nexara API documents both prefixes."""
+
+    PREFIX = "/api"
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] in ("http", "websocket") and scope["path"].startswith(self.PREFIX + "/v1/"):
+            scope = {**scope, "path": scope["path"][len(self.PREFIX) :]}
+            if "raw_path" in scope and scope["raw_path"] is not None:
+                scope["raw_path"] = scope["raw_path"][len(self.PREFIX) :]
+        await self.app(scope, receive, send)
 
 
 async def _validation_error(_: Request, error: RequestValidationError) -> JSONResponse:

@@ -11,6 +11,8 @@ from deployments.types import DiarizationOptions, DiarizedTranscript, Segment, T
 from serve_app.upload import SpooledFile
 
 MODEL_ID = "whisper-1"
+AUTO_LANGUAGE = frozenset({"auto", "automatic"})
+"""Values of `language` (besides empty) that mean "detect it", as the nexara SDK sends them."""
 
 UtcDatetime = Annotated[datetime, PlainSerializer(lambda moment: moment.isoformat(), return_type=str)]
 """ISO 8601 with an explicit offset (`+00:00`), which every client's parser accepts."""
@@ -44,6 +46,7 @@ class DiarizationSetting(StrEnum):
 class TimestampGranularity(StrEnum):
     segment = "segment"
     word = "word"
+    sentence = "sentence"
 
 
 TEXT_ONLY_FORMATS = (ResponseFormat.json, ResponseFormat.text)
@@ -51,17 +54,20 @@ TEXT_ONLY_FORMATS = (ResponseFormat.json, ResponseFormat.text)
 
 
 class TranscriptionForm(BaseModel):
-    """The multipart form of `POST /v1/audio/transcriptions` (and of its async twin)."""
+    """The multipart form of `POST /v1/audio/transcriptions` (and of its async twin). A field it does not
+    know is refused (400), so that nobody gets a 200 without a feature they asked for."""
 
-    model_config = ConfigDict(populate_by_name=True)
+    model_config = ConfigDict(populate_by_name=True, extra="forbid")
 
     file: Annotated[SpooledFile, WithJsonSchema({"type": "string", "format": "binary"})] | None = Field(
         None, description="The audio or video file. Give exactly one of file or url."
     )
     url: str | None = Field(None, max_length=2048, description="An http(s) URL of the audio. Give exactly one.")
-    model: Literal["whisper-1"] = Field(MODEL_ID, description="The only model: whisper-1.")
+    model: str = Field(MODEL_ID, max_length=128, description="One of the ids GET /v1/models lists.")
     task: Task = Task.transcribe
-    language: str | None = Field(None, description="ISO-639-1 code of the spoken language; detected if omitted.")
+    language: str | None = Field(
+        None, description="ISO-639-1 code of the spoken language; detected if omitted, empty, `auto` or `automatic`."
+    )
     prompt: str | None = Field(None, max_length=4096, description="Text to guide the style or spelling.")
     temperature: float = Field(0.0, ge=0.0, le=1.0, description="0 uses Whisper's fallback schedule.")
     response_format: ResponseFormat = ResponseFormat.json
@@ -77,7 +83,14 @@ class TranscriptionForm(BaseModel):
         default=[TimestampGranularity.segment],
         alias="timestamp_granularities[]",
         max_length=2,
-        description="`word` needs response_format=verbose_json.",
+        description="`word` adds words, `sentence` gives sentences instead of segments; both need"
+        " response_format=verbose_json.",
+    )
+    profanity_filter: bool = Field(False, description="Mask profane words in the text, segments, words, subtitles.")
+    stream: bool = Field(
+        False,
+        description="Synchronous requests only: answer text/event-stream, `transcript.text.delta` events as the"
+        " audio is transcribed, then `transcript.text.done` (response_format json or text).",
     )
 
     @field_validator("url")
@@ -96,6 +109,8 @@ class TranscriptionForm(BaseModel):
         if language is None or language == "":
             return None
         code = language.strip().lower()
+        if code in AUTO_LANGUAGE or code == "":
+            return None
         if code not in WHISPER_LANGUAGES:
             raise ValueError(f"unsupported language {language[:16]!r}: use an ISO-639-1 code such as 'en' or 'fr'")
         return code
@@ -104,21 +119,39 @@ class TranscriptionForm(BaseModel):
     def consistent(self) -> "TranscriptionForm":
         if (self.file is None) == (self.url is None):
             raise ValueError("give exactly one of 'file' (an upload) or 'url'")
-        if self.wants_words and self.response_format != ResponseFormat.verbose_json:
-            raise ValueError("timestamp_granularities[]=word requires response_format=verbose_json")
+        for granularity in (TimestampGranularity.word, TimestampGranularity.sentence):
+            if granularity in self.timestamp_granularities and self.response_format != ResponseFormat.verbose_json:
+                raise ValueError(f"timestamp_granularities[]={granularity} requires response_format=verbose_json")
+        if self.wants_sentences and TimestampGranularity.segment in self.timestamp_granularities:
+            raise ValueError("timestamp_granularities[]: sentence replaces segment; ask for one of them")
+        if self.wants_sentences and self.task == Task.diarize:
+            raise ValueError("timestamp_granularities[]=sentence is for task=transcribe; diarized segments"
+                             " already follow the speakers")  # fmt: skip
+        if self.task != Task.diarize:
+            for name in ("num_speakers", "diarization_setting"):
+                if name in self.model_fields_set:
+                    raise ValueError(f"{name} requires task=diarize")
+        if self.stream and self.response_format not in TEXT_ONLY_FORMATS:
+            raise ValueError("stream=true sends text as it is transcribed: use response_format json or text")
         return self
 
     @property
     def wants_words(self) -> bool:
         return TimestampGranularity.word in self.timestamp_granularities
 
+    @property
+    def wants_sentences(self) -> bool:
+        return TimestampGranularity.sentence in self.timestamp_granularities
+
     def transcription_options(self) -> TranscriptionOptions:
         return TranscriptionOptions(
             language=self.language,
-            word_timestamps=self.wants_words,  # task=diarize turns them on in the pipeline: speakers go to words
+            # task=diarize turns word times on in the pipeline: speakers go to words; sentences are timed by them
+            word_timestamps=self.wants_words or self.wants_sentences,
             segment_timestamps=self.response_format not in TEXT_ONLY_FORMATS or self.task == Task.diarize,
             prompt=self.prompt,
             temperature=self.temperature,
+            profanity_filter=self.profanity_filter,
         )
 
     def diarization_options(self) -> DiarizationOptions | None:
@@ -131,17 +164,72 @@ class TranscriptionJson(BaseModel):
     text: str
 
 
+class Sentence(BaseModel):
+    start: float
+    end: float
+    text: str
+
+
 class TranscriptionVerboseJson(BaseModel):
     task: Literal["transcribe"] = "transcribe"
     language: str = Field(description="The language's name in lower case, as OpenAI gives it: `english`.")
     duration: float
     text: str
-    segments: list[Segment]
-    words: list[Word] | None = Field(None, description="Present when timestamp_granularities[] has word.")
+    segments: list[Segment] | None = Field(None, description="Absent when timestamp_granularities[] is sentence.")
+    sentences: list[Sentence] | None = Field(None, description="Present when timestamp_granularities[] is sentence.")
+    words: list[Word] | None = Field(
+        None,
+        description="Present when timestamp_granularities[] has word or sentence; without Whisper's leading space.",
+    )
 
 
 DiarizedTranscription = DiarizedTranscript
 """The result of task=diarize, as the pipeline returns it: always this JSON object, whatever response_format says."""
+
+
+class Balance(BaseModel):
+    """`GET /v1/billing/balance`."""
+
+    balance: float = Field(
+        description="What is left to spend. An unlimited key starts at 0 and goes below it by what it used;"
+        " any key's last request may take it below zero."
+    )
+    rate_per_min: float = Field(description="Price of one minute of audio for this key.")
+    currency: str
+    unlimited: bool = Field(description="True for a key without a balance: it is never refused for funds.")
+
+
+class UsageApiKey(BaseModel):
+    id: int
+    name: str = Field(description="`Key #<id>` for a key without a name.")
+    deleted: bool = Field(description="Always false here: a key only ever sees its own usage.")
+
+
+class UsageItem(BaseModel):
+    """One charged request or job."""
+
+    timestamp: UtcDatetime
+    seconds: float = Field(description="Audio duration charged.")
+    bytes: int = Field(description="Size of the input as received.")
+    task: str
+    model: str | None
+    language: str | None
+    cost: float | None = Field(description="What it cost, in the page's currency; null for charges made before"
+                               " costs were recorded.")  # fmt: skip
+    profanity_filter: bool
+    role_tagging: Literal[False] = False
+    emotions: Literal[False] = False
+    request_id: str = Field(description="The job id, or the synchronous request's id.")
+    api_key: UsageApiKey
+
+
+class UsagePage(BaseModel):
+    """`GET /v1/billing/usage`: newest first; pass `next_cursor` as `cursor` for the next (older) page."""
+
+    items: list[UsageItem]
+    next_cursor: int | None = Field(description="Set only when has_more.")
+    has_more: bool
+    currency: str
 
 
 class ModelCard(BaseModel):
@@ -207,3 +295,40 @@ def multipart_request_body(form: type[BaseModel]) -> dict[str, Any]:
 
     schema = inline(schema)
     return {"required": True, "content": {"multipart/form-data": {"schema": schema}}}
+
+
+class TranscriptTextDelta(BaseModel):
+    """`stream=true`: the next piece of the text, final, in timeline order."""
+
+    type: Literal["transcript.text.delta"] = "transcript.text.delta"
+    delta: str
+
+
+class TranscriptTextSegment(BaseModel):
+    """`stream=true` with task=diarize: one speaker's segment, sent once the speakers are known."""
+
+    type: Literal["transcript.text.segment"] = "transcript.text.segment"
+    id: str
+    start: float
+    end: float
+    text: str
+    speaker: str
+
+
+class TranscriptTextDone(BaseModel):
+    """`stream=true`: the last event; `text` is the whole transcript, the deltas joined."""
+
+    type: Literal["transcript.text.done"] = "transcript.text.done"
+    text: str
+
+
+class StreamErrorDetail(BaseModel):
+    message: str
+    type: Literal["invalid_request_error", "server_error"]
+
+
+class StreamError(BaseModel):
+    """`stream=true`: the request failed after the stream began (OpenAI's error event shape)."""
+
+    type: Literal["error"] = "error"
+    error: StreamErrorDetail

@@ -53,6 +53,7 @@ KEYS_FILE = {
         {"key": "test-key-broke", "name": "broke", "balance_seconds": 0},
         {"key": "test-key-prepaid", "name": "prepaid", "balance_seconds": 5},
         {"key": "test-key-fuzz", "name": "fuzzing and hostile-input tests", "requests_per_second": 1000},
+        {"key": "test-key-priced", "id": 42, "name": "sdk", "balance": 50.0, "rate_per_min": 0.6, "currency": "RUB"},
     ]
 }
 """Keys with a balance or their own limits, from STT_API_KEYS_FILE; API_KEYS come from STT_API_KEYS."""

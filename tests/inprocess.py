@@ -19,7 +19,7 @@ from deployments.config import JobsConfig, LimitsConfig, UrlInputConfig
 from deployments.errors import AudioRejectedError
 from deployments.job_tracker import JobTracker
 from deployments.rate_limiter import RequestRateLimiter
-from deployments.types import PipelineProgress, PipelineRequest, Transcript
+from deployments.types import PipelineProgress, PipelineRequest, PipelineText, Transcript
 from deployments.url_fetch import check_url
 from serve_app.auth import ApiKey, ApiKeys
 from serve_app.config import AppConfig
@@ -30,6 +30,7 @@ from tests.test_job_tracker import TRANSCRIPT
 KEY = "inprocess-key"
 LIMITED_KEY = "inprocess-limited"
 BROKE_KEY = "inprocess-broke"
+PRICED_KEY = "inprocess-priced"
 UPLOAD_LIMIT = 64 * 1024
 
 
@@ -51,9 +52,33 @@ class FakePipeline:
     def options(self, stream: bool) -> "FakePipeline":
         return self
 
-    async def remote(self, request: PipelineRequest):  # the streaming call the tracker makes
+    def remote(self, request: PipelineRequest) -> "FakeResponseStream":  # the streaming call of jobs and stream=true
+        return FakeResponseStream(self._events(request))
+
+    async def _events(self, request: PipelineRequest):  # noqa: ANN202
+        if Path(request.source_path).read_bytes() == b"not audio":
+            await self._transcribe(request)  # refused before any event, as the real pipeline does
         yield PipelineProgress(share=0.5)
+        if request.stream_text:
+            for segment in TRANSCRIPT.segments:
+                yield PipelineText(text=segment.text)
         yield await self._transcribe(request)
+
+
+class FakeResponseStream:
+    """A DeploymentResponseGenerator's part that the service uses: async iteration and `cancel()`."""
+
+    def __init__(self, events) -> None:  # noqa: ANN001
+        self.events, self.cancelled = events, False
+
+    def __aiter__(self) -> "FakeResponseStream":
+        return self
+
+    async def __anext__(self):  # noqa: ANN204
+        return await self.events.__anext__()
+
+    def cancel(self) -> None:
+        self.cancelled = True
 
 
 @dataclass
@@ -71,6 +96,7 @@ class InProcessService:
 
 def build(tmp_path: Path) -> tuple[AppConfig, FakePipeline, UsageLedger, ApiKeys]:
     config = AppConfig(
+        model_ids=["whisper-1", "whisper-base"],
         limits=LimitsConfig(max_upload_bytes=UPLOAD_LIMIT),
         jobs=JobsConfig(state_dir=str(tmp_path / "state"), max_upload_bytes=UPLOAD_LIMIT, max_running_jobs_per_key=2),
     )
@@ -79,6 +105,7 @@ def build(tmp_path: Path) -> tuple[AppConfig, FakePipeline, UsageLedger, ApiKeys
             ApiKey(key=KEY, name="test"),
             ApiKey(key=LIMITED_KEY, name="limited", requests_per_second=2),
             ApiKey(key=BROKE_KEY, name="broke", balance_seconds=0),
+            ApiKey(key=PRICED_KEY, id=7, balance=1.0, rate_per_min=0.6, currency="RUB"),
         ]
     )
     return config, FakePipeline(config.url_input), UsageLedger(config.jobs.database_path), keys

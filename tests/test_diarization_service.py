@@ -39,14 +39,18 @@ def test_two_speakers_found_and_every_word_has_one(call_result: dict) -> None:
     result = call_result
     assert result["task"] == "diarize" and result["language"] == "en"
     assert abs(result["duration"] - 30.0) < 0.5
-    assert [speaker["speaker"] for speaker in result["speakers"]] == ["SPEAKER_00", "SPEAKER_01"]
+    assert [speaker["speaker"] for speaker in result["speakers"]] == ["speaker_0", "speaker_1"]
     assert all(speaker["speaking_time"] > 3 for speaker in result["speakers"])
     segments = result["segments"]
-    assert {segment["speaker"] for segment in segments} == {"SPEAKER_00", "SPEAKER_01"}
+    assert {segment["speaker"] for segment in segments} == {"speaker_0", "speaker_1"}
     for segment in segments:
         assert segment["type"] == "transcript.text.segment" and segment["text"]
-        assert segment["words"] and all(word["speaker"] == segment["speaker"] for word in segment["words"])
         assert segment["start"] <= segment["end"]
+        inside = [w for w in result["words"] if segment["start"] <= (w["start"] + w["end"]) / 2 <= segment["end"]]
+        assert inside and any(word["speaker"] == segment["speaker"] for word in inside)
+    words = result["words"]
+    assert {word["speaker"] for word in words} == {"speaker_0", "speaker_1"}
+    assert all(word["word"] == word["word"].strip() and 0 <= word["prob"] <= 1 for word in words)
     assert [segment["id"] for segment in segments] == list(range(len(segments)))
     assert "".join(segment["text"] for segment in segments).replace(" ", "") == result["text"].replace(" ", "")
 
@@ -87,7 +91,7 @@ def test_diarize_as_a_job(service: Service) -> None:
     assert job["status"] == "complete", job
     result = job["result"]
     assert result["task"] == "diarize" and len(result["speakers"]) == 2
-    assert all(word["speaker"] for segment in result["segments"] for word in segment["words"])
+    assert result["words"] and all(word["speaker"] in ("speaker_0", "speaker_1") for word in result["words"])
 
 
 def _annotation(items: list[dict]):  # noqa: ANN202

@@ -8,7 +8,10 @@ import webvtt
 
 from deployments.types import Segment, Transcript, Word
 from serve_app.formatting import render, render_srt, render_vtt
-from serve_app.schemas import ResponseFormat, language_name
+from serve_app.schemas import ResponseFormat, TimestampGranularity, language_name
+from serve_app.sentences import sentences
+
+SEGMENT, WORD = [TimestampGranularity.segment], [TimestampGranularity.word]
 
 
 def _segment(index: int, start: float, end: float, text: str) -> Segment:
@@ -40,19 +43,40 @@ def test_vtt_has_header_and_dotted_times() -> None:
 
 
 def test_json_is_text_only() -> None:
-    response = render(TRANSCRIPT, ResponseFormat.json, include_words=False)
+    response = render(TRANSCRIPT, ResponseFormat.json, SEGMENT)
     assert json.loads(response.body) == {"text": "Hello there.   Bye."}
 
 
 def test_verbose_json_has_words_only_when_asked() -> None:
-    with_words = json.loads(render(TRANSCRIPT, ResponseFormat.verbose_json, include_words=True).body)
-    without = json.loads(render(TRANSCRIPT, ResponseFormat.verbose_json, include_words=False).body)
-    assert with_words["words"] == [{"word": " Hello", "start": 0.0, "end": 0.5, "prob": 0.9}]
+    with_words = json.loads(render(TRANSCRIPT, ResponseFormat.verbose_json, WORD).body)
+    without = json.loads(render(TRANSCRIPT, ResponseFormat.verbose_json, SEGMENT).body)
+    assert with_words["words"] == [{"word": "Hello", "start": 0.0, "end": 0.5, "prob": 0.9}]
     assert "words" not in without
     assert without["task"] == "transcribe" and without["language"] == "english" and len(without["segments"]) == 3
 
 
 def test_verbose_json_names_the_language_as_openai_does() -> None:
     french = TRANSCRIPT.model_copy(update={"language": "fr"})
-    assert json.loads(render(french, ResponseFormat.verbose_json, include_words=False).body)["language"] == "french"
+    assert json.loads(render(french, ResponseFormat.verbose_json, SEGMENT).body)["language"] == "french"
     assert language_name("xx") == "xx"  # not a Whisper language: the code as it is
+
+
+def _words(text: str, language_gap: float = 0.5) -> list[Word]:
+    return [
+        Word(word=f" {token}", start=index * language_gap, end=index * language_gap + 0.4, prob=0.9)
+        for index, token in enumerate(text.split())
+    ]
+
+
+def test_sentences_split_at_sentence_ends_not_at_every_dot() -> None:
+    words = _words("Mr. Smith paid 3.5 dollars. Did he? Yes!")
+    assert [(s.text, s.start, s.end) for s in sentences(words, "en")] == [
+        ("Mr. Smith paid 3.5 dollars.", 0.0, 2.4),
+        ("Did he?", 2.5, 3.4),
+        ("Yes!", 3.5, 3.9),
+    ]
+
+
+def test_sentences_of_a_language_without_rules_split_at_terminal_punctuation() -> None:
+    assert [s.text for s in sentences(_words("Habari yako. Nzuri sana."), "sw")] == ["Habari yako.", "Nzuri sana."]
+    assert sentences([], "en") == []

@@ -139,8 +139,8 @@ def test_async_validation_matches_the_synchronous_endpoint(service: Service, spe
 
 
 def test_running_job_cap_per_key_answers_429(service: Service) -> None:
-    """The test config caps each key at 6 running jobs; 30 s clips keep them running while we submit."""
-    long_clip = pyannote_sample().read_bytes()
+    """The test config caps each key at 6 running jobs, 2 of them at once: the rest wait while we submit."""
+    long_clip = encode(decode_audio(pyannote_sample()).samples[: 12 * 16_000], "flac")
     cap = JOBS_CONFIG["max_running_jobs_per_key"]
     ids = [_submit(service, long_clip, api_key=API_KEYS[1])["job_id"] for _ in range(cap)]
     with service.client(api_key=API_KEYS[1]) as client:

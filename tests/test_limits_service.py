@@ -59,7 +59,8 @@ def test_completed_work_is_charged_and_a_spent_balance_refuses_more(service: Ser
         first = client.post("/v1/audio/transcriptions", files={"file": ("a.wav", seven_seconds_wav)})
         assert first.status_code == 200  # ...so this one still has funds
         second = client.post("/v1/audio/transcriptions", files={"file": ("a.wav", seven_seconds_wav)})
-        assert second.status_code == 402 and "7.0 s used" in second.json()["detail"]
+        assert second.status_code == 402  # 5 s at 0.006 EUR a minute is spent by 7 s:
+        assert "balance of 0.0005 EUR is spent (0.0007 EUR used)" in second.json()["detail"]
 
 
 def test_unknown_keys_are_401_before_any_rate_accounting(service: Service) -> None:

@@ -22,6 +22,7 @@ from deployments.types import (
     DiarizedTranscript,
     PipelineProgress,
     PipelineRequest,
+    PipelineText,
     Segment,
     SpeakerTurn,
     TranscriptionOptions,
@@ -123,7 +124,7 @@ def test_the_diarizer_reads_the_same_decoded_audio_from_the_spool(tmp_path: Path
     result = asyncio.run(_pipeline(tmp_path, diarizer=diarizer).transcribe(_request(path, "en", diarize=True)))
     assert isinstance(result, DiarizedTranscript)
     assert np.array_equal(diarizer.samples, np.concatenate(list(decode_windows(path))))
-    assert {segment.speaker for segment in result.segments} == {"SPEAKER_00"}
+    assert {segment.speaker for segment in result.segments} == {"speaker_0"}
     assert list((tmp_path / "spool").iterdir()) == []
 
 
@@ -137,6 +138,39 @@ def test_progress_rises_then_the_result_comes_last(tmp_path: Path) -> None:
     assert all(isinstance(event, PipelineProgress) for event in received[:-1]) and len(shares) == 6
     assert shares == sorted(shares) and shares[-1] < 1.0
     assert received[-1].duration == 30.0
+
+
+def test_streamed_text_is_final_in_timeline_order_in_the_first_chunks_language(tmp_path: Path) -> None:
+    """Text goes out chunk by chunk, before the run ends; the language is the first chunk's, and a later
+    chunk heard in another one is decoded again in it before its text goes out, so the pieces joined are
+    the result's text."""
+
+    async def events() -> list:
+        pipeline = _pipeline(tmp_path, _Transcriber(delay_s=0.01))
+        path = _wav(tmp_path, [(0.1, 10.0), (0.9, 5.0), (0.1, 5.0)])  # "English", "German", "English"
+        request = _request(path).model_copy(update={"stream_text": True})
+        return [event async for event in pipeline.transcribe_streaming(request)]
+
+    received = asyncio.run(events())
+    texts = [event.text for event in received if isinstance(event, PipelineText)]
+    assert texts == [" [en]"] * 4
+    assert received.index(next(e for e in received if isinstance(e, PipelineText))) < len(received) - 2
+    assert received[-1].language == "en" and received[-1].text == "".join(texts).strip()
+    assert list((tmp_path / "spool").iterdir()) == []
+
+
+def test_profanity_is_masked_in_text_segments_and_words(tmp_path: Path) -> None:
+    from deployments.profanity import mask_text, mask_transcript
+    from deployments.types import Transcript, Word
+
+    text = " Oh shit, what the fuck. Assess this class in Scunthorpe."
+    assert mask_text(text, "en") == " Oh ****, what the ****. Assess this class in Scunthorpe."
+    assert mask_text(" Merde alors, sh1t!", "fr") == " ***** alors, ****!"  # French list, English too, leetspeak
+    segment = Segment(id=0, seek=0, start=0.0, end=1.0, text=" Shit happens.", tokens=[], temperature=0.0,
+                      avg_logprob=0.0, compression_ratio=1.0, no_speech_prob=0.0)  # fmt: skip
+    words = [Word(word=" Shit", start=0.0, end=0.4, prob=0.9), Word(word=" happens.", start=0.5, end=0.9, prob=0.9)]
+    masked = mask_transcript(Transcript(language="en", duration=1.0, segments=[segment], words=words))
+    assert masked.text == "**** happens." and [w.word for w in masked.words] == [" ****", " happens."]
 
 
 def test_a_file_shorter_than_the_minimum_is_refused(tmp_path: Path) -> None:

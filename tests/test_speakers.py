@@ -3,7 +3,7 @@
 from deployments.speakers import diarized_transcription, speaker_of, speaker_summaries
 from deployments.types import Diarization, Segment, SpeakerTurn, Transcript, Word
 
-A, B = "SPEAKER_00", "SPEAKER_01"
+A, B = "speaker_0", "speaker_1"  # the names clients get; a diarizer's own labels are renamed (tested below)
 TURNS = [SpeakerTurn(speaker=A, start=0.0, end=2.0), SpeakerTurn(speaker=B, start=2.5, end=5.0)]
 
 
@@ -21,7 +21,6 @@ def test_a_word_in_a_gap_gets_the_nearest_turn() -> None:
     assert speaker_of(2.05, 2.15, TURNS) == A
     assert speaker_of(2.35, 2.45, TURNS) == B
     assert speaker_of(7.0, 7.5, TURNS) == B
-    assert speaker_of(1.0, 2.0, []) is None
 
 
 def test_a_segment_is_split_where_the_speaker_changes() -> None:
@@ -93,3 +92,23 @@ def test_segments_follow_turns_into_overlapped_speech_and_never_overlap_their_ow
         (B, "yes", 2.0, 3.5),  # B's whole turn, overlapped part included
         (A, "two.", 3.1, 6.0),  # A's earlier segment ends where this one's first word starts
     ]
+
+
+def test_speakers_are_named_in_order_of_appearance_and_every_word_has_one() -> None:
+    """The diarizer's labels become speaker_0, speaker_1, ... by first turn; every word is listed at the top
+    level with its speaker and probability; without any turn, the speech is speaker_0's."""
+    turns = [
+        SpeakerTurn(speaker="SPEAKER_01", start=0.0, end=2.0),
+        SpeakerTurn(speaker="SPEAKER_00", start=2.5, end=5.0),
+    ]
+    words = [Word(word=" Hi.", start=0.5, end=1.0, prob=0.8), Word(word=" Hello.", start=3.0, end=3.5, prob=0.7)]
+    transcript = Transcript(language="en", duration=5.0, segments=[_segment(0.0, 3.5, " Hi. Hello.")], words=words)
+    result = diarized_transcription(transcript, Diarization(turns=turns, exclusive_turns=turns))
+    assert [(w.word, w.speaker, w.prob) for w in result.words] == [(" Hi.", A, 0.8), (" Hello.", B, 0.7)]
+    assert [s.speaker for s in result.segments] == [A, B] and [s.speaker for s in result.speakers] == [A, B]
+    assert [t.speaker for t in result.turns] == [A, B]
+    assert "words" not in result.segments[0].model_dump()  # clients get them once, at the top level
+
+    unheard = diarized_transcription(transcript, Diarization(turns=[], exclusive_turns=[]))
+    assert {s.speaker for s in unheard.segments} == {A} and {w.speaker for w in unheard.words} == {A}
+    assert [(s.speaker, s.speaking_time) for s in unheard.speakers] == [(A, 3.0)]

@@ -10,12 +10,13 @@ from deployments.job_tracker import TooManyJobsError
 from deployments.jobs import Job, JobRequest
 from serve_app.auth import FUNDS_ERROR, ApiKey, require_api_key, require_funds
 from serve_app.formatting import render_body
-from serve_app.routers.transcriptions import UPLOAD_ERRORS, receive_transcription_form
+from serve_app.routers.transcriptions import UPLOAD_ERRORS, charge_details, check_model, receive_transcription_form
 from serve_app.schemas import (
     ErrorResponse,
     JobCreated,
     JobObject,
     ResponseFormat,
+    TimestampGranularity,
     TranscriptionForm,
     multipart_request_body,
 )
@@ -41,15 +42,26 @@ async def create_job(request: Request, key: Annotated[ApiKey, Depends(require_fu
     job_id = str(uuid.uuid4())
     spool_path = config.spool_dir / job_id
     form = await receive_transcription_form(request, spool_path, config.max_upload_bytes)
-    if form.url is not None:  # refuse a non-public URL now; the job checks again when it fetches
-        await request.app.state.pipeline.check_url.remote(form.url)
+    try:
+        check_model(form.model, request.app.state.config)
+        if form.stream:
+            raise HTTPException(
+                status.HTTP_400_BAD_REQUEST, "stream=true is for POST /v1/audio/transcriptions; poll jobs instead"
+            )
+        if form.url is not None:  # refuse a non-public URL now; the job checks again when it fetches
+            await request.app.state.pipeline.check_url.remote(form.url)
+    except BaseException:
+        spool_path.unlink(missing_ok=True)
+        raise
     job_request = JobRequest(
         source_path=str(spool_path),
         url=form.url,
         options=form.transcription_options(),
         diarization=form.diarization_options(),
         response_format=form.response_format.value,
+        timestamp_granularities=[granularity.value for granularity in form.timestamp_granularities],
         include_words=form.wants_words,
+        charge=charge_details(request, key, form),
     )
     try:
         job: Job = await tracker.submit.remote(key.owner, job_request, job_id, max_running)
@@ -93,4 +105,7 @@ def _rendered(job: Job) -> dict | str | None:
     """The result in the format the job was submitted with, rendered now from the stored transcript."""
     if job.transcript is None:
         return job.result  # None while running or failed; a body stored by an earlier version otherwise
-    return render_body(job.transcript, ResponseFormat(job.request.response_format), job.request.include_words)
+    granularities = [TimestampGranularity(value) for value in job.request.timestamp_granularities]
+    if not granularities:  # stored by a version before granularities were kept
+        granularities = [TimestampGranularity.word] if job.request.include_words else [TimestampGranularity.segment]
+    return render_body(job.transcript, ResponseFormat(job.request.response_format), granularities)

@@ -1,4 +1,4 @@
-"""`POST /v1/audio/transcriptions`: synchronous transcription."""
+"""`POST /v1/audio/transcriptions`: synchronous transcription, whole or streamed (`stream=true`)."""
 
 import uuid
 from pathlib import Path
@@ -9,8 +9,9 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from pydantic import ValidationError
 
+from deployments.billing import ChargeDetails
 from deployments.types import PipelineRequest, PipelineResult
-from serve_app.auth import FUNDS_ERROR, ApiKey, require_funds
+from serve_app.auth import FUNDS_ERROR, ApiKey, price_of, require_funds
 from serve_app.config import AppConfig
 from serve_app.formatting import render
 from serve_app.schemas import (
@@ -22,6 +23,7 @@ from serve_app.schemas import (
     ValidationErrorResponse,
     multipart_request_body,
 )
+from serve_app.streaming import stream_transcription
 from serve_app.upload import receive_form
 
 router = APIRouter(tags=["transcriptions"])
@@ -36,14 +38,31 @@ LIST_FIELDS = {
     "timestamp_granularities[]": "timestamp_granularities[]",
     "timestamp_granularities": "timestamp_granularities[]",
 }
+OFF_VALUES = frozenset({"false", "0", "none", "null"})
+"""A field this service does not know, given one of these values, asks for nothing: it is let through."""
+
+
+def unsupported_fields(error: ValidationError) -> list[str]:
+    return [str(issue["loc"][0]) for issue in error.errors() if issue["type"] == "extra_forbidden"]
+
+
+def check_model(model: str, config: AppConfig) -> None:
+    if model not in config.model_ids:
+        raise HTTPException(
+            status.HTTP_400_BAD_REQUEST,
+            f"unknown model {model[:64]!r}: this service offers {', '.join(config.model_ids)} (GET /v1/models)",
+        )
 
 
 async def receive_transcription_form(request: Request, spool_path: Path, max_file_bytes: int) -> TranscriptionForm:
     """Stream the form in (the file to `spool_path`) and validate it; on any error the spool file is gone."""
     received = await receive_form(request, spool_path, max_file_bytes)
     values: dict[str, object] = {}
+    known = {field.alias or name for name, field in TranscriptionForm.model_fields.items()} | set(LIST_FIELDS)
     for name, given in received.fields.items():
         given = [value for value in given if value != ""]  # an empty field means "not given", as in HTML forms
+        if name not in known and all(value.strip().lower() in OFF_VALUES for value in given):
+            continue
         if given:
             values[LIST_FIELDS.get(name, name)] = given if name in LIST_FIELDS else given[-1]
     if received.file is not None:
@@ -52,6 +71,12 @@ async def receive_transcription_form(request: Request, spool_path: Path, max_fil
         try:
             form = TranscriptionForm.model_validate(values)
         except ValidationError as error:
+            if unsupported := unsupported_fields(error):
+                raise HTTPException(
+                    status.HTTP_400_BAD_REQUEST,
+                    f"not supported by this service: {', '.join(repr(name[:64]) for name in unsupported)}; remove"
+                    " the field (see the API reference at /docs for the fields it takes)",
+                ) from None
             issues = [{**issue, "loc": ("body", *issue["loc"])} for issue in error.errors()]
             raise RequestValidationError(issues) from None
         if form.file is not None and form.file.size == 0:
@@ -66,7 +91,10 @@ async def receive_transcription_form(request: Request, spool_path: Path, max_fil
     "/v1/audio/transcriptions",
     response_model=TranscriptionJson | TranscriptionVerboseJson | DiarizedTranscription,
     responses={
-        200: {"content": {"text/plain": {}, "text/vtt": {}}, "description": "The transcript, in response_format."},
+        200: {
+            "content": {"text/plain": {}, "text/vtt": {}, "text/event-stream": {}},
+            "description": "The transcript, in response_format; with stream=true, server-sent events.",
+        },
         **UPLOAD_ERRORS,
         **FUNDS_ERROR,
     },
@@ -77,19 +105,53 @@ async def create_transcription(request: Request, key: Annotated[ApiKey, Depends(
     config: AppConfig = request.app.state.config
     request_id = str(uuid.uuid4())
     spool_path = config.jobs.spool_dir / request_id
+    streaming = False
     try:
         form = await receive_transcription_form(request, spool_path, config.limits.max_upload_bytes)
-        diarization = form.diarization_options()
+        check_model(form.model, config)
         pipeline_request = PipelineRequest(
             source_path=str(spool_path),
             url=form.url,
             max_bytes=config.limits.max_upload_bytes,
             options=form.transcription_options(),
-            diarization=diarization,
+            diarization=form.diarization_options(),
+            stream_text=form.stream,
         )
+        charge = Charge(request, request_id, key, charge_details(request, key, form))
+        if form.stream:
+            response = await stream_transcription(request, pipeline_request, charge)
+            streaming = True  # the stream removes the spooled file when it ends
+            return response
         result: PipelineResult = await request.app.state.pipeline.transcribe.remote(pipeline_request)
+        await charge(result, spool_path)
     finally:
-        spool_path.unlink(missing_ok=True)
-    task = "diarize" if diarization is not None else "transcribe"
-    await request.app.state.ledger.charge.remote(request_id, key.owner, result.duration, task)  # completed work, once
-    return render(result, form.response_format, include_words=form.wants_words)
+        if not streaming:
+            spool_path.unlink(missing_ok=True)
+    return render(result, form.response_format, form.timestamp_granularities)
+
+
+def charge_details(request: Request, key: ApiKey, form: TranscriptionForm) -> ChargeDetails:
+    """How a request of this form is billed: the key's price, the model id asked for."""
+    return ChargeDetails(
+        task=form.task.value,
+        model=form.model,
+        rate_per_min=price_of(request, key).rate_per_min,
+        profanity_filter=form.profanity_filter,
+    )
+
+
+class Charge:
+    """Charges one synchronous request's completed work, once (by request id)."""
+
+    def __init__(self, request: Request, request_id: str, key: ApiKey, details: ChargeDetails) -> None:
+        self.ledger, self.request_id, self.owner, self.details = (
+            request.app.state.ledger,
+            request_id,
+            key.owner,
+            details,
+        )
+
+    async def __call__(self, result: PipelineResult, spool_path: Path) -> None:
+        size = spool_path.stat().st_size if spool_path.exists() else 0
+        details = self.details.model_copy(update={"language": result.language, "bytes": size})
+        await self.ledger.charge.remote(self.request_id, self.owner, result.duration, details)
