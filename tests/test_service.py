@@ -183,9 +183,8 @@ def test_both_file_and_url_is_a_validation_error(service: Service, greeting_wav:
     [
         ("response_format", "docx"),
         ("task", "translate"),
-        ("model", "whisper-2"),
         ("diarization_setting", "concert"),
-        ("timestamp_granularities[]", "sentence"),
+        ("timestamp_granularities[]", "paragraph"),
         ("language", "klingon"),
         ("num_speakers", "-1"),
         ("num_speakers", "nan"),
