@@ -17,6 +17,7 @@ and the job tracker; it shares the SQLite file with the job store (another table
 """
 
 import logging
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +41,15 @@ class ChargeDetails(BaseModel):
     bytes: int = Field(0, ge=0, description="Size of the input as received (upload or fetched URL).")
     rate_per_min: float | None = Field(None, ge=0, description="The key's price per audio minute; None: no cost.")
     profanity_filter: bool = False
+
+    def completed(self, language: str, source_path: str | Path) -> "ChargeDetails":
+        """These details with what is known once the work is done: the language heard, and the size of the
+        spooled input (0 when it is gone already)."""
+        try:
+            size = os.path.getsize(source_path)
+        except OSError:
+            size = 0
+        return self.model_copy(update={"language": language, "bytes": size})
 
 
 class UsageRow(BaseModel):
@@ -69,6 +79,10 @@ class Charge:
     def cost(self) -> float | None:
         rate = self.details.rate_per_min
         return None if rate is None else self.audio_seconds / 60 * rate
+
+    def cost_or_priced_at(self, rate_per_min: float) -> float:
+        """Its cost, or, for a charge recorded without one, its audio priced at `rate_per_min`."""
+        return self.cost if self.cost is not None else self.audio_seconds / 60 * rate_per_min
 
 
 COLUMNS_ADDED = {  # columns that later versions added to `charges`, and their types
@@ -117,9 +131,7 @@ class UsageLedger:
             (rate_per_min, owner),
         ).fetchone()
         waiting = [charge for charge in self.pending.values() if charge.owner == owner]
-        return float(total) + sum(
-            charge.cost if charge.cost is not None else charge.audio_seconds / 60 * rate_per_min for charge in waiting
-        )
+        return float(total) + sum(charge.cost_or_priced_at(rate_per_min) for charge in waiting)
 
     def usage_page(self, owner: str, before: int | None, limit: int) -> list[UsageRow]:
         """Up to `limit` of `owner`'s charges older than row `before` (all when None), newest first. Charges

@@ -142,7 +142,7 @@ class DiarizationConfig(StrictModel):
 
     pipeline: str = Field(
         "embedded",
-        description="`embedded` (segmentation-3.0 ONNX + resemblyzer, shipped in PyPI packages), a local"
+        description="`embedded` (segmentation-3.0 ONNX + a speaker encoder, shipped in PyPI packages), a local"
         " directory holding a pyannote pipeline's config.yaml, or a hub id such as"
         " pyannote/speaker-diarization-community-1 (downloaded once, with the token below).",
     )

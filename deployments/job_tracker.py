@@ -13,7 +13,6 @@ disk. So neither an actor restart nor a restart of the whole application loses a
 
 import asyncio
 import logging
-import os
 import time
 import uuid
 from collections import Counter
@@ -187,7 +186,7 @@ class JobTracker:
                 self._finish(job, error=f"transcription failed: {original_message(error)}")
             return
         details = request.charge or ChargeDetails(task="diarize" if request.diarization is not None else "transcribe")
-        details = details.model_copy(update={"language": result.language, "bytes": _size(request.source_path)})
+        details = details.completed(result.language, request.source_path)
         await self.ledger.charge.remote(job.job_id, job.owner, result.duration, details)  # once, by job id
         self._finish(job, transcript=result)
 
@@ -266,14 +265,6 @@ class JobTracker:
                     next_sweep = time.monotonic() + self.config.sweep_interval_s
             except Exception:
                 logger.exception("tracker upkeep failed; trying again in %.0f s", self._retry_s)
-
-
-def _size(path: str) -> int:
-    """The spooled input's size, for the usage statement (0 when it is gone already)."""
-    try:
-        return os.path.getsize(path)
-    except OSError:
-        return 0
 
 
 def get_or_create_tracker(config: JobsConfig, pipeline, ledger) -> ray.actor.ActorHandle:  # noqa: ANN001

@@ -28,7 +28,7 @@ class JobRequest(BaseModel):
     timestamp_granularities: list[str] = Field(
         default_factory=list, description="As the client gave them; empty for jobs stored by earlier versions."
     )
-    include_words: bool
+    include_words: bool = Field(False, description="Jobs stored before granularities were kept: word asked for.")
     charge: ChargeDetails | None = Field(
         None, description="How to bill the job (price, model); language and size are filled in when it is done."
     )

@@ -29,7 +29,7 @@ from serve_app.schemas import (
 
 logger = logging.getLogger(__name__)
 
-ChargeResult = Callable[[PipelineResult, Path], Awaitable[None]]
+ChargeResult = Callable[[PipelineResult], Awaitable[None]]
 
 
 async def stream_transcription(
@@ -67,7 +67,7 @@ async def _server_sent_events(
                 result = event
                 break
             event = await events.__anext__()
-        await charge(result, spool_path)
+        await charge(result)
         if isinstance(result, DiarizedTranscript):
             for segment in result.segments:
                 yield _sse(TranscriptTextSegment(id=f"seg_{segment.id}", start=segment.start, end=segment.end,

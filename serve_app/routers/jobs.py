@@ -60,7 +60,6 @@ async def create_job(request: Request, key: Annotated[ApiKey, Depends(require_fu
         diarization=form.diarization_options(),
         response_format=form.response_format.value,
         timestamp_granularities=[granularity.value for granularity in form.timestamp_granularities],
-        include_words=form.wants_words,
         charge=charge_details(request, key, form),
     )
     try:

@@ -38,6 +38,9 @@ LIST_FIELDS = {
     "timestamp_granularities[]": "timestamp_granularities[]",
     "timestamp_granularities": "timestamp_granularities[]",
 }
+FORM_FIELDS = frozenset(
+    {field.alias or name for name, field in TranscriptionForm.model_fields.items()} | set(LIST_FIELDS)
+)
 OFF_VALUES = frozenset({"false", "0", "none", "null"})
 """A field this service does not know, given one of these values, asks for nothing: it is let through."""
 
@@ -58,10 +61,9 @@ async def receive_transcription_form(request: Request, spool_path: Path, max_fil
     """Stream the form in (the file to `spool_path`) and validate it; on any error the spool file is gone."""
     received = await receive_form(request, spool_path, max_file_bytes)
     values: dict[str, object] = {}
-    known = {field.alias or name for name, field in TranscriptionForm.model_fields.items()} | set(LIST_FIELDS)
     for name, given in received.fields.items():
         given = [value for value in given if value != ""]  # an empty field means "not given", as in HTML forms
-        if name not in known and all(value.strip().lower() in OFF_VALUES for value in given):
+        if name not in FORM_FIELDS and all(value.strip().lower() in OFF_VALUES for value in given):
             continue
         if given:
             values[LIST_FIELDS.get(name, name)] = given if name in LIST_FIELDS else given[-1]
@@ -117,13 +119,13 @@ async def create_transcription(request: Request, key: Annotated[ApiKey, Depends(
             diarization=form.diarization_options(),
             stream_text=form.stream,
         )
-        charge = Charge(request, request_id, key, charge_details(request, key, form))
+        charge = Charge(request, request_id, key, charge_details(request, key, form), spool_path)
         if form.stream:
             response = await stream_transcription(request, pipeline_request, charge)
             streaming = True  # the stream removes the spooled file when it ends
             return response
         result: PipelineResult = await request.app.state.pipeline.transcribe.remote(pipeline_request)
-        await charge(result, spool_path)
+        await charge(result)
     finally:
         if not streaming:
             spool_path.unlink(missing_ok=True)
@@ -143,15 +145,10 @@ def charge_details(request: Request, key: ApiKey, form: TranscriptionForm) -> Ch
 class Charge:
     """Charges one synchronous request's completed work, once (by request id)."""
 
-    def __init__(self, request: Request, request_id: str, key: ApiKey, details: ChargeDetails) -> None:
-        self.ledger, self.request_id, self.owner, self.details = (
-            request.app.state.ledger,
-            request_id,
-            key.owner,
-            details,
-        )
+    def __init__(self, request: Request, request_id: str, key: ApiKey, details: ChargeDetails, source: Path) -> None:
+        self.ledger, self.request_id, self.owner = request.app.state.ledger, request_id, key.owner
+        self.details, self.source = details, source
 
-    async def __call__(self, result: PipelineResult, spool_path: Path) -> None:
-        size = spool_path.stat().st_size if spool_path.exists() else 0
-        details = self.details.model_copy(update={"language": result.language, "bytes": size})
+    async def __call__(self, result: PipelineResult) -> None:
+        details = self.details.completed(result.language, self.source)
         await self.ledger.charge.remote(self.request_id, self.owner, result.duration, details)
