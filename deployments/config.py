@@ -170,3 +170,26 @@ class PipelineConfig(StrictModel):
     limits: LimitsConfig = LimitsConfig()
     url_input: UrlInputConfig = UrlInputConfig()
     spool_dir: str = Field(description="Where decoded 16 kHz audio is written while a file is processed.")
+
+
+class RealtimeConfig(StrictModel):
+    """Live sessions over WebSocket (`/v1/transcribe`): the RealtimeTranscriber's settings and the limits the
+    Ingress applies to them."""
+
+    max_sessions: int = Field(16, ge=1, description="Sessions one RealtimeTranscriber replica holds; then 4003.")
+    max_sessions_per_key: int = Field(4, ge=1, description="Open sessions per key; then 429.")
+    idle_timeout_s: float = Field(30, gt=0, description="Without audio or keepalive this long: close 4008.")
+    max_backlog_s: float = Field(
+        120, gt=0, description="Audio received but not yet transcribed, per session, beyond which it ends (4009)."
+    )
+    max_frame_bytes: int = Field(2**20, gt=0, description="Largest binary frame (1 MiB); larger: close 4002.")
+    max_buffer_s: float = Field(
+        15, ge=5, le=28, description="Audio Whisper re-reads each step; past this it is cut at a committed word."
+    )
+    speaker_threshold: float = Field(
+        0.45,
+        gt=0,
+        lt=1,
+        description="Cosine similarity of a word's CAM++ embedding to a speaker's centroid above which the word is"
+        " theirs (README, Realtime: measured on the development calls and meetings).",
+    )

@@ -16,7 +16,13 @@ from pyannote.core import Annotation
 from ray import serve
 
 from deployments.config import DiarizationConfig
-from deployments.diarization_models import CamPlusPlusEmbedding, OnnxSegmentation, ResemblyzerEmbedding, UnusedPLDA
+from deployments.diarization_models import (
+    CamPlusPlusEmbedding,
+    OnnxSegmentation,
+    ResemblyzerEmbedding,
+    SpeakerFramesEmbedding,
+    UnusedPLDA,
+)
 from deployments.types import SAMPLE_RATE, Diarization, DiarizationOptions, SpeakerTurn
 
 SETTING_HINTS: dict[str, dict[str, int]] = {
@@ -46,10 +52,12 @@ class DiarizationPipeline:
 
     def __init__(self, config: DiarizationConfig) -> None:
         torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
+        self.embedding: SpeakerFramesEmbedding | None = None
         if config.pipeline == "embedded":
+            self.embedding = EMBEDDINGS[config.embedding]()
             self.pipeline = SpeakerDiarization(
                 segmentation=OnnxSegmentation(),
-                embedding=EMBEDDINGS[config.embedding](),
+                embedding=self.embedding,
                 plda=UnusedPLDA(),
                 clustering="AgglomerativeClustering",
                 embedding_exclude_overlap=True,
@@ -83,6 +91,14 @@ class DiarizationPipeline:
             return output, output
         return output.speaker_diarization, output.exclusive_speaker_diarization
 
+    def embed_voices(self, windows: list[np.ndarray]) -> np.ndarray:
+        """(windows, dimension): the speaker encoder's embedding of each window of one voice."""
+        if self.embedding is None:
+            raise RuntimeError("live speaker labels need the embedded diarization pipeline's speaker encoder")
+        with torch.inference_mode():
+            voices = [self.embedding.embed(self.embedding.frames(torch.from_numpy(window))) for window in windows]
+        return torch.stack(voices).numpy()
+
     def diarize(self, samples: np.ndarray, options: DiarizationOptions) -> Diarization:
         turns, exclusive = self.annotate(samples, **speaker_hints(options))
         return Diarization(turns=_turns(turns), exclusive_turns=_turns(exclusive))
@@ -106,6 +122,11 @@ class Diarizer:
         read here, once, rather than sent through other deployments."""
         async with self.lock:
             return await asyncio.to_thread(self._diarize_file, path, options)
+
+    async def embed_voices(self, windows: list[np.ndarray]) -> np.ndarray:
+        """Speaker embeddings of short windows, for live sessions' speaker labels. Not behind the lock: the
+        encoder's forward pass is re-entrant, and a live word must not wait for a whole file's diarization."""
+        return await asyncio.to_thread(self.pipeline.embed_voices, windows)
 
     def _diarize_file(self, path: str, options: DiarizationOptions) -> Diarization:
         return self.pipeline.diarize(np.fromfile(path, dtype=np.float32), options)

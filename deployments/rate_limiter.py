@@ -3,6 +3,9 @@
 A named Ray actor holds a token bucket per API key (by its SHA-256, never the key): each key may make
 `rate` requests per second, in bursts of up to one second's worth. Limits per replica would multiply the
 allowed rate by the number of replicas; one shared actor does not. A request costs one actor call.
+
+It also counts each key's open live sessions (WebSockets), for the same reason. An ingress replica that
+dies with sessions open leaves them counted until the actor restarts.
 """
 
 import time
@@ -34,6 +37,7 @@ class RequestRateLimiter:
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self.clock = clock
         self.buckets: dict[str, TokenBucket] = {}
+        self.live_sessions: dict[str, int] = {}
 
     def acquire(self, owner: str, rate: float) -> float:
         """0.0 if `owner` may make a request now; otherwise how many seconds to wait (for Retry-After)."""
@@ -42,6 +46,16 @@ class RequestRateLimiter:
         if bucket is None or bucket.rate != rate:
             bucket = self.buckets[owner] = TokenBucket(rate=rate, tokens=rate, updated=now)
         return bucket.take(now)
+
+    def open_session(self, owner: str, limit: int) -> bool:
+        """Count one more live session for `owner`, unless it has `limit` open already."""
+        if self.live_sessions.get(owner, 0) >= limit:
+            return False
+        self.live_sessions[owner] = self.live_sessions.get(owner, 0) + 1
+        return True
+
+    def close_session(self, owner: str) -> None:
+        self.live_sessions[owner] = max(0, self.live_sessions.get(owner, 0) - 1)
 
 
 RateLimiterActor = ray.remote(num_cpus=0, max_restarts=-1)(RequestRateLimiter)

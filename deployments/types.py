@@ -77,6 +77,9 @@ class ChunkOptions(BaseModel):
     segment_timestamps: bool = Field(True, description=SEGMENT_TIMESTAMPS_DOC)
     prompt: str | None = None
     temperature: float = 0.0
+    beam_size: int | None = Field(
+        None, ge=1, description="None: the engine's configured beam. Live sessions decode greedily (1): sooner words."
+    )
 
 
 class Word(BaseModel):

@@ -30,6 +30,8 @@ class LocalService:
         keys_file: Path | None = None,
         unthrottled: bool = False,
         ingress_replicas: int = 1,
+        realtime: dict | None = None,
+        realtime_replicas: int = 1,
     ) -> None:
         self.workdir = workdir
         self.api_keys = api_keys
@@ -47,6 +49,8 @@ class LocalService:
         self.ingress_replicas = ingress_replicas
         self.jobs = {"state_dir": str(workdir / "state"), **(jobs or {})}
         self.limits = dict(limits or {})
+        self.realtime = dict(realtime or {})
+        self.realtime_replicas = realtime_replicas
         self.port = _free_port()
         self.base_url = f"http://127.0.0.1:{self.port}"
         self.log_path = workdir / "serve.log"
@@ -59,12 +63,15 @@ class LocalService:
         args["whisper"] = {**args["whisper"], **self.whisper}
         ingress = next(d for d in config["applications"][0]["deployments"] if d["name"] == "Ingress")
         ingress["num_replicas"] = self.ingress_replicas
+        live = next(d for d in config["applications"][0]["deployments"] if d["name"] == "RealtimeTranscriber")
+        live["num_replicas"] = self.realtime_replicas
         if self.gpu:  # the Transcriber gets the GPU; everything else stays on CPU
             transcriber = next(d for d in config["applications"][0]["deployments"] if d["name"] == "Transcriber")
             transcriber["ray_actor_options"]["num_gpus"] = 1
         args["jobs"] = {**args.get("jobs", {}), **self.jobs}
         args["limits"] = {**args.get("limits", {}), **self.limits}
         args["url_input"] = {**args.get("url_input", {}), **self.url_input}
+        args["realtime"] = {**args.get("realtime", {}), **self.realtime}
         return config
 
     def start(self, timeout_s: float = 240) -> "LocalService":

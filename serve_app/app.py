@@ -4,7 +4,9 @@ Serve validates the YAML's `args` against `AppConfig`, then this composes the de
 own settings:
 
     Ingress -> TranscriptionPipeline -> Transcriber
-                                     -> Diarizer
+            |                        -> Diarizer
+            -> RealtimeTranscriber   -> Transcriber (the same replicas: live readings and file chunks
+                                     -> Diarizer      share batches)
 """
 
 from ray.serve import Application
@@ -12,6 +14,7 @@ from ray.serve import Application
 from deployments.config import PipelineConfig
 from deployments.diarizer import Diarizer
 from deployments.pipeline import TranscriptionPipeline
+from deployments.realtime import RealtimeTranscriber
 from deployments.transcriber import Transcriber
 from serve_app.config import AppConfig
 from serve_app.ingress import Ingress
@@ -24,4 +27,5 @@ def build_app(args: AppConfig) -> Application:
         chunking=args.chunking, limits=args.limits, url_input=args.url_input, spool_dir=str(args.jobs.spool_dir)
     )
     pipeline = TranscriptionPipeline.bind(transcriber, diarizer, pipeline_config)
-    return Ingress.bind(pipeline, args)
+    realtime = RealtimeTranscriber.bind(transcriber, diarizer, args.realtime)
+    return Ingress.bind(pipeline, realtime, args)

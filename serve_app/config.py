@@ -16,6 +16,7 @@ from deployments.config import (
     DiarizationConfig,
     JobsConfig,
     LimitsConfig,
+    RealtimeConfig,
     StrictModel,
     UrlInputConfig,
     WhisperModelConfig,
@@ -48,6 +49,7 @@ class AppConfig(StrictModel):
     url_input: UrlInputConfig = UrlInputConfig()
     jobs: JobsConfig = JobsConfig()
     diarization: DiarizationConfig = DiarizationConfig()
+    realtime: RealtimeConfig = RealtimeConfig()
 
 
 class SecretSettings(BaseSettings):

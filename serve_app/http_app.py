@@ -10,14 +10,15 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from deployments.errors import STORAGE_FULL, InputRejectedError, client_error, storage_failure
 from serve_app.auth import AUTH_ERRORS, ApiKeys, require_api_key
 from serve_app.config import AppConfig
-from serve_app.routers import billing, health, jobs, models, transcriptions
+from serve_app.routers import billing, health, jobs, models, realtime, transcriptions
 
 logger = logging.getLogger(__name__)
 
 
-def create_app(config: AppConfig, api_keys: ApiKeys, pipeline, tracker, ledger, rate_limiter) -> FastAPI:  # noqa: ANN001
-    """`pipeline` is the TranscriptionPipeline's DeploymentHandle; `tracker`, `ledger` and `rate_limiter` are
-    actor handles. Tests pass anything with the same `.method.remote()` calls."""
+def create_app(config: AppConfig, api_keys: ApiKeys, pipeline, tracker, ledger, rate_limiter, live=None) -> FastAPI:  # noqa: ANN001
+    """`pipeline` and `live` are the TranscriptionPipeline's and RealtimeTranscriber's DeploymentHandles;
+    `tracker`, `ledger` and `rate_limiter` are actor handles. Tests pass anything with the same
+    `.method.remote()` calls."""
     app = FastAPI(
         title="stt-service",
         summary="OpenAI-compatible speech-to-text on Ray Serve.",
@@ -29,12 +30,14 @@ def create_app(config: AppConfig, api_keys: ApiKeys, pipeline, tracker, ledger, 
     app.state.tracker = tracker
     app.state.ledger = ledger
     app.state.rate_limiter = rate_limiter
+    app.state.realtime = live
     authenticated = {"dependencies": [Depends(require_api_key)], "responses": AUTH_ERRORS}
     app.include_router(health.router)  # no key: load balancers probe it, and it reveals nothing
     app.include_router(models.router, **authenticated)
     app.include_router(transcriptions.router, **authenticated)
     app.include_router(jobs.router, **authenticated)
     app.include_router(billing.router, **authenticated)
+    app.include_router(realtime.router)  # checks the key itself, before the WebSocket upgrade
     app.add_middleware(ApiV1Alias)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(InputRejectedError, _input_rejected)

@@ -1,5 +1,6 @@
 """Ingress: the HTTP entry deployment. It wires handles into the FastAPI app and holds no model code and no
-audio: uploads go to the spool on disk, and the pipeline deployment reads them from there."""
+audio: uploads go to the spool on disk, and the pipeline deployment reads them from there; live audio frames
+are forwarded to the RealtimeTranscriber as they arrive."""
 
 from fastapi import FastAPI
 from ray import serve
@@ -18,10 +19,11 @@ from serve_app.http_app import create_app
 @serve.deployment(max_ongoing_requests=256)
 @serve.ingress()
 class Ingress:
-    async def __init__(self, pipeline: DeploymentHandle, config: AppConfig) -> None:
+    async def __init__(self, pipeline: DeploymentHandle, realtime: DeploymentHandle, config: AppConfig) -> None:
         self.config = config
         self.api_keys = ApiKeys(configured_keys(SecretSettings()))
         self.pipeline = pipeline
+        self.realtime = realtime
         self.ledger = get_or_create_ledger(config.jobs)
         self.tracker = get_or_create_tracker(config.jobs, pipeline, self.ledger)
         self.rate_limiter = get_or_create_rate_limiter(config.jobs)
@@ -31,4 +33,6 @@ class Ingress:
         await self.rate_limiter.__ray_ready__.remote()
 
     def __serve_build_asgi_app__(self) -> FastAPI:
-        return create_app(self.config, self.api_keys, self.pipeline, self.tracker, self.ledger, self.rate_limiter)
+        return create_app(
+            self.config, self.api_keys, self.pipeline, self.tracker, self.ledger, self.rate_limiter, self.realtime
+        )

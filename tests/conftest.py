@@ -30,6 +30,8 @@ STATE_FILESYSTEM_BYTES = 256 * 1024**2
 """The test service's jobs.state_dir is a filesystem of its own of this size where the machine allows a
 tmpfs mount (root), so that a test can fill it: tests/test_storage_service.py."""
 LIMITS_CONFIG = {"max_upload_bytes": UPLOAD_LIMIT_BYTES}
+REALTIME_CONFIG = {"idle_timeout_s": 3, "max_sessions_per_key": 2}
+"""A short idle timeout and a small session cap, so that tests reach them quickly."""
 URL_INPUT_CONFIG = {"allowed_networks": ["127.0.0.1/32"], "read_timeout_s": 2}
 """Tests fetch from a server on loopback, which only an allow-list opens; every other private range stays shut."""
 
@@ -54,6 +56,8 @@ KEYS_FILE = {
         {"key": "test-key-prepaid", "name": "prepaid", "balance_seconds": 5},
         {"key": "test-key-fuzz", "name": "fuzzing and hostile-input tests", "requests_per_second": 1000},
         {"key": "test-key-priced", "id": 42, "name": "sdk", "balance": 50.0, "rate_per_min": 0.6, "currency": "RUB"},
+        {"key": "test-key-live", "id": 43, "name": "live", "balance": 5.0, "rate_per_min": 0.6, "currency": "RUB"},
+        {"key": "test-key-live-short", "name": "live, 4 s", "balance_seconds": 4},
     ]
 }
 """Keys with a balance or their own limits, from STT_API_KEYS_FILE; API_KEYS come from STT_API_KEYS."""
@@ -84,8 +88,10 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
             jobs={**JOBS_CONFIG, "state_dir": str(state_dir)},
             limits=LIMITS_CONFIG,
             url_input=URL_INPUT_CONFIG,
+            realtime=REALTIME_CONFIG,
             keys_file=keys_file,
             ingress_replicas=2,  # two ingress replicas: the request-rate limit must hold across both
+            realtime_replicas=2,  # and two of live sessions: each session's calls must find its replica
         ) as running:
             yield Service(running.base_url, API_KEYS[0], running, state_dir, state_on_own_filesystem=mounted)
     finally:

@@ -19,7 +19,9 @@ def word_error_rate(reference: str, hypothesis: str) -> float:
     return jiwer.wer(reference, hypothesis, reference_transform=_normalize, hypothesis_transform=_normalize)
 
 
-def stm_transcript(stm_path: Path) -> str:
-    """The reference text of an STM file (`file channel speaker start end words...`), in time order."""
+def stm_transcript(stm_path: Path, until: float = float("inf")) -> str:
+    """The reference text of an STM file (`file channel speaker start end words...`), in time order: the
+    utterances that end by `until` seconds."""
     rows = [line.split(maxsplit=5) for line in stm_path.read_text().splitlines() if line.strip()]
-    return " ".join(row[5] for row in sorted(rows, key=lambda row: float(row[3])) if len(row) == 6)
+    rows = [row for row in rows if len(row) == 6 and float(row[4]) <= until]
+    return " ".join(row[5] for row in sorted(rows, key=lambda row: float(row[3])))

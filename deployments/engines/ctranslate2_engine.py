@@ -162,7 +162,7 @@ class CTranslate2Engine:
     def _options(self, tokenizer: Tokenizer, options: ChunkOptions) -> FasterWhisperOptions:
         """faster-whisper's batched defaults; timestamps, when asked for, keep segments sentence-sized."""
         return FasterWhisperOptions(
-            beam_size=self.config.beam_size,
+            beam_size=options.beam_size or self.config.beam_size,
             best_of=5,
             patience=1,
             length_penalty=1,

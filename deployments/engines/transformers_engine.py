@@ -40,7 +40,8 @@ class TransformersEngine:
 
     @torch.inference_mode()
     def transcribe_batch(self, chunks: list[np.ndarray], options: ChunkOptions) -> list[ChunkTranscript]:
-        kwargs: dict = {"return_timestamps": options.segment_timestamps, "num_beams": self.config.beam_size}
+        beams = options.beam_size or self.config.beam_size
+        kwargs: dict = {"return_timestamps": options.segment_timestamps, "num_beams": beams}
         if self.multilingual:  # with language None, generate detects each item's language itself
             kwargs |= {"language": options.language, "task": "transcribe"}
         if options.prompt:

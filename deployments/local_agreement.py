@@ -1,0 +1,77 @@
+"""Which of Whisper's words over a growing buffer are final: LocalAgreement-2 (Macháček et al., "Turning
+Whisper into Real-Time Transcription System", 2023).
+
+Each look at the buffer gives a hypothesis; a word is final once two consecutive hypotheses agree on it and
+on every word before it. So that a word need not wait for a second look, a word is also final when it
+ended at least the session's delay before the end of the audio read (`settled_before`): Whisper rarely
+changes its mind about words with that much audio after them, and the delay is the client's choice of
+accuracy against latency. Final words are never revised. At a pause the caller may finalise everything
+heard before it (`commit_through`): no later audio can change those words.
+
+Whisper re-reads audio it already transcribed (the buffer keeps it as context), so each hypothesis is first
+cut to what lies past the last final word: words that start before it are dropped, and so is a repeat of
+the last final words at its head.
+"""
+
+import re
+from dataclasses import dataclass
+
+START_SLACK_S = 0.1
+"""Whisper's word starts wobble by this much between looks; a word starting this close before the last
+final word's end is still new."""
+LONGEST_REPEAT = 5
+
+
+@dataclass(frozen=True)
+class TimedWord:
+    text: str
+    """As Whisper wrote it, with its leading space."""
+    start: float
+    end: float
+    """Seconds since the session's first sample."""
+
+    @property
+    def key(self) -> str:
+        """What two hypotheses must agree on: the word without case or punctuation around it."""
+        return re.sub(r"^\W+|\W+$", "", self.text.strip().lower())
+
+
+class LocalAgreement:
+    def __init__(self) -> None:
+        self.final_until = 0.0
+        self.final_tail: list[str] = []  # keys of the last final words, to spot Whisper repeating them
+        self.previous: list[TimedWord] = []
+
+    def update(self, hypothesis: list[TimedWord], settled_before: float = 0.0) -> list[TimedWord]:
+        """The words this hypothesis makes final: the longest prefix it shares with the previous one, and
+        after it the words that end before `settled_before`."""
+        new = self._past_final(hypothesis)
+        agreed = 0
+        while agreed < min(len(new), len(self.previous)) and new[agreed].key == self.previous[agreed].key:
+            agreed += 1
+        while agreed < len(new) and new[agreed].end <= settled_before:
+            agreed += 1
+        final, self.previous = new[:agreed], new[agreed:]
+        self._finalise(final)
+        return final
+
+    def commit_through(self, hypothesis: list[TimedWord], until: float) -> list[TimedWord]:
+        """Every new word of the hypothesis that starts before `until` is final: nothing after a pause
+        will change it."""
+        new = self._past_final(hypothesis)
+        final = [word for word in new if word.start < until]
+        self.previous = new[len(final) :]
+        self._finalise(final)
+        return final
+
+    def _past_final(self, hypothesis: list[TimedWord]) -> list[TimedWord]:
+        new = [word for word in hypothesis if word.start >= self.final_until - START_SLACK_S and word.key]
+        for size in range(min(LONGEST_REPEAT, len(new), len(self.final_tail)), 0, -1):
+            if [word.key for word in new[:size]] == self.final_tail[-size:]:
+                return new[size:]
+        return new
+
+    def _finalise(self, words: list[TimedWord]) -> None:
+        if words:
+            self.final_until = max(self.final_until, words[-1].end)
+            self.final_tail = (self.final_tail + [word.key for word in words])[-LONGEST_REPEAT:]

@@ -1,0 +1,154 @@
+"""The parts of a live session, without models or Ray: PCM decoding, the commit policy, online speaker
+labels, the query's validation, and the Smart Turn model's input contract."""
+
+import warnings
+
+import numpy as np
+import pytest
+import soundfile as sf
+from pydantic import ValidationError
+
+from deployments.live_audio import InvalidAudioError, PcmDecoder
+from deployments.live_speakers import OnlineSpeakers
+from deployments.local_agreement import LocalAgreement, TimedWord
+from deployments.realtime_events import SessionSettings
+from serve_app.schemas import RealtimeQuery
+from tests.media import pyannote_sample
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", DeprecationWarning)
+    import audioop
+
+
+def tone(seconds: float, rate: int, hz: float = 440.0) -> np.ndarray:
+    return (0.5 * np.sin(2 * np.pi * hz * np.arange(int(seconds * rate)) / rate)).astype(np.float32)
+
+
+def test_s16le_frames_split_mid_sample_decode_to_the_same_samples() -> None:
+    samples = tone(0.5, 16000)
+    pcm = (samples * 32767).astype("<i2").tobytes()
+    decoder = PcmDecoder(SessionSettings())
+    pieces = [decoder.decode(pcm[i : i + 333])[0] for i in range(0, len(pcm), 333)]  # odd: splits samples
+    decoded = np.concatenate(pieces)
+    assert len(decoded) == len(samples)
+    assert np.abs(decoded - samples).max() < 1e-3
+    assert decoder.duration_ms == 500
+
+
+@pytest.mark.parametrize("encoding", ["pcm_mulaw", "pcm_alaw"])
+def test_g711_is_expanded(encoding: str) -> None:
+    samples = tone(0.25, 16000)
+    linear = (samples * 32767).astype("<i2").tobytes()
+    encoded = audioop.lin2ulaw(linear, 2) if encoding == "pcm_mulaw" else audioop.lin2alaw(linear, 2)
+    decoded = PcmDecoder(SessionSettings(encoding=encoding)).decode(encoded)[0]
+    assert len(decoded) == len(samples)
+    assert np.abs(decoded - samples).max() < 0.05  # G.711 is 8-bit logarithmic
+
+
+@pytest.mark.parametrize("rate", [8000, 24000, 44100, 48000])
+def test_other_rates_are_resampled_to_16k_in_a_stream(rate: int) -> None:
+    samples = tone(1.0, rate)
+    decoder = PcmDecoder(SessionSettings(encoding="pcm_f32le", sample_rate=rate))
+    pcm = samples.astype("<f4").tobytes()
+    out = [decoder.decode(pcm[i : i + 4000])[0] for i in range(0, len(pcm), 4000)] + decoder.flush()
+    decoded = np.concatenate(out)
+    assert abs(len(decoded) - 16000) <= 2
+    spectrum = np.abs(np.fft.rfft(decoded[2000:14000]))
+    assert abs(np.argmax(spectrum) * 16000 / 12000 - 440) < 5  # the tone survives at its pitch
+    assert decoder.duration_ms == 1000
+
+
+def test_stereo_is_downmixed_or_split() -> None:
+    left, right = tone(0.1, 16000, 300), tone(0.1, 16000, 700)
+    interleaved = np.stack([left, right], axis=1).reshape(-1).astype("<f4").tobytes()
+    (mono,) = PcmDecoder(SessionSettings(encoding="pcm_f32le", channels=2)).decode(interleaved)
+    assert np.allclose(mono, (left + right) / 2, atol=1e-6)
+    split = PcmDecoder(SessionSettings(encoding="pcm_f32le", channels=2, multichannel=True)).decode(interleaved)
+    assert np.allclose(split[0], left) and np.allclose(split[1], right)
+
+
+def test_floats_that_are_not_audio_are_refused() -> None:
+    decoder = PcmDecoder(SessionSettings(encoding="pcm_f32le"))
+    with pytest.raises(InvalidAudioError, match="finite"):
+        decoder.decode(np.array([0.1, np.nan], dtype="<f4").tobytes())
+    with pytest.raises(InvalidAudioError):
+        decoder.decode(np.array([1e9], dtype="<f4").tobytes())
+
+
+def words(*spec: tuple[str, float]) -> list[TimedWord]:
+    return [TimedWord(f" {text}", start, start + 0.3) for text, start in spec]
+
+
+def test_a_word_is_final_when_two_readings_agree_on_it_and_all_before_it() -> None:
+    agreement = LocalAgreement()
+    assert agreement.update(words(("the", 0.0), ("cat", 0.4))) == []
+    final = agreement.update(words(("the", 0.0), ("cat", 0.4), ("sat", 0.8)))
+    assert [w.text for w in final] == [" the", " cat"]
+    assert agreement.update(words(("the", 0.0), ("cat", 0.4), ("sad", 0.8))) == []  # changed its mind
+    final = agreement.update(words(("the", 0.0), ("cat", 0.4), ("sad", 0.8), ("day", 1.2)))
+    assert [w.text for w in final] == [" sad"]
+
+
+def test_words_well_before_the_end_of_the_audio_are_final_at_once() -> None:
+    agreement = LocalAgreement()
+    final = agreement.update(words(("one", 0.0), ("two", 0.5), ("three", 1.0)), settled_before=0.9)
+    assert [w.text for w in final] == [" one", " two"]
+
+
+def test_words_read_again_are_not_repeated() -> None:
+    agreement = LocalAgreement()
+    agreement.commit_through(words(("hello", 0.0), ("there", 0.4)), until=1.0)
+    # the buffer still holds them; Whisper reads them again with slightly shifted times
+    final = agreement.commit_through(words(("hello", 0.05), ("there", 0.5), ("friend", 0.9)), until=2.0)
+    assert [w.text for w in final] == [" friend"]
+
+
+def test_speakers_are_numbered_in_order_and_stay_stable() -> None:
+    rng = np.random.default_rng(0)
+    voices = [rng.normal(size=192) for _ in range(2)]
+    speakers = OnlineSpeakers(threshold=0.5)
+    noisy = lambda v: v + 0.3 * rng.normal(size=192)  # noqa: E731
+    labels = [speakers.assign(noisy(voices[i])) for i in [0, 0, 1, 0, 1, 1]]
+    assert labels == [0, 0, 1, 0, 1, 1]
+
+
+def test_at_most_four_speakers() -> None:
+    rng = np.random.default_rng(1)
+    speakers = OnlineSpeakers(threshold=0.99)
+    labels = [speakers.assign(rng.normal(size=64)) for _ in range(10)]
+    assert set(labels) == {0, 1, 2, 3}
+
+
+def test_query_defaults_and_refusals() -> None:
+    query = RealtimeQuery.model_validate({"sample_rate": "8000", "diarize": "true", "delay_ms": "960"})
+    assert query.settings().sample_rate == 8000 and query.settings().diarize and query.delay_ms == 960
+    for bad in ({"sample_rate": "11025"}, {"delay_ms": "100"}, {"channels": "3"}, {"encoding": "mp3"},
+                {"multichannel": "true"}, {"turn_detection": "vad"}, {"language": "en"}):  # fmt: skip
+        with pytest.raises(ValidationError):
+            RealtimeQuery.model_validate(bad)
+
+
+def test_smart_turn_features_match_pipecats_own_extractor() -> None:
+    """The contract with pipecat-ai's model: the features its own extractor computes for Smart Turn."""
+    from pipecat.audio.turn.smart_turn._whisper_features import compute_whisper_log_mel_features
+
+    from deployments.smart_turn import SmartTurnModel
+
+    model = SmartTurnModel()
+    speech = tone(8.0, 16000) * np.linspace(0, 1, 8 * 16000, dtype=np.float32)
+    assert np.abs(model.features(speech) - compute_whisper_log_mel_features(speech, do_normalize=True)).max() < 1e-4
+    short = speech[:16000]  # padded with silence in front, as pipecat does
+    padded = np.pad(short, (7 * 16000, 0))
+    assert np.abs(model.features(short) - compute_whisper_log_mel_features(padded, do_normalize=True)).max() < 1e-4
+    assert 0.0 <= model.probability(short) <= 1.0
+
+
+def test_the_vad_scores_a_stream_as_it_would_score_the_audio_in_one_piece() -> None:
+    from deployments.speech_activity import SpeechDetector
+
+    call, _ = sf.read(str(pyannote_sample()), dtype="float32")
+    whole, pieces = SpeechDetector(), SpeechDetector()
+    assert np.allclose(np.concatenate([whole.probabilities(call)]), np.concatenate(
+        [pieces.probabilities(call[i : i + 1000]) for i in range(0, len(call), 1000)]), atol=1e-5)  # fmt: skip
+    boundaries = SpeechDetector().feed(call)
+    assert [b.kind for b in boundaries][:2] == ["start", "end"] and boundaries[0].sample / 16000 < 7.0

@@ -1,0 +1,171 @@
+"""A live session's logic with the real Silero VAD on real speech, and fakes for Whisper, the speaker
+encoder and Smart Turn: which events come out, in which order, with which times."""
+
+import asyncio
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+from deployments.config import RealtimeConfig
+from deployments.live_session import LiveModels, LiveSession
+from deployments.realtime_events import (
+    LiveEvent,
+    SessionEnded,
+    SessionFailed,
+    SessionSettings,
+    SpeechEnded,
+    SpeechStarted,
+    TranscriptEvent,
+    TurnEnded,
+)
+from deployments.types import SAMPLE_RATE, ChunkOptions, ChunkTranscript, Word
+from tests.media import pyannote_sample
+
+SPEECH = [(10.9, 14.45), (21.7, 27.7)]
+"""Two stretches of pyannote's call, one per speaker; the test stream puts silence after each."""
+SILENCE_AFTER_S = (3.5, 1.0)
+
+
+def stream_audio() -> tuple[np.ndarray, list[tuple[str, float, float]]]:
+    """The stream, and the script a fake Whisper reads from it: a word every 0.4 s of speech."""
+    call, _ = sf.read(str(pyannote_sample()), dtype="float32")
+    parts, script, offset = [], [], 0.0
+    for index, ((start, end), gap) in enumerate(zip(SPEECH, SILENCE_AFTER_S, strict=True)):
+        parts += [
+            call[int(start * SAMPLE_RATE) : int(end * SAMPLE_RATE)],
+            np.zeros(int(gap * SAMPLE_RATE), np.float32),
+        ]
+        script += [
+            (f"w{index}_{n}", offset + t, offset + t + 0.3)
+            for n, t in enumerate(np.arange(0.2, end - start - 0.3, 0.4))
+        ]
+        offset += end - start + gap
+    return np.concatenate(parts), script
+
+
+class FakeModels:
+    def __init__(self, script: list[tuple[str, float, float]], turn_probability: float) -> None:
+        self.script = script
+        self.probability = turn_probability
+        self.session: LiveSession | None = None
+        self.readings = 0
+
+    async def transcribe(self, samples: np.ndarray, options: ChunkOptions) -> ChunkTranscript:
+        self.readings += 1
+        assert options.word_timestamps and options.beam_size == 1
+        start = self.session.channels[0].buffer_start / SAMPLE_RATE
+        end = start + len(samples) / SAMPLE_RATE
+        words = [
+            Word(word=f" {t}", start=s - start, end=e - start) for t, s, e in self.script if s >= start and e <= end
+        ]
+        return ChunkTranscript(language="en", segments=[], words=words)
+
+    async def embed(self, windows: list[np.ndarray]) -> np.ndarray:
+        return np.stack([np.ones(4) for _ in windows])
+
+    async def turn(self, speech: np.ndarray) -> float:
+        return self.probability
+
+    def live(self) -> LiveModels:
+        return LiveModels(transcribe=self.transcribe, embed_voices=self.embed, turn_probability=self.turn)
+
+
+async def run_session(
+    settings: SessionSettings, turn_probability: float = 0.9, frame_bytes: int = 6400
+) -> tuple[list[LiveEvent], FakeModels]:
+    audio, script = stream_audio()
+    models = FakeModels(script, turn_probability)
+    session = LiveSession(settings, RealtimeConfig(), models.live())
+    models.session = session
+    pcm = (audio * 32767).astype("<i2").tobytes()
+    for offset in range(0, len(pcm), frame_bytes):  # 200 ms frames, as fast as the session takes them
+        assert session.push(pcm[offset : offset + frame_bytes]) is None
+        await asyncio.sleep(0)
+    session.end_input()
+    events = [event async for event in session.events()]
+    await session.close()
+    return events, models
+
+
+def test_every_word_once_in_order_on_the_80_ms_grid() -> None:
+    events, models = asyncio.run(run_session(SessionSettings()))
+    transcripts = [e for e in events if isinstance(e, TranscriptEvent)]
+    words = [w for e in transcripts for w in e.words]
+    assert [w.text for w in words] == [text for text, _, _ in models.script]
+    assert all(w.start % 80 == 0 and w.end % 80 == 0 and w.end > w.start for w in words)
+    assert all(b.start >= a.end for a, b in zip(words, words[1:], strict=False))
+    assert all(e.speaker is None and e.turn is None and e.channel is None for e in transcripts)
+    assert "".join(e.text for e in transcripts).strip() == events[-1].text
+    assert not any(isinstance(e, SpeechStarted | TurnEnded) for e in events)  # no turn detection asked
+    ended = events[-1]
+    assert isinstance(ended, SessionEnded) and ended.billed_ms == ended.audio_duration_ms == 14_050
+    assert models.readings > 10
+
+
+def test_smart_turns_end_where_the_model_says_so() -> None:
+    events, models = asyncio.run(run_session(SessionSettings(turn_detection="smart", diarize=True), 0.9))
+    turn_ends = [e for e in events if isinstance(e, TurnEnded)]
+    assert [t.turn for t in turn_ends] == [0, 1]
+    assert turn_ends[0].confidence == 0.9 and abs(turn_ends[0].end - 3550) < 400
+    for turn in turn_ends:
+        expected = [t for t, _, _ in models.script if t.startswith(f"w{turn.turn}_")]
+        assert [w.text for w in turn.words] == expected and turn.text == " ".join(expected)
+    # per turn: speech.started first, turn.end last; its words are final at the pause, after speech.ended
+    for turn in (0, 1):
+        kinds = [type(e).__name__ for e in events if getattr(e, "turn", None) == turn]
+        assert kinds[0] == "SpeechStarted" and kinds[-1] == "TurnEnded" and "SpeechEnded" in kinds
+    assert all(w.speaker == 0 for e in events if isinstance(e, TranscriptEvent) for w in e.words)
+
+
+@pytest.mark.parametrize("frame_bytes", [6400, 10**9], ids=["paced", "all-at-once"])
+def test_an_unfinished_turn_ends_after_3_s_of_silence_or_at_the_end_of_input(frame_bytes: int) -> None:
+    """Also when the silence and the next speech arrive together (a client ahead of the session)."""
+    events, _ = asyncio.run(run_session(SessionSettings(turn_detection="smart"), 0.2, frame_bytes))
+    first, second = [e for e in events if isinstance(e, TurnEnded)]
+    assert first.confidence == 0.2  # closed by the silence limit, not the model
+    assert second.confidence is None  # input ended within 3 s of its speech
+    assert [e.turn for e in events if isinstance(e, SpeechEnded)] == [0, 1]
+
+
+def test_each_channel_is_transcribed_on_its_own() -> None:
+    audio, script = stream_audio()
+    models = FakeModels(script, 0.9)
+
+    async def run() -> list[LiveEvent]:
+        session = LiveSession(SessionSettings(channels=2, multichannel=True), RealtimeConfig(), models.live())
+        models.session = session
+        stereo = np.stack([audio, audio], axis=1).reshape(-1)
+        pcm = (stereo * 32767).astype("<i2").tobytes()
+        for offset in range(0, len(pcm), 12800):
+            session.push(pcm[offset : offset + 12800])
+            await asyncio.sleep(0)
+        session.end_input()
+        return [event async for event in session.events()]
+
+    events = asyncio.run(run())
+    assert {e.channel for e in events if isinstance(e, TranscriptEvent)} == {0, 1}
+    ended = events[-1]
+    assert isinstance(ended.text, list) and len(ended.text) == 2 and ended.billed_ms == 2 * ended.audio_duration_ms
+
+
+@pytest.mark.parametrize("limit_s", [1.0])
+def test_audio_far_ahead_of_transcription_ends_the_session(limit_s: float) -> None:
+    async def run() -> SessionFailed | None:
+        never = asyncio.Event()
+
+        async def stuck(samples: np.ndarray, options: ChunkOptions) -> ChunkTranscript:
+            await never.wait()
+            raise AssertionError
+
+        models = LiveModels(transcribe=stuck, embed_voices=stuck, turn_probability=stuck)
+        session = LiveSession(SessionSettings(), RealtimeConfig(max_backlog_s=limit_s), models)
+        second = np.zeros(SAMPLE_RATE, dtype="<i2").tobytes()
+        failure = None
+        for _ in range(4):
+            failure = failure or session.push(second)
+        await session.close()
+        return failure
+
+    failure = asyncio.run(run())
+    assert failure is not None and failure.code == "audio_backlog"
