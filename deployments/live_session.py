@@ -107,7 +107,7 @@ class ChannelTranscriber:
         self.turn_words: list[LiveWord] = []
         self.turn_texts: list[str] = []
         self.unfinished_turn: tuple[int, float] | None = None  # (speech end, Smart Turn's probability)
-        self.recent = np.zeros(0, dtype=np.float32)  # the last 8 s, for Smart Turn
+        self.recent = np.zeros(0, dtype=np.float32)  # the last 8 s, for Smart Turn and speaker windows
         self.recent_start = 0
 
     @property
@@ -240,10 +240,10 @@ class ChannelTranscriber:
             return [None] * len(words)
         half = int(SPEAKER_WINDOW_S * SAMPLE_RATE / 2)
         windows = []
-        for word in words:
-            middle = int((word.start + word.end) / 2 * SAMPLE_RATE) - self.buffer_start
-            lo, hi = max(0, middle - half), min(len(self.buffer), middle + half)
-            windows.append(self.buffer[lo:hi] if hi - lo >= SAMPLE_RATE // 2 else None)
+        for word in words:  # from the last 8 s heard, which a cut of the buffer at a pause does not shorten
+            middle = int((word.start + word.end) / 2 * SAMPLE_RATE) - self.recent_start
+            lo, hi = max(0, middle - half), min(len(self.recent), middle + half)
+            windows.append(self.recent[lo:hi] if hi - lo >= SAMPLE_RATE // 2 else None)
         usable = [window for window in windows if window is not None]
         embeddings = iter(await self.models.embed_voices(usable) if usable else [])
         labels: list[int | None] = []

@@ -56,8 +56,9 @@ def main() -> None:
             options = ChunkOptions(language="en", word_timestamps=True, segment_timestamps=False)
             (transcript,) = engine.transcribe_batch([samples[offset : offset + 30 * SAMPLE_RATE]], options)
             words += [(w.start + offset / SAMPLE_RATE, w.end + offset / SAMPLE_RATE) for w in transcript.words]
-        middles = [int((start + end) / 2 * SAMPLE_RATE) for start, end in words]
-        voices = encoder.embed_voices([samples[max(0, m - half) : m + half] for m in middles])
+        windows = [samples[max(0, m - half) : m + half] for m in (int((s + e) / 2 * SAMPLE_RATE) for s, e in words)]
+        words = [word for word, window in zip(words, windows, strict=True) if len(window) >= SAMPLE_RATE // 2]
+        voices = encoder.embed_voices([window for window in windows if len(window) >= SAMPLE_RATE // 2])
         truth = []
         for start, end in words:
             covering = {speaker for s, e, speaker in turns if s <= (start + end) / 2 <= e}
