@@ -169,3 +169,13 @@ def test_audio_far_ahead_of_transcription_ends_the_session(limit_s: float) -> No
 
     failure = asyncio.run(run())
     assert failure is not None and failure.code == "audio_backlog"
+
+
+def test_a_full_replica_refuses_new_sessions() -> None:
+    """4003 session_full: the replica holds `max_sessions` already (the rest of `open` needs Serve)."""
+    from deployments.realtime import RealtimeTranscriber
+
+    replica = object.__new__(RealtimeTranscriber.func_or_class)
+    replica.config, replica.sessions = RealtimeConfig(max_sessions=1), {"sess_a_b": None}
+    refused = asyncio.run(replica.open(SessionSettings()))
+    assert isinstance(refused, SessionFailed) and refused.code == "session_full" and "retry later" in refused.message

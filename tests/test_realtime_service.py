@@ -4,12 +4,14 @@ billing, and every error the protocol names."""
 
 import asyncio
 import json
+import warnings
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import nexara
 import numpy as np
 import pytest
+import soxr
 import websockets
 from nexara import AsyncNexara
 from nexara.types.realtime import RealtimeTranscript, RealtimeTurnEnd
@@ -212,3 +214,37 @@ def test_a_session_ends_with_4402_when_the_balance_runs_out(service: Service, ca
     assert "hello" in "".join(e.text for e in events).lower()  # "Hello? Hello? Oh, hello." lies in those 4 s
     with service.client(api_key="test-key-live-short") as http:
         assert http.get("/v1/billing/balance").json()["balance"] <= 0
+
+
+def test_two_channels_of_8_khz_mu_law_are_transcribed_each_on_its_own(
+    service: Service, call_samples: np.ndarray
+) -> None:
+    """Telephony: one party per channel, G.711 mu-law at 8 kHz, interleaved; resampled and split here."""
+    left, right = call_samples[6 * 16_000 : 10 * 16_000], call_samples[14 * 16_000 + 6_400 : 18 * 16_000 + 6_400]
+    stereo = np.stack([soxr.resample(channel, 16_000, 8_000) for channel in (left, right)], axis=1).reshape(-1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        import audioop
+    pcm = audioop.lin2ulaw((np.clip(stereo, -1, 1) * 32767).astype("<i2").tobytes(), 2)
+
+    async def run() -> tuple[list, object]:
+        client = live_client(service)
+        async with client.realtime.connect(
+            encoding="pcm_mulaw", sample_rate=8000, channels=2, multichannel=True
+        ) as session:
+            frame = 1600  # 100 ms of two 8 kHz 1-byte channels
+            events = []
+
+            async def frames() -> AsyncIterator[bytes]:
+                for offset in range(0, len(pcm), frame):
+                    yield pcm[offset : offset + frame]
+                    await asyncio.sleep(FRAME_S / 4)
+
+            async for event in session.stream(frames()):
+                events.append(event)
+            return events, session.ended
+
+    events, ended = asyncio.run(run())
+    assert {e.channel for e in events if isinstance(e, RealtimeTranscript)} == {0, 1}
+    assert "hello" in ended.text[0].lower() and "chicago" in ended.text[1].lower()
+    assert ended.channels_transcribed == 2 and ended.audio_duration_ms == 4_000 and ended.billed_ms == 8_000
