@@ -31,7 +31,6 @@ from deployments.realtime_events import (
     FRAME_MS,
     LiveEvent,
     LiveWord,
-    RealtimeSessionError,
     SessionEnded,
     SessionFailed,
     SessionSettings,
@@ -92,7 +91,7 @@ class ChannelTranscriber:
         self.detector = SpeechDetector()
         self.agreement = LocalAgreement()
         self.speakers = OnlineSpeakers(config.speaker_threshold) if settings.diarize else None
-        self.language = settings.language
+        self.language: str | None = None  # detected on the first long enough reading, then kept
         self.smart = settings.turn_detection == "smart"
         self.buffer = np.zeros(0, dtype=np.float32)
         self.buffer_start = 0  # samples since the session's first
@@ -316,14 +315,14 @@ class LiveSession:
         try:
             samples = self.decoder.decode(frame)
         except InvalidAudioError as error:
-            return self._fail(RealtimeSessionError("invalid_audio", str(error)))
+            return self._fail(SessionFailed(code="invalid_audio", message=str(error)))
         self.queued_samples += len(samples[0])
         if self.queued_samples > self.config.max_backlog_s * SAMPLE_RATE:
             message = (
                 f"more than {self.config.max_backlog_s:g} s of audio is waiting to be transcribed:"
                 " send audio no faster than real time"
             )
-            return self._fail(RealtimeSessionError("audio_backlog", message))
+            return self._fail(SessionFailed(code="audio_backlog", message=message))
         self.inbox.put_nowait(samples)
         return None
 
@@ -341,10 +340,10 @@ class LiveSession:
         self.worker.cancel()
         await asyncio.gather(self.worker, return_exceptions=True)
 
-    def _fail(self, error: RealtimeSessionError) -> SessionFailed:
+    def _fail(self, failure: SessionFailed) -> SessionFailed:
         self.input_ended = True
         self.worker.cancel()
-        return error.as_event()
+        return failure
 
     async def _run(self) -> None:
         try:

@@ -21,7 +21,7 @@ from ray.serve.handle import DeploymentHandle
 
 from deployments.config import RealtimeConfig
 from deployments.live_session import LiveModels, LiveSession
-from deployments.realtime_events import LiveEvent, RealtimeSessionError, SessionFailed, SessionReady, SessionSettings
+from deployments.realtime_events import LiveEvent, SessionFailed, SessionReady, SessionSettings
 from deployments.session_routing import SessionAffinityRouter, session_id_on
 from deployments.smart_turn import SmartTurnModel
 from deployments.types import ChunkOptions, ChunkTranscript
@@ -48,7 +48,7 @@ class RealtimeTranscriber:
         """A new session's id, or why there is none."""
         if len(self.sessions) >= self.config.max_sessions:
             message = f"all {self.config.max_sessions} live sessions of this server are in use: retry later"
-            return RealtimeSessionError("session_full", message).as_event()
+            return SessionFailed(code="session_full", message=message)
         session_id = session_id_on(serve.get_replica_context().replica_id.unique_id)
         self.sessions[session_id] = LiveSession(settings, self.config, self.models)
         return session_id

@@ -23,7 +23,6 @@ class SessionSettings(BaseModel):
     diarize: bool = False
     delay_ms: int = Field(480, description="How much audio arrives between two looks at the buffer.")
     turn_detection: Literal["none", "smart"] = "none"
-    language: str | None = Field(None, description="Fixed by the model (English-only weights) or detected.")
 
     @property
     def channels_transcribed(self) -> int:
@@ -117,7 +116,7 @@ CLOSE_CODES: dict[str, int] = {
 
 
 class SessionFailed(BaseModel):
-    """Sent as an `error` frame, followed by a close with `CLOSE_CODES[code]`."""
+    """Why a session cannot go on: sent as an `error` frame, followed by a close with `CLOSE_CODES[code]`."""
 
     type: Literal["error"] = "error"
     code: ErrorReason
@@ -128,17 +127,3 @@ LiveEvent = Annotated[
     TranscriptEvent | SpeechStarted | SpeechEnded | TurnEnded | SessionReady | SessionEnded | SessionFailed,
     Field(discriminator="type"),
 ]
-
-
-class RealtimeSessionError(Exception):
-    """A session cannot go on; the Ingress sends `reason` as an error frame and closes with its code."""
-
-    def __init__(self, reason: ErrorReason, message: str) -> None:
-        super().__init__(message)
-        self.reason: ErrorReason = reason
-
-    def __reduce__(self):  # noqa: ANN204 - survives the trip between Ray processes with its reason
-        return (type(self), (self.reason, str(self)))
-
-    def as_event(self) -> SessionFailed:
-        return SessionFailed(code=self.reason, message=str(self))

@@ -13,13 +13,15 @@ working: that many audio seconds at the key's rate.
 import hmac
 import json
 import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
 import yaml
-from fastapi import Depends, HTTPException, Request, status
+from fastapi import Depends, HTTPException, status
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, Field, SecretStr, model_validator
+from starlette.requests import HTTPConnection
 
 from deployments.jobs import owner_of
 from serve_app.config import BillingConfig, Currency, SecretSettings
@@ -123,8 +125,9 @@ class ApiKeys:
         return found
 
 
-async def require_api_key(request: Request) -> ApiKey:
-    """The caller's key, or 401; then one request off its rate, or 429 with Retry-After."""
+async def require_api_key(request: HTTPConnection) -> ApiKey:
+    """The caller's key, or 401; then one request off its rate, or 429 with Retry-After. Also called by the
+    WebSocket route before the upgrade, with the WebSocket as the connection."""
     credentials: HTTPAuthorizationCredentials | None = await _bearer(request)
     api_keys: ApiKeys = request.app.state.api_keys
     key = api_keys.lookup(credentials.credentials) if credentials is not None else None
@@ -140,20 +143,48 @@ async def require_api_key(request: Request) -> ApiKey:
     return key
 
 
-def price_of(request: Request, key: ApiKey) -> Price:
+def price_of(request: HTTPConnection, key: ApiKey) -> Price:
     return Price.of(key, request.app.state.config.billing)
 
 
-async def require_funds(request: Request, key: Annotated[ApiKey, Depends(require_api_key)]) -> ApiKey:
-    """402 when the key's balance is spent. Completed work is charged by audio duration, once, so the last
-    request may take a balance below zero."""
-    price = price_of(request, key)
-    if price.balance is not None:
-        spent = await request.app.state.ledger.spent.remote(key.owner, price.rate_per_min)
-        if spent >= price.balance:
+@dataclass(frozen=True)
+class Funds:
+    """A key's price and what it has spent so far, from the ledger."""
+
+    price: Price
+    spent: float
+
+    @property
+    def left(self) -> float | None:
+        """Money left on the balance; None: unlimited."""
+        return None if self.price.balance is None else self.price.balance - self.spent
+
+    def raise_if_exhausted(self) -> None:
+        """402 when the balance is spent."""
+        if self.left is not None and self.left <= 0:
+            price = self.price
             raise HTTPException(
                 status.HTTP_402_PAYMENT_REQUIRED,
                 f"insufficient funds: this key's balance of {price.balance:.4g} {price.currency} is spent"
-                f" ({spent:.4g} {price.currency} used); top it up to continue",
+                f" ({self.spent:.4g} {price.currency} used); top it up to continue",
             )
+
+    def audio_s(self, channels: int) -> float:
+        """Seconds of audio per channel the money left pays for, with `channels` transcribed."""
+        if self.left is None or self.price.rate_per_min <= 0:
+            return math.inf
+        return self.left / self.price.rate_per_min * 60 / channels
+
+
+async def funds_of(request: HTTPConnection, key: ApiKey) -> Funds:
+    price = price_of(request, key)
+    if price.balance is None:
+        return Funds(price=price, spent=0.0)
+    return Funds(price=price, spent=await request.app.state.ledger.spent.remote(key.owner, price.rate_per_min))
+
+
+async def require_funds(request: HTTPConnection, key: Annotated[ApiKey, Depends(require_api_key)]) -> ApiKey:
+    """402 when the key's balance is spent. Completed work is charged by audio duration, once, so the last
+    request may take a balance below zero."""
+    (await funds_of(request, key)).raise_if_exhausted()
     return key

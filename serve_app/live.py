@@ -14,8 +14,6 @@ import asyncio
 import contextlib
 import json
 import logging
-import time
-from dataclasses import dataclass
 
 from fastapi import WebSocket
 from starlette.datastructures import State
@@ -25,7 +23,7 @@ from deployments.billing import ChargeDetails
 from deployments.live_audio import BYTES_PER_SAMPLE
 from deployments.live_speakers import MAX_SPEAKERS
 from deployments.realtime_events import CLOSE_CODES, ErrorReason, SessionEnded, SessionFailed
-from serve_app.auth import ApiKey, Price
+from serve_app.auth import ApiKey, Funds
 from serve_app.schemas import RealtimeAudioInfo, RealtimeDiarizationInfo, RealtimeQuery, RealtimeSessionCreated
 
 logger = logging.getLogger(__name__)
@@ -34,25 +32,8 @@ SPEAKER_LATENCY_MS = 750
 """About how long after a word ends its speaker embedding has heard enough (half the window)."""
 
 
-@dataclass
-class SessionAllowance:
-    """What the key may spend on this session."""
-
-    price: Price
-    money: float | None = None
-    """Left on the key's balance when the session opened; None: unlimited."""
-
-    def audio_ms(self, channels_transcribed: int) -> float:
-        """Audio the session may send, per channel, before the money runs out."""
-        if self.money is None or self.price.rate_per_min <= 0:
-            return float("inf")
-        return self.money / self.price.rate_per_min * 60_000 / channels_transcribed
-
-
 class LiveConnection:
-    def __init__(
-        self, websocket: WebSocket, state: State, key: ApiKey, query: RealtimeQuery, allowance: SessionAllowance
-    ) -> None:
+    def __init__(self, websocket: WebSocket, state: State, key: ApiKey, query: RealtimeQuery, funds: Funds) -> None:
         self.websocket = websocket
         self.realtime = state.realtime
         self.ledger = state.ledger
@@ -61,12 +42,14 @@ class LiveConnection:
         self.key = key
         self.query = query
         self.settings = query.settings()
-        self.allowance = allowance
+        self.price = funds.price
         self.session_id = ""
         self.bytes_per_frame = BYTES_PER_SAMPLE[query.encoding] * query.channels
         self.bytes_received = 0
-        allowed_s = allowance.audio_ms(self.settings.channels_transcribed) / 1000
-        self.bytes_allowed = allowed_s * query.sample_rate * self.bytes_per_frame
+        # the money left when the session opened, as bytes of audio
+        self.bytes_allowed = (
+            funds.audio_s(self.settings.channels_transcribed) * query.sample_rate * self.bytes_per_frame
+        )
         self.send_lock = asyncio.Lock()
         self.input_ended = False
         self.failure_at_end: SessionFailed | None = None  # sent instead of session.ended (funds ran out)
@@ -81,7 +64,7 @@ class LiveConnection:
     async def run(self) -> None:
         opened = await self.realtime.open.remote(self.settings)
         if isinstance(opened, SessionFailed):
-            return await self.refuse(self.websocket, opened.code, opened.message)
+            return await self._close_with(opened)
         self.session_id = opened
         try:
             events = self.realtime.options(stream=True).events.remote(self.session_id)
@@ -149,7 +132,7 @@ class LiveConnection:
         room = self.bytes_allowed - self.bytes_received
         if len(frame) > room:
             frame = frame[: max(0, int(room))]
-            price = self.allowance.price
+            price = self.price
             message = f"the key's balance is spent ({price.balance:.4g} {price.currency}): top it up to continue"
             self.failure_at_end = SessionFailed(code="insufficient_balance", message=message)
         self.bytes_received += len(frame)
@@ -236,16 +219,13 @@ class LiveConnection:
         billed = seconds * self.settings.channels_transcribed
         if billed <= 0:
             return
-        price = self.allowance.price
         details = ChargeDetails(
             task="realtime",
             model=self.config.model_ids[0],
             bytes=self.bytes_received,
-            rate_per_min=price.rate_per_min if price.balance is not None or price.rate_per_min else None,
-        )
-        started = time.perf_counter()
+            rate_per_min=self.price.rate_per_min,
+        )  # priced as an HTTP request's charge is (transcriptions.charge_details)
         try:
             await self.ledger.charge.remote(self.session_id, self.key.owner, billed, details)
         except Exception:  # the session is over; a failed charge must be seen in the log, not by the client
             logger.exception("could not charge live session %s (%.1f s)", self.session_id, billed)
-        logger.debug("charged %s in %.3f s", self.session_id, time.perf_counter() - started)
