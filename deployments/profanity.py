@@ -12,8 +12,8 @@ from functools import lru_cache
 from typing import get_args
 
 from glin_profanity import Filter, Language
-from transformers.models.whisper.tokenization_whisper import LANGUAGES as WHISPER_LANGUAGE_NAMES
 
+from deployments.languages import language_name
 from deployments.types import DiarizedTranscript, PipelineResult, Transcript
 
 _TOKEN = re.compile(r"\S+")
@@ -23,7 +23,7 @@ LISTED_LANGUAGES = frozenset(get_args(Language))  # glin-profanity names them as
 
 @lru_cache(maxsize=32)
 def _filter(language: str) -> Filter:
-    name = WHISPER_LANGUAGE_NAMES.get(language, language)
+    name = language_name(language)
     if name not in LISTED_LANGUAGES:
         return Filter({"all_languages": True, "detect_leetspeak": True})
     return Filter({"languages": sorted({name, "english"}), "detect_leetspeak": True})

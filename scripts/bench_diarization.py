@@ -31,7 +31,7 @@ from pyannote.metrics.diarization import DiarizationErrorRate
 from deployments.audio import decode_audio
 from deployments.chunking import SpeechChunker
 from deployments.config import DiarizationConfig, WhisperModelConfig
-from deployments.diarizer import CLUSTERING_THRESHOLDS, DiarizationPipeline
+from deployments.diarization_pipeline import CLUSTERING_THRESHOLDS, DiarizationPipeline
 from deployments.engines.ctranslate2_engine import CTranslate2Engine
 from deployments.pipeline import join_chunks
 from deployments.speakers import diarized_transcription

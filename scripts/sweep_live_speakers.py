@@ -18,7 +18,7 @@ from scipy.optimize import linear_sum_assignment
 
 from deployments.audio import decode_audio
 from deployments.config import DiarizationConfig, WhisperModelConfig
-from deployments.diarizer import DiarizationPipeline
+from deployments.diarization_pipeline import DiarizationPipeline
 from deployments.engines import load_engine
 from deployments.live_session import SPEAKER_WINDOW_S
 from deployments.live_speakers import OnlineSpeakers

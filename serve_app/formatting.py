@@ -7,13 +7,13 @@ import srt
 import webvtt
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 
+from deployments.languages import language_name
 from deployments.types import DiarizedTranscript, PipelineResult, Segment, Transcript, Word
 from serve_app.schemas import (
     ResponseFormat,
     TimestampGranularity,
     TranscriptionJson,
     TranscriptionVerboseJson,
-    language_name,
 )
 from serve_app.sentences import sentences
 

@@ -8,6 +8,7 @@ from ray.serve.handle import DeploymentHandle
 
 from deployments.billing import get_or_create_ledger
 from deployments.job_tracker import get_or_create_tracker
+from deployments.languages import whisper_language_names
 from deployments.rate_limiter import get_or_create_rate_limiter
 from serve_app.auth import ApiKeys, configured_keys
 from serve_app.config import AppConfig, SecretSettings
@@ -31,6 +32,7 @@ class Ingress:
         await self.tracker.reconfigure.remote(config.jobs, pipeline, self.ledger)
         await self.ledger.__ray_ready__.remote()  # not ready to serve until the actors are
         await self.rate_limiter.__ray_ready__.remote()
+        whisper_language_names()  # read now, so that the first request with a `language` does not wait for it
 
     def __serve_build_asgi_app__(self) -> FastAPI:
         return create_app(

@@ -5,8 +5,8 @@ from enum import StrEnum
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, WithJsonSchema, field_validator, model_validator
-from transformers.models.whisper.tokenization_whisper import LANGUAGES as WHISPER_LANGUAGE_NAMES
 
+from deployments.languages import is_whisper_language
 from deployments.realtime_events import SAMPLE_RATES, SessionSettings
 from deployments.types import DiarizationOptions, DiarizedTranscript, Segment, TranscriptionOptions, Word
 from serve_app.upload import SpooledFile
@@ -17,12 +17,6 @@ AUTO_LANGUAGE = frozenset({"auto", "automatic"})
 
 UtcDatetime = Annotated[datetime, PlainSerializer(lambda moment: moment.isoformat(), return_type=str)]
 """ISO 8601 with an explicit offset (`+00:00`), which every client's parser accepts."""
-WHISPER_LANGUAGES = frozenset(WHISPER_LANGUAGE_NAMES)  # the codes: Whisper's 100 languages
-
-
-def language_name(code: str) -> str:
-    """The name OpenAI's verbose_json gives a language (`en` -> `english`); the code if Whisper has none."""
-    return WHISPER_LANGUAGE_NAMES.get(code, code)
 
 
 class ResponseFormat(StrEnum):
@@ -112,7 +106,7 @@ class TranscriptionForm(BaseModel):
         code = language.strip().lower()
         if code in AUTO_LANGUAGE or code == "":
             return None
-        if code not in WHISPER_LANGUAGES:
+        if not is_whisper_language(code):
             raise ValueError(f"unsupported language {language[:16]!r}: use an ISO-639-1 code such as 'en' or 'fr'")
         return code
 

@@ -6,9 +6,10 @@ import json
 import srt
 import webvtt
 
+from deployments.languages import language_name
 from deployments.types import Segment, Transcript, Word
 from serve_app.formatting import render, render_srt, render_vtt
-from serve_app.schemas import ResponseFormat, TimestampGranularity, language_name
+from serve_app.schemas import ResponseFormat, TimestampGranularity
 from serve_app.sentences import sentences
 
 SEGMENT, WORD = [TimestampGranularity.segment], [TimestampGranularity.word]

@@ -1,0 +1,17 @@
+# The service's image, for `configs/kuberay-rayservice.yaml` (or any Ray cluster): Ray's own image with this
+# package installed, so that every node imports the same code and ships the embedded models.
+#   docker build -t registry.example.com/stt-service:0.1.0 .
+# Ray's image and the package's `ray` must be the same release on every node of a cluster.
+FROM rayproject/ray:2.60.0-py311-gpu
+
+WORKDIR /home/ray/stt-service
+COPY --chown=ray:users pyproject.toml README.md ./
+COPY --chown=ray:users deployments ./deployments
+COPY --chown=ray:users serve_app ./serve_app
+COPY --chown=ray:users configs ./configs
+# torch 2.11 from PyPI is its CUDA build; ray is pinned to the image's release so pip keeps the image's.
+RUN pip install --no-cache-dir "ray[serve]==2.60.0" . \
+    && python -c "import serve_app.app, deployments.diarization_pipeline"
+
+ENV RAY_USAGE_STATS_ENABLED=0
+EXPOSE 8000 8080 8265

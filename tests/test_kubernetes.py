@@ -1,0 +1,64 @@
+"""The Kubernetes manifest and the container recipe, checked without a cluster (none is reachable here):
+the RayService's embedded Serve config is valid for Ray Serve and for the application, equals gpu.yaml's,
+and asks for what the cluster needs (GPU workers, autoscaling, shared storage for jobs, metrics port)."""
+
+from pathlib import Path
+
+import yaml
+from ray.serve.schema import ServeDeploySchema
+
+from serve_app.config import AppConfig
+
+ROOT = Path(__file__).resolve().parents[1]
+MANIFEST = ROOT / "configs" / "kuberay-rayservice.yaml"
+
+
+def _documents() -> dict[str, dict]:
+    return {document["kind"]: document for document in yaml.safe_load_all(MANIFEST.read_text())}
+
+
+def test_the_embedded_serve_config_is_valid_and_is_gpu_yaml() -> None:
+    serve_config = yaml.safe_load(_documents()["RayService"]["spec"]["serveConfigV2"])
+    ServeDeploySchema.model_validate(serve_config)
+    application = serve_config["applications"][0]
+    assert application["import_path"] == "serve_app.app:build_app"
+    AppConfig.model_validate(application["args"])
+    assert serve_config == yaml.safe_load((ROOT / "configs" / "gpu.yaml").read_text())
+
+
+def test_the_cluster_has_gpu_workers_autoscaling_shared_job_storage_and_metrics() -> None:
+    documents = _documents()
+    spec = documents["RayService"]["spec"]
+    cluster = spec["rayClusterConfig"]
+    serve_config = yaml.safe_load(spec["serveConfigV2"])
+    application = serve_config["applications"][0]
+    transcriber = next(d for d in application["deployments"] if d["name"] == "Transcriber")
+
+    assert cluster["enableInTreeAutoscaling"] is True
+    assert cluster["rayVersion"] == __import__("ray").__version__  # the image's Ray is the one tested here
+    gpu_group = next(group for group in cluster["workerGroupSpecs"] if group["groupName"] == "gpu")
+    gpu_container = gpu_group["template"]["spec"]["containers"][0]
+    assert gpu_container["resources"]["limits"]["nvidia.com/gpu"] == 1 == transcriber["ray_actor_options"]["num_gpus"]
+    assert gpu_group["maxReplicas"] >= transcriber["autoscaling_config"]["max_replicas"]
+
+    claim = documents["PersistentVolumeClaim"]
+    assert "ReadWriteMany" in claim["spec"]["accessModes"]  # pods on every node read and write jobs
+    state_dir = Path(application["args"]["jobs"]["state_dir"])
+    pods = [cluster["headGroupSpec"]["template"]["spec"], gpu_group["template"]["spec"]]
+    for pod in pods:
+        volume = next(v for v in pod["volumes"] if v["persistentVolumeClaim"]["claimName"] == claim["metadata"]["name"])
+        mount = next(m for m in pod["containers"][0]["volumeMounts"] if m["name"] == volume["name"])
+        assert state_dir.is_relative_to(mount["mountPath"])
+        assert pod["containers"][0]["envFrom"][0]["secretRef"]["name"] == "stt-api-keys"
+
+    for group in [cluster["headGroupSpec"], gpu_group]:
+        assert group["rayStartParams"]["metrics-export-port"] == "8080"
+
+
+def test_the_image_installs_this_package_on_the_tested_ray_release() -> None:
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    ray_version = __import__("ray").__version__
+    assert f"FROM rayproject/ray:{ray_version}-py311" in dockerfile
+    assert f'"ray[serve]=={ray_version}" .' in dockerfile
+    for package in ("deployments", "serve_app"):
+        assert f"COPY --chown=ray:users {package} ./{package}" in dockerfile
