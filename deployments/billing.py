@@ -28,6 +28,7 @@ from pydantic import BaseModel, Field
 from deployments.config import JobsConfig
 from deployments.detached import connect_sqlite, get_or_create
 from deployments.errors import StorageError, sqlite_storage
+from deployments.metrics import UsageMetrics
 
 logger = logging.getLogger("ray.serve")  # where Ray shows a replica's or actor's log lines
 
@@ -97,6 +98,7 @@ COLUMNS_ADDED = {  # columns that later versions added to `charges`, and their t
 class UsageLedger:
     def __init__(self, path: str | Path) -> None:
         self.pending: dict[str, Charge] = {}  # charges the disk refused so far, by id
+        self.metrics = UsageMetrics()
         self.connection = connect_sqlite(path)
         self.connection.execute(
             "CREATE TABLE IF NOT EXISTS charges (id INTEGER PRIMARY KEY AUTOINCREMENT, charge_id TEXT UNIQUE NOT NULL,"
@@ -111,8 +113,11 @@ class UsageLedger:
         self.flush()
         if charge_id in self.pending or self._recorded(charge_id):
             return False
-        self.pending[charge_id] = Charge(charge_id, owner, audio_seconds, details or ChargeDetails(), time.time())
+        details = details or ChargeDetails()
+        self.pending[charge_id] = Charge(charge_id, owner, audio_seconds, details, time.time())
         self.flush()
+        if audio_seconds > 0:
+            self.metrics.audio_seconds.inc(audio_seconds, tags={"task": details.task, "model": details.model or "-"})
         return True
 
     def usage(self, owner: str) -> float:

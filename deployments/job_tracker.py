@@ -28,6 +28,7 @@ from deployments.detached import get_or_create
 from deployments.errors import StorageError, client_error, original_message, storage_failure
 from deployments.job_store import JobStore, SQLiteJobStore
 from deployments.jobs import Job, JobRequest, JobStatus
+from deployments.metrics import JobMetrics
 from deployments.types import PipelineProgress, PipelineRequest, PipelineResult
 
 logger = logging.getLogger("ray.serve")  # where Ray shows a replica's or actor's log lines
@@ -76,6 +77,10 @@ class JobTracker:
         self.unsaved: dict[str, Job] = {}  # finished jobs whose record the storage refused so far
         self.failures: Counter[str] = Counter()  # unexpected failures per job, for the retry budget
         self.workers: dict[int, asyncio.Task] = {}
+        self.running: set[str] = set()  # jobs a worker is running now
+        self.started: set[str] = set()  # unfinished jobs that have run at least once (for the queue-wait metric)
+        self.metrics = JobMetrics()
+        self._publish_counts()
         self._start_workers()
         self._maintenance = asyncio.get_running_loop().create_task(self._maintain_forever())
 
@@ -100,6 +105,7 @@ class JobTracker:
         self.jobs[job.job_id] = job
         self.running_per_owner[owner] += 1
         self.queue.put_nowait(job.job_id)
+        self._publish_counts()
         return job
 
     async def has_room(self, owner: str, max_running: int | None = None) -> bool:
@@ -142,6 +148,11 @@ class JobTracker:
             job = self.jobs.get(job_id)
             if job is None or job.status != JobStatus.in_progress:
                 continue
+            if job_id not in self.started:  # its first run, not a retry
+                self.started.add(job_id)
+                self.metrics.queue_wait_seconds.observe((self.clock() - job.created_at).total_seconds())
+            self.running.add(job_id)
+            self._publish_counts()
             try:
                 await self._run(job)
             except Exception as error:  # a failure of the tracker's own, not of the job's input
@@ -152,6 +163,9 @@ class JobTracker:
                 else:
                     logger.exception("job %s: unexpected failure, retrying in %.0f s", job_id, self._retry_s)
                     self._retry_later(job_id)
+            finally:
+                self.running.discard(job_id)
+                self._publish_counts()
         self.workers.pop(index, None)
 
     async def _run(self, job: Job) -> None:
@@ -219,6 +233,7 @@ class JobTracker:
         self.jobs[job.job_id] = finished
         self.running_per_owner[job.owner] -= 1
         self.failures.pop(job.job_id, None)
+        self.started.discard(job.job_id)
         self._save_finished(finished)
 
     def _save_finished(self, job: Job) -> None:
@@ -247,6 +262,20 @@ class JobTracker:
         for job in jobs:
             self.jobs.pop(job.job_id, None)
             self.unsaved.pop(job.job_id, None)
+        self._publish_counts()
+
+    def _publish_counts(self) -> None:
+        """The `stt_jobs` gauge: jobs by state, counted from the tracker's own records."""
+        counts = Counter(job.status.value for job in self.jobs.values())
+        running = len(self.running)
+        states = {
+            "queued": counts[JobStatus.in_progress.value] - running,
+            "running": running,
+            "complete": counts[JobStatus.complete.value],
+            "error": counts[JobStatus.error.value],
+        }
+        for state, count in states.items():
+            self.metrics.jobs.set(count, tags={"state": state})
 
     # ---- upkeep ----
 

@@ -21,6 +21,7 @@ from ray.serve.handle import DeploymentHandle
 
 from deployments.config import RealtimeConfig
 from deployments.live_session import LiveModels, LiveSession
+from deployments.metrics import RealtimeMetrics
 from deployments.realtime_events import LiveEvent, SessionFailed, SessionReady, SessionSettings
 from deployments.session_routing import SessionAffinityRouter, session_id_on
 from deployments.smart_turn import SmartTurnModel
@@ -40,6 +41,7 @@ class RealtimeTranscriber:
         self.config = config
         self.smart_turn = SmartTurnModel()
         self.sessions: dict[str, LiveSession] = {}
+        self.metrics = RealtimeMetrics()
         self.models = LiveModels(
             transcribe=self._transcribe, embed_voices=self._embed_voices, turn_probability=self._turn_probability
         )
@@ -51,6 +53,7 @@ class RealtimeTranscriber:
             return SessionFailed(code="session_full", message=message)
         session_id = session_id_on(serve.get_replica_context().replica_id.unique_id)
         self.sessions[session_id] = LiveSession(settings, self.config, self.models)
+        self.metrics.sessions_open.set(len(self.sessions))
         return session_id
 
     async def push(self, session_id: str, frame: bytes) -> SessionFailed | None:
@@ -78,6 +81,7 @@ class RealtimeTranscriber:
 
     async def close(self, session_id: str) -> None:
         if (session := self.sessions.pop(session_id, None)) is not None:
+            self.metrics.sessions_open.set(len(self.sessions))
             await session.close()
 
     async def _transcribe(self, samples: np.ndarray, options: ChunkOptions) -> ChunkTranscript:

@@ -15,6 +15,7 @@ from ray import serve
 
 from deployments.config import BatchingConfig, WhisperModelConfig
 from deployments.engines import load_engine
+from deployments.metrics import TranscriberMetrics
 from deployments.types import SAMPLE_RATE, ChunkOptions, ChunkTranscript
 
 logger = logging.getLogger("ray.serve")
@@ -31,6 +32,9 @@ class Transcriber:
         self.admission = asyncio.Condition()
         self.engine_idle = True
         self.admitted = 0  # chunks let into the batch queue whose callers have not had their result
+        self.received = 0  # chunks whose callers have not had their result, admitted or not
+        self.decoding = 0  # chunks in the engine's current batch
+        self.metrics = TranscriberMetrics()
 
     def reconfigure(self, user_config: dict) -> None:
         batching = BatchingConfig.model_validate(user_config)
@@ -43,27 +47,40 @@ class Transcriber:
         # last one, so under load batches would only be as large as arrival bursts, and a chunk that
         # arrived one past a full batch would run alone. Chunks are therefore let into the queue only
         # while the engine is idle, at most one batch's worth at a time.
-        async with self.admission:
-            await self.admission.wait_for(lambda: self.engine_idle and self.admitted < self.max_batch_size)
-            self.admitted += 1
+        self._count_received(+1)
         try:
-            return await self.transcribe_batch(chunk, options)
-        finally:  # also when the caller gave up: a leaked admission would shrink every later batch
             async with self.admission:
-                self.admitted -= 1
-                self.admission.notify_all()
+                await self.admission.wait_for(lambda: self.engine_idle and self.admitted < self.max_batch_size)
+                self.admitted += 1
+            try:
+                return await self.transcribe_batch(chunk, options)
+            finally:  # also when the caller gave up: a leaked admission would shrink every later batch
+                async with self.admission:
+                    self.admitted -= 1
+                    self.admission.notify_all()
+        finally:
+            self._count_received(-1)
+
+    def _count_received(self, change: int) -> None:
+        self.received += change
+        self.metrics.chunks_queued.set(max(0, self.received - self.decoding))
 
     @serve.batch(
         max_batch_size=DEFAULT_BATCHING.max_batch_size, batch_wait_timeout_s=DEFAULT_BATCHING.batch_wait_timeout_s
     )
     async def transcribe_batch(self, chunks: list[np.ndarray], options: list[ChunkOptions]) -> list[ChunkTranscript]:
         self.engine_idle = False
+        self.decoding = len(chunks)
+        self._count_received(0)
         started = time.perf_counter()
         try:
             return await asyncio.to_thread(self._decode_grouped, chunks, options)
         finally:
             seconds, audio_s = time.perf_counter() - started, sum(len(chunk) for chunk in chunks) / SAMPLE_RATE
             logger.info("decoded %d chunks (%.0f s of audio) in %.2f s", len(chunks), audio_s, seconds)
+            self.metrics.batch_size.observe(len(chunks))
+            self.metrics.batch_seconds.observe(seconds)
+            self.decoding = 0
             async with self.admission:
                 self.engine_idle = True
                 self.admission.notify_all()

@@ -6,6 +6,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from types import TracebackType
@@ -32,6 +33,7 @@ class LocalService:
         ingress_replicas: int = 1,
         realtime: dict | None = None,
         realtime_replicas: int = 1,
+        metrics_interval_ms: int | None = None,
     ) -> None:
         self.workdir = workdir
         self.api_keys = api_keys
@@ -51,6 +53,7 @@ class LocalService:
         self.limits = dict(limits or {})
         self.realtime = dict(realtime or {})
         self.realtime_replicas = realtime_replicas
+        self.metrics_interval_ms = metrics_interval_ms  # how often Ray exports metrics (its default: 10 s)
         self.port = _free_port()
         self.base_url = f"http://127.0.0.1:{self.port}"
         self.log_path = workdir / "serve.log"
@@ -80,6 +83,8 @@ class LocalService:
         env = {**os.environ, "STT_API_KEYS": ",".join(self.api_keys_env), "RAY_USAGE_STATS_ENABLED": "0"}
         if self.keys_file is not None:
             env["STT_API_KEYS_FILE"] = str(self.keys_file)
+        if self.metrics_interval_ms is not None:
+            env["RAY_metrics_report_interval_ms"] = str(self.metrics_interval_ms)
         with self.log_path.open("wb") as log:
             self.process = subprocess.Popen(
                 [str(Path(sys.executable).parent / "serve"), "run", str(config_path)],
@@ -106,6 +111,16 @@ class LocalService:
             time.sleep(1)
         self.stop()
         raise RuntimeError(f"the service did not become ready in {timeout_s} s:\n{self.log_tail()}")
+
+    def metrics_url(self) -> str:
+        """Ray's Prometheus endpoint on this service's node. `serve run` started its own Ray on a free
+        metrics port; Ray writes that port into its session directory, the one whose driver log names
+        `serve run`'s process."""
+        for logs in Path(tempfile.gettempdir(), "ray").glob("session_*/logs"):
+            if any(logs.glob(f"python-core-driver-*_{self.process.pid}.log")):
+                port = next(logs.parent.glob("metrics_export_port_*")).read_text().strip()
+                return f"http://127.0.0.1:{port}/metrics"
+        raise RuntimeError(f"no Ray session of process {self.process.pid} under {tempfile.gettempdir()}/ray")
 
     def log_tail(self, chars: int = 5000) -> str:
         return self.log_path.read_text(errors="replace")[-chars:]

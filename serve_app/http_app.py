@@ -10,6 +10,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from deployments.errors import STORAGE_FULL, InputRejectedError, client_error, storage_failure
 from serve_app.auth import AUTH_ERRORS, ApiKeys, require_api_key
 from serve_app.config import AppConfig
+from serve_app.request_metrics import RequestMetrics
 from serve_app.routers import billing, health, jobs, models, realtime, transcriptions
 
 logger = logging.getLogger(__name__)
@@ -38,6 +39,7 @@ def create_app(config: AppConfig, api_keys: ApiKeys, pipeline, tracker, ledger, 
     app.include_router(jobs.router, **authenticated)
     app.include_router(billing.router, **authenticated)
     app.include_router(realtime.router)  # checks the key itself, before the WebSocket upgrade
+    app.add_middleware(RequestMetrics)  # inside ApiV1Alias: it sees the route that answered
     app.add_middleware(ApiV1Alias)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(InputRejectedError, _input_rejected)

@@ -92,6 +92,7 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
             keys_file=keys_file,
             ingress_replicas=2,  # two ingress replicas: the request-rate limit must hold across both
             realtime_replicas=2,  # and two of live sessions: each session's calls must find its replica
+            metrics_interval_ms=1000,  # Ray exports metrics each second, not every 10 s: tests see them sooner
         ) as running:
             yield Service(running.base_url, API_KEYS[0], running, state_dir, state_on_own_filesystem=mounted)
     finally:

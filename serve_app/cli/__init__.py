@@ -1,0 +1,1 @@
+"""`stt`: the command-line client of the service (typer + rich), installed as a console script."""

@@ -1,0 +1,72 @@
+"""The service's HTTP API as the CLI uses it: one httpx client, pydantic models of the answers, and the
+server's `detail` carried in every error."""
+
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from serve_app.schemas import Balance, JobCreated, JobObject, ModelList
+
+TRANSCRIPTIONS = "/v1/audio/transcriptions"
+
+
+class ApiError(RuntimeError):
+    """An answer other than 2xx: `detail` is the server's own explanation."""
+
+    def __init__(self, status: int, detail: str) -> None:
+        super().__init__(f"{status}: {detail}")
+        self.status = status
+        self.detail = detail
+
+
+def is_url(source: str) -> bool:
+    return source.startswith(("http://", "https://"))
+
+
+class SttApi:
+    def __init__(self, base_url: str, api_key: str, timeout_s: float = 600) -> None:
+        self.http = httpx.Client(base_url=base_url, headers={"Authorization": f"Bearer {api_key}"}, timeout=timeout_s)
+
+    def __enter__(self) -> "SttApi":
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.http.close()
+
+    def submit(self, source: str, form: dict[str, str]) -> JobCreated:
+        """An async job for a local file (uploaded) or a URL (fetched by the service)."""
+        return JobCreated.model_validate(self._post(TRANSCRIPTIONS + "/async", source, form).json())
+
+    def transcribe(self, source: str, form: dict[str, str]) -> str | dict[str, Any]:
+        """A synchronous transcription: the body as the response format gives it."""
+        response = self._post(TRANSCRIPTIONS, source, form)
+        is_json = response.headers.get("content-type", "").startswith("application/json")
+        return response.json() if is_json else response.text
+
+    def job(self, job_id: str) -> JobObject:
+        return JobObject.model_validate(self._checked(self.http.get(f"{TRANSCRIPTIONS}/async/{job_id}")).json())
+
+    def models(self) -> ModelList:
+        return ModelList.model_validate(self._checked(self.http.get("/v1/models")).json())
+
+    def balance(self) -> Balance:
+        return Balance.model_validate(self._checked(self.http.get("/v1/billing/balance")).json())
+
+    def _post(self, path: str, source: str, form: dict[str, str]) -> httpx.Response:
+        if is_url(source):
+            return self._checked(self.http.post(path, data={**form, "url": source}))
+        with Path(source).open("rb") as upload:
+            return self._checked(self.http.post(path, data=form, files={"file": (Path(source).name, upload)}))
+
+    @staticmethod
+    def _checked(response: httpx.Response) -> httpx.Response:
+        if response.is_success:
+            return response
+        try:
+            detail = response.json()["detail"]
+        except (ValueError, KeyError, TypeError):
+            detail = response.text or response.reason_phrase
+        if not isinstance(detail, str):  # a validation error's list: field and message of each
+            detail = "; ".join(f"{'.'.join(map(str, e.get('loc', [])))}: {e.get('msg')}" for e in detail)
+        raise ApiError(response.status_code, detail)

@@ -1,0 +1,251 @@
+"""`stt`: transcribe files and URLs with the service from a terminal.
+
+export STT_BASE_URL=http://127.0.0.1:8000 STT_API_KEY=sk-...
+stt transcribe meeting.mp3 call.wav --format srt --diarize
+stt jobs | stt models | stt balance
+"""
+
+import json
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any
+from urllib.parse import urlparse
+
+import httpx
+import typer
+from pydantic import ValidationError
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+from serve_app.cli.api import ApiError, SttApi, is_url
+from serve_app.cli.settings import CliSettings
+from serve_app.cli.state import JobStateFile, SubmittedJob
+from serve_app.schemas import ResponseFormat
+
+app = typer.Typer(help="Speech-to-text from the terminal: files and URLs in, transcripts out.", no_args_is_help=True)
+console = Console()
+errors = Console(stderr=True)
+
+EXTENSIONS = {"text": "txt", "json": "json", "verbose_json": "json", "srt": "srt", "vtt": "vtt"}
+POLL_INTERVAL_S = 1.0
+
+
+def _settings() -> CliSettings:
+    try:
+        return CliSettings()
+    except ValidationError:
+        errors.print("[red]error:[/] set STT_API_KEY (and STT_BASE_URL, default http://127.0.0.1:8000)")
+        raise typer.Exit(2) from None
+
+
+def _output_path(source: str, extension: str, out_dir: Path | None) -> Path:
+    """Next to a local input (or in `--out`); a URL's result goes to `--out` or the current directory."""
+    if is_url(source):
+        name = Path(urlparse(source).path).stem or "transcript"
+        return (out_dir or Path.cwd()) / f"{name}.{extension}"
+    path = Path(source)
+    return (out_dir or path.parent) / f"{path.stem}.{extension}"
+
+
+def _write(path: Path, result: str | dict[str, Any] | None) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False, indent=2)
+    path.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+
+
+@app.command()
+def transcribe(
+    sources: Annotated[list[str], typer.Argument(help="Audio or video files, or http(s) URLs.", metavar="FILE_OR_URL")],
+    response_format: Annotated[ResponseFormat, typer.Option("--format", "-f", help="Output format.")] = (
+        ResponseFormat.text
+    ),
+    diarize: Annotated[bool, typer.Option(help="Who spoke when: results are JSON with speakers.")] = False,
+    language: Annotated[str | None, typer.Option(help="ISO 639-1 code, e.g. en; detected when left out.")] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Directory for results (default: beside inputs).")
+    ] = None,
+    sync: Annotated[bool, typer.Option(help="Wait for each answer in one request instead of as a job.")] = False,
+) -> None:
+    """Transcribe files and URLs, as jobs by default (all at once, with progress); results are written beside
+    the inputs. Interrupted? Run the same command again: it waits on the jobs already submitted."""
+    settings = _settings()
+    missing = [source for source in sources if not is_url(source) and not Path(source).is_file()]
+    if missing:
+        errors.print(f"[red]error:[/] no such file: {', '.join(missing)}")
+        raise typer.Exit(2)
+    form = {"response_format": response_format.value}
+    if diarize:
+        form["task"] = "diarize"
+    if language:
+        form["language"] = language
+    extension = "json" if diarize else EXTENSIONS[response_format.value]
+    sources = [source if is_url(source) else str(Path(source).resolve()) for source in sources]
+    outputs = {source: _output_path(source, extension, out) for source in sources}
+    with connect(settings) as api:
+        if sync:
+            failed = _transcribe_sync(api, sources, form, outputs)
+        else:
+            failed = _transcribe_as_jobs(api, settings, sources, form, outputs)
+    if failed:
+        raise typer.Exit(1)
+
+
+def _transcribe_sync(api: SttApi, sources: list[str], form: dict[str, str], outputs: dict[str, Path]) -> int:
+    failed = 0
+    for source in sources:
+        with console.status(f"transcribing {_name(source)}"):
+            try:
+                _write(outputs[source], api.transcribe(source, form))
+            except ApiError as error:
+                errors.print(f"[red]{_name(source)}:[/] {error.detail}")
+                failed += 1
+                continue
+        console.print(f"[green]done[/] {_name(source)} -> {outputs[source]}")
+    return failed
+
+
+def _transcribe_as_jobs(
+    api: SttApi, settings: CliSettings, sources: list[str], form: dict[str, str], outputs: dict[str, Path]
+) -> int:
+    state = JobStateFile(settings.state_file)
+    jobs: dict[str, SubmittedJob] = {}
+    failed = 0
+    for source in sources:
+        output = str(outputs[source])
+        earlier = state.find(settings.base_url, source, form, output)
+        if earlier is not None:
+            console.print(f"resuming {_name(source)}: job {earlier.job_id}")
+            jobs[source] = earlier
+            continue
+        try:
+            created = api.submit(source, form)
+        except ApiError as error:
+            errors.print(f"[red]{_name(source)}:[/] {error.detail}")
+            failed += 1
+            continue
+        job = SubmittedJob(
+            job_id=created.job_id, base_url=settings.base_url, source=source, form=form, output=output,
+            submitted_at=time.time(),
+        )  # fmt: skip
+        state.add(job)
+        jobs[source] = job
+    try:
+        return failed + _wait_for_jobs(api, state, jobs)
+    except KeyboardInterrupt:
+        errors.print("interrupted: the jobs go on at the service; run the same command again to wait for them")
+        raise typer.Exit(130) from None
+
+
+def _wait_for_jobs(api: SttApi, state: JobStateFile, jobs: dict[str, SubmittedJob]) -> int:
+    """One progress bar per job, from the job's `progress`, with rich's ETA from the rate it rises at."""
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.percentage:>3.0f}%"),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        TextColumn("{task.fields[status]}"),
+    )
+    failed = 0
+    with Progress(*columns, console=console) as progress:
+        bars: dict[str, TaskID] = {
+            source: progress.add_task(_name(source), total=1.0, status="queued") for source in jobs
+        }
+        waiting = dict(jobs)
+        while waiting:
+            for source, job in list(waiting.items()):
+                try:
+                    polled = api.job(job.job_id)
+                except ApiError as error:
+                    if error.status != 404:
+                        raise
+                    progress.update(bars[source], status="[red]gone (older than 12 h?)")
+                    errors.print(f"[red]{_name(source)}:[/] {error.detail}")
+                    state.mark_finished(job.job_id)
+                    failed += 1
+                    del waiting[source]
+                    continue
+                if polled.status == "in_progress":
+                    progress.update(bars[source], completed=polled.progress, status="running")
+                    continue
+                del waiting[source]
+                state.mark_finished(job.job_id)
+                if polled.status == "error":
+                    progress.update(bars[source], status="[red]failed")
+                    errors.print(f"[red]{_name(source)}:[/] {polled.error}")
+                    failed += 1
+                else:
+                    _write(Path(job.output), polled.result)
+                    progress.update(bars[source], completed=1.0, status=f"[green]-> {job.output}")
+            if waiting:
+                time.sleep(POLL_INTERVAL_S)
+    return failed
+
+
+@app.command()
+def jobs() -> None:
+    """The jobs this CLI submitted in the last 12 hours, with their state now."""
+    settings = _settings()
+    table = Table("job", "input", "status", "progress", "result")
+    with connect(settings) as api:
+        for job in JobStateFile(settings.state_file).load():
+            if job.base_url != settings.base_url:
+                continue
+            try:
+                polled = api.job(job.job_id)
+                status, share = polled.status, f"{polled.progress:.0%}"
+            except ApiError as error:
+                status, share = f"gone ({error.status})", ""
+            table.add_row(job.job_id, _name(job.source), status, share, job.output if job.finished else "")
+    console.print(table)
+
+
+@app.command()
+def models() -> None:
+    """The model ids the service accepts."""
+    with connect(_settings()) as api:
+        listed = api.models()
+    table = Table("model", "owned by")
+    for model in listed.data:
+        table.add_row(model.id, model.owned_by)
+    console.print(table)
+
+
+@app.command()
+def balance() -> None:
+    """What is left to spend on this key, and its price per minute of audio."""
+    with connect(_settings()) as api:
+        funds = api.balance()
+    if funds.unlimited:
+        console.print(f"unlimited key: {-funds.balance:.4f} {funds.currency} used, {funds.rate_per_min} per minute")
+    else:
+        console.print(
+            f"balance: {funds.balance:.4f} {funds.currency} ({funds.rate_per_min} {funds.currency} per minute)"
+        )
+
+
+@contextmanager
+def connect(settings: CliSettings) -> Iterator[SttApi]:
+    """The API client for one command. A server error prints its `detail` and exits 1, as does a service
+    that cannot be reached."""
+    try:
+        with SttApi(settings.base_url, settings.api_key.get_secret_value()) as api:
+            yield api
+    except ApiError as error:
+        errors.print(f"[red]error {error.status}:[/] {error.detail}")
+        raise typer.Exit(1) from None
+    except httpx.TransportError as error:
+        errors.print(f"[red]error:[/] cannot reach {settings.base_url} ({error}); check STT_BASE_URL")
+        raise typer.Exit(1) from None
+
+
+def _name(source: str) -> str:
+    return source if is_url(source) else Path(source).name
+
+
+if __name__ == "__main__":
+    app()

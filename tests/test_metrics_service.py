@@ -1,0 +1,78 @@
+"""The service's own metrics reach Ray's Prometheus endpoint and move with the work done: requests by route
+and status, audio seconds by task and model, engine batches, chunks queued, jobs by state and their queue
+wait, live sessions and diarization time."""
+
+import time
+from collections.abc import Callable
+
+import httpx
+from prometheus_client.parser import text_string_to_metric_families
+
+from tests.conftest import Service
+from tests.test_jobs_service import _submit, _wait, speech_wav  # noqa: F401 (fixture)
+
+Samples = dict[tuple[str, frozenset], float]
+
+
+def _scrape(service: Service) -> Samples:
+    text = httpx.get(service.process.metrics_url(), timeout=10).text
+    samples: Samples = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name.startswith("ray_stt_"):
+                labels = frozenset((k, v) for k, v in sample.labels.items() if k in WANTED_LABELS)
+                samples[(sample.name, labels)] = samples.get((sample.name, labels), 0.0) + sample.value
+    return samples
+
+
+WANTED_LABELS = {"route", "method", "status", "task", "model", "state", "deployment"}
+
+
+def _value(samples: Samples, name: str, **labels: str) -> float:
+    """The sum over every series of `name` whose labels include `labels` (replicas, workers, ...)."""
+    wanted = set(labels.items())
+    return sum(value for (sample, series), value in samples.items() if sample == name and wanted <= series)
+
+
+def _until(service: Service, condition: Callable[[Samples], bool], timeout_s: float = 30) -> Samples:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        samples = _scrape(service)
+        if condition(samples) or time.monotonic() > deadline:
+            return samples
+        time.sleep(0.5)
+
+
+def test_metrics_move_with_requests_jobs_and_batches(service: Service, speech_wav: bytes) -> None:  # noqa: F811
+    before = _scrape(service)
+    with service.client() as client:
+        answered = client.post("/v1/audio/transcriptions", files={"file": ("a.wav", speech_wav)})
+        missing = client.get("/v1/audio/transcriptions/async/no-such-job")
+    assert answered.status_code == 200 and missing.status_code == 404
+    job = _wait(service, _submit(service, speech_wav)["job_id"])
+    assert job["status"] == "complete"
+
+    sync_route = {"route": "/v1/audio/transcriptions", "method": "POST", "status": "200"}
+    job_route = {"route": "/v1/audio/transcriptions/async/{job_id}", "method": "GET", "status": "404"}
+    moved = {
+        "sync requests": lambda s: _value(s, "ray_stt_http_requests_total", **sync_route),
+        "404s by template": lambda s: _value(s, "ray_stt_http_requests_total", **job_route),
+        "audio seconds": lambda s: _value(s, "ray_stt_audio_seconds_total", task="transcribe"),
+        "batches": lambda s: _value(s, "ray_stt_batch_size_count"),
+        "batch seconds": lambda s: _value(s, "ray_stt_batch_seconds_sum"),
+        "queue waits": lambda s: _value(s, "ray_stt_job_queue_wait_seconds_count"),
+        "completed jobs": lambda s: _value(s, "ray_stt_jobs", state="complete"),
+    }
+
+    def all_moved(samples: Samples) -> bool:
+        return all(read(samples) > read(before) for read in moved.values())
+
+    after = _until(service, all_moved)
+    assert [name for name, read in moved.items() if read(after) <= read(before)] == []
+    # two requests of 7 s of audio at least (the job's charge may be recorded a moment after its result)
+    audio = _value(after, "ray_stt_audio_seconds_total", task="transcribe") - _value(
+        before, "ray_stt_audio_seconds_total", task="transcribe"
+    )
+    assert audio >= 7.0
+    assert ("ray_stt_chunks_queued", frozenset({("deployment", "Transcriber")})) in after
+    assert not any("no-such-job" in dict(labels).get("route", "") for _, labels in after)  # templates only
