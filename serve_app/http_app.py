@@ -11,7 +11,7 @@ from deployments.errors import STORAGE_FULL, InputRejectedError, client_error, s
 from serve_app.auth import AUTH_ERRORS, ApiKeys, require_api_key
 from serve_app.config import AppConfig
 from serve_app.request_metrics import RequestMetrics
-from serve_app.routers import billing, health, jobs, models, realtime, transcriptions
+from serve_app.routers import billing, health, jobs, models, realtime, transcriptions, web
 
 logger = logging.getLogger(__name__)
 
@@ -34,6 +34,8 @@ def create_app(config: AppConfig, api_keys: ApiKeys, pipeline, tracker, ledger, 
     app.state.realtime = live
     authenticated = {"dependencies": [Depends(require_api_key)], "responses": AUTH_ERRORS}
     app.include_router(health.router)  # no key: load balancers probe it, and it reveals nothing
+    app.include_router(web.router)  # no key: the page asks for one and sends it with its own requests
+    app.mount("/web", web.page_files(), name="web")
     app.include_router(models.router, **authenticated)
     app.include_router(transcriptions.router, **authenticated)
     app.include_router(jobs.router, **authenticated)

@@ -1,0 +1,76 @@
+"""The try-it page at `/`, in headless Chromium (Debian's package, driven by Playwright): a real clip is
+uploaded as a job, the transcript appears with speaker labels, a timestamp seeks the player, a download
+is a valid subtitle file, and a wrong key shows the server's `detail`. A screenshot lands in the test's
+temporary directory."""
+
+import shutil
+from pathlib import Path
+
+import pytest
+import srt
+
+from tests.conftest import Service
+from tests.media import pyannote_sample
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (Debian package chromium)")
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",  # this machine has no internet: no update or sync calls
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        yield launched
+        launched.close()
+
+
+def test_upload_shows_speakers_seeks_and_downloads(service: Service, browser, tmp_path: Path) -> None:  # noqa: ANN001
+    page = browser.new_page(accept_downloads=True)
+    page.goto(service.base_url + "/")
+    page.fill("#api-key", "test-key-2")
+    page.set_input_files("#file", str(pyannote_sample()))
+    page.check("#diarize")
+    page.click("#transcribe")
+    page.wait_for_selector(".segment", timeout=120_000)
+    page.screenshot(path=str(tmp_path / "page.png"), full_page=True)
+    print(f"screenshot: {tmp_path / 'page.png'}")
+
+    transcript = page.inner_text("#transcript").lower()
+    assert "know you were there" in transcript
+    labels = set(page.locator(".speaker").all_inner_texts())
+    assert labels == {"speaker_0", "speaker_1"}
+    assert page.evaluate("sessionStorage.getItem('stt-api-key')") == "test-key-2"
+
+    last = page.locator(".time").last
+    start = float(last.get_attribute("data-start"))
+    page.wait_for_function("document.getElementById('player').readyState >= 1")
+    last.click()
+    assert page.evaluate("document.getElementById('player').currentTime") == pytest.approx(start, abs=0.5)
+
+    page.select_option("#format", "srt")
+    with page.expect_download() as downloading:
+        page.click("#download")
+    cues = list(srt.parse(Path(downloading.value.path()).read_text()))
+    assert len(cues) == page.locator(".segment").count() and cues[0].content.startswith("[speaker_")
+
+
+def test_a_wrong_key_shows_the_servers_detail(service: Service, browser) -> None:  # noqa: ANN001
+    page = browser.new_page()
+    page.goto(service.base_url + "/")
+    page.fill("#api-key", "sk-wrong")
+    page.fill("#url", "https://example.com/a.mp3")
+    page.click("#transcribe")
+    page.wait_for_function("document.getElementById('status').className === 'error'", timeout=30_000)
+    assert "credentials were not provided or are invalid" in page.inner_text("#status")
