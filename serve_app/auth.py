@@ -130,7 +130,8 @@ async def require_api_key(request: HTTPConnection) -> ApiKey:
     WebSocket route before the upgrade, with the WebSocket as the connection."""
     credentials: HTTPAuthorizationCredentials | None = await _bearer(request)
     api_keys: ApiKeys = request.app.state.api_keys
-    key = api_keys.lookup(credentials.credentials) if credentials is not None else None
+    secret = credentials.credentials if credentials is not None else subprotocol_key(request)
+    key = api_keys.lookup(secret) if secret is not None else None
     if key is None:
         raise HTTPException(
             status.HTTP_401_UNAUTHORIZED, detail=INVALID_CREDENTIALS, headers={"WWW-Authenticate": "Bearer"}
@@ -141,6 +142,20 @@ async def require_api_key(request: HTTPConnection) -> ApiKey:
         retry_after = str(max(1, math.ceil(wait_s)))
         raise HTTPException(status.HTTP_429_TOO_MANY_REQUESTS, REQUEST_LIMIT_EXCEEDED, {"Retry-After": retry_after})
     return key
+
+
+BEARER_SUBPROTOCOL = "bearer"
+
+
+def subprotocol_key(connection: HTTPConnection) -> str | None:
+    """A browser's WebSocket cannot send an Authorization header: it offers the key as its second
+    subprotocol instead, `new WebSocket(url, ["bearer", key])`, and the server accepts `bearer`."""
+    if connection.scope["type"] != "websocket":
+        return None
+    offered = [value.strip() for value in connection.headers.get("sec-websocket-protocol", "").split(",")]
+    if len(offered) == 2 and offered[0] == BEARER_SUBPROTOCOL and offered[1]:
+        return offered[1]
+    return None
 
 
 def price_of(request: HTTPConnection, key: ApiKey) -> Price:

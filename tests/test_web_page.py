@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 import srt
 
+from deployments.audio import decode_audio
 from tests.conftest import Service
-from tests.media import pyannote_sample
+from tests.media import encode, pyannote_sample
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (Debian package chromium)")
@@ -74,3 +75,38 @@ def test_a_wrong_key_shows_the_servers_detail(service: Service, browser) -> None
     page.click("#transcribe")
     page.wait_for_function("document.getElementById('status').className === 'error'", timeout=30_000)
     assert "credentials were not provided or are invalid" in page.inner_text("#status")
+
+
+def test_live_mode_shows_words_from_the_microphone(service: Service, tmp_path: Path) -> None:
+    """Chromium's fake microphone plays a real clip (looped); the page streams it over the realtime
+    WebSocket, with the key as its subprotocol, and shows the words as they arrive."""
+    from playwright.sync_api import sync_playwright
+
+    clip = tmp_path / "hello.wav"
+    samples = decode_audio(pyannote_sample()).samples
+    clip.write_bytes(encode(samples[6 * 16_000 : 13 * 16_000], "wav"))
+    microphone = [
+        "--use-fake-ui-for-media-stream",
+        "--use-fake-device-for-media-stream",
+        f"--use-file-for-fake-audio-capture={clip}",
+        "--autoplay-policy=no-user-gesture-required",
+    ]
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS + microphone)
+        try:
+            page = browser.new_page()
+            page.goto(service.base_url + "/")
+            page.fill("#api-key", "test-key-2")
+            page.click("#live")
+            page.wait_for_function(
+                "document.getElementById('transcript').innerText.toLowerCase().includes('there')", timeout=60_000
+            )
+            page.click("#live")  # stop: the rest is flushed and the session ends
+            page.wait_for_function("document.getElementById('status').innerText.startsWith('Done')", timeout=30_000)
+            page.screenshot(path=str(tmp_path / "live.png"), full_page=True)
+            heard = page.inner_text("#transcript").lower()
+            status = page.inner_text("#status")
+        finally:
+            browser.close()
+    assert "know you were there" in heard, heard
+    assert status.startswith("Done") and "error" not in status.lower()

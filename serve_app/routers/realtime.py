@@ -9,7 +9,7 @@ from fastapi import APIRouter, HTTPException, WebSocket, status
 from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 
-from serve_app.auth import funds_of, require_api_key
+from serve_app.auth import BEARER_SUBPROTOCOL, funds_of, require_api_key, subprotocol_key
 from serve_app.live import LiveConnection
 from serve_app.schemas import RealtimeQuery
 
@@ -30,7 +30,8 @@ async def transcribe_live(websocket: WebSocket) -> None:
         detail = f"this key already has {limit} live sessions open: close one first"
         return await _refuse(websocket, HTTPException(status.HTTP_429_TOO_MANY_REQUESTS, detail, {"Retry-After": "1"}))
     try:
-        await websocket.accept()
+        subprotocol = BEARER_SUBPROTOCOL if subprotocol_key(websocket) is not None else None
+        await websocket.accept(subprotocol=subprotocol)  # a browser's socket fails unless its subprotocol is chosen
         try:
             query = RealtimeQuery.model_validate(dict(websocket.query_params))
         except ValidationError as error:

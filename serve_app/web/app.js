@@ -118,6 +118,88 @@ function show(transcript) {
     container.append(row);
   }
   $("output").hidden = false;
+  $("download").hidden = false;
+}
+
+// ---- live mode: the microphone as 16 kHz s16le frames over the realtime WebSocket (/v1/transcribe) ----
+
+const LIVE_RATE = 16000;
+const FRAME_SAMPLES = 1600; // 100 ms
+let live = null;
+
+async function startLive() {
+  if (!apiKey()) return setStatus("Type your API key first.", true);
+  const stream = await navigator.mediaDevices.getUserMedia({ audio: { channelCount: 1 } });
+  const context = new AudioContext({ sampleRate: LIVE_RATE });
+  await context.audioWorklet.addModule("/web/pcm-capture.js");
+  const scheme = location.protocol === "https:" ? "wss" : "ws";
+  const query = new URLSearchParams({ encoding: "pcm_s16le", sample_rate: LIVE_RATE, diarize: $("diarize").checked });
+  // Browsers cannot send an Authorization header on a WebSocket: the key goes as the second subprotocol.
+  const socket = new WebSocket(`${scheme}://${location.host}/v1/transcribe?${query}`, ["bearer", apiKey()]);
+  socket.binaryType = "arraybuffer";
+  const capture = new AudioWorkletNode(context, "pcm-capture");
+  let pending = new Float32Array(0);
+  capture.port.onmessage = (event) => {
+    const joined = new Float32Array(pending.length + event.data.length);
+    joined.set(pending);
+    joined.set(event.data, pending.length);
+    pending = joined;
+    while (pending.length >= FRAME_SAMPLES && socket.readyState === WebSocket.OPEN) {
+      const frame = new Int16Array(FRAME_SAMPLES);
+      for (let i = 0; i < FRAME_SAMPLES; i++) frame[i] = Math.max(-1, Math.min(1, pending[i])) * 0x7fff;
+      socket.send(frame.buffer);
+      pending = pending.slice(FRAME_SAMPLES);
+    }
+  };
+  context.createMediaStreamSource(stream).connect(capture);
+  live = { stream, context, socket };
+  $("transcript").replaceChildren();
+  $("output").hidden = false;
+  $("player").hidden = true;
+  $("download").hidden = true; // a live session's words are on the page; there is no file result
+  $("live").textContent = "Stop";
+  setStatus("Connecting…");
+  socket.onmessage = (event) => onLiveEvent(JSON.parse(event.data));
+  socket.onclose = (event) => {
+    stopCapture();
+    live = null;
+    if (event.code !== 1000) setStatus(`The live session ended: ${event.reason || "code " + event.code}`, true);
+  };
+}
+
+function onLiveEvent(event) {
+  if (event.type === "session.created") setStatus("Listening: speak now.");
+  else if (event.type === "transcript") {
+    for (const word of event.words) {
+      const span = document.createElement("span");
+      span.className = "word";
+      span.textContent = word.text + " ";
+      if (word.speaker !== null && word.speaker !== undefined) {
+        span.style.color = SPEAKER_COLOURS[word.speaker % SPEAKER_COLOURS.length];
+        span.title = `speaker ${word.speaker}`;
+      }
+      $("transcript").append(span);
+    }
+  } else if (event.type === "session.ended") {
+    setStatus(`Done: ${(event.audio_duration_ms / 1000).toFixed(1)} s of audio.`);
+  } else if (event.type === "error") setStatus(event.message, true);
+}
+
+function stopCapture() {
+  if (!live) return;
+  live.stream.getTracks().forEach((track) => track.stop());
+  live.context.close();
+  $("live").textContent = "Live from the microphone";
+  $("player").hidden = false;
+}
+
+function toggleLive() {
+  if (!live) return startLive().catch((error) => setStatus(error.message, true));
+  const { socket } = live;
+  stopCapture();
+  live = null;
+  if (socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify({ type: "input_audio.end" }));
+  setStatus("Finishing…");
 }
 
 function rendered(format) {
@@ -154,4 +236,5 @@ document.addEventListener("DOMContentLoaded", () => {
   });
   $("transcribe").addEventListener("click", transcribe);
   $("download").addEventListener("click", download);
+  $("live").addEventListener("click", toggleLive);
 });
