@@ -1,7 +1,10 @@
-"""The Kubernetes manifest and the container recipe, checked without a cluster (none is reachable here):
-the RayService's embedded Serve config is valid for Ray Serve and for the application, equals gpu.yaml's,
-and asks for what the cluster needs (GPU workers, autoscaling, shared storage for jobs, metrics port)."""
+"""The Kubernetes manifest, the container recipe and the Grafana dashboard, checked without a cluster (none
+is reachable here): the RayService's embedded Serve config is valid for Ray Serve and for the application,
+equals gpu.yaml's, and asks for what the cluster needs (GPU workers, autoscaling, shared storage for jobs,
+metrics port); the dashboard charts the metrics the service records."""
 
+import json
+import re
 from pathlib import Path
 
 import yaml
@@ -62,3 +65,18 @@ def test_the_image_installs_this_package_on_the_tested_ray_release() -> None:
     assert f'"ray[serve]=={ray_version}" .' in dockerfile
     for package in ("deployments", "serve_app"):
         assert f"COPY --chown=ray:users {package} ./{package}" in dockerfile
+
+
+def test_the_grafana_dashboard_charts_only_metrics_the_service_records() -> None:
+    """Every `ray_stt_*` series a panel queries is one that deployments/metrics.py defines."""
+    source = (ROOT / "deployments" / "metrics.py").read_text()
+    defined = set(re.findall(r'"(stt_[a-z_]+)"', source))
+    dashboard = json.loads((ROOT / "configs" / "grafana-dashboard.json").read_text())
+    queried = {
+        re.sub(r"_(total|bucket|sum|count)$", "", name)
+        for panel in dashboard["panels"]
+        for target in panel["targets"]
+        for name in re.findall(r"ray_(stt_[a-z_]+)", target["expr"])
+    }
+    assert queried and queried <= defined, queried - defined
+    assert defined <= queried  # and every metric has a panel
