@@ -28,13 +28,20 @@ FLAGS = [
 
 
 @pytest.fixture(scope="module")
-def browser():
+def playwright():
+    """One Playwright for the module: its sync API runs an event loop of its own, and a second one started
+    while the first is open refuses to start."""
     from playwright.sync_api import sync_playwright
 
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-        yield launched
-        launched.close()
+    with sync_playwright() as started:
+        yield started
+
+
+@pytest.fixture(scope="module")
+def browser(playwright):  # noqa: ANN001
+    launched = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+    yield launched
+    launched.close()
 
 
 def test_upload_shows_speakers_seeks_and_downloads(service: Service, browser, tmp_path: Path) -> None:  # noqa: ANN001
@@ -77,11 +84,9 @@ def test_a_wrong_key_shows_the_servers_detail(service: Service, browser) -> None
     assert "credentials were not provided or are invalid" in page.inner_text("#status")
 
 
-def test_live_mode_shows_words_from_the_microphone(service: Service, tmp_path: Path) -> None:
+def test_live_mode_shows_words_from_the_microphone(service: Service, playwright, tmp_path: Path) -> None:  # noqa: ANN001
     """Chromium's fake microphone plays a real clip (looped); the page streams it over the realtime
     WebSocket, with the key as its subprotocol, and shows the words as they arrive."""
-    from playwright.sync_api import sync_playwright
-
     clip = tmp_path / "hello.wav"
     samples = decode_audio(pyannote_sample()).samples
     clip.write_bytes(encode(samples[6 * 16_000 : 13 * 16_000], "wav"))
@@ -91,22 +96,21 @@ def test_live_mode_shows_words_from_the_microphone(service: Service, tmp_path: P
         f"--use-file-for-fake-audio-capture={clip}",
         "--autoplay-policy=no-user-gesture-required",
     ]
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS + microphone)
-        try:
-            page = browser.new_page()
-            page.goto(service.base_url + "/")
-            page.fill("#api-key", "test-key-2")
-            page.click("#live")
-            page.wait_for_function(
-                "document.getElementById('transcript').innerText.toLowerCase().includes('there')", timeout=60_000
-            )
-            page.click("#live")  # stop: the rest is flushed and the session ends
-            page.wait_for_function("document.getElementById('status').innerText.startsWith('Done')", timeout=30_000)
-            page.screenshot(path=str(tmp_path / "live.png"), full_page=True)
-            heard = page.inner_text("#transcript").lower()
-            status = page.inner_text("#status")
-        finally:
-            browser.close()
+    browser = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS + microphone)
+    try:
+        page = browser.new_page()
+        page.goto(service.base_url + "/")
+        page.fill("#api-key", "test-key-2")
+        page.click("#live")
+        page.wait_for_function(
+            "document.getElementById('transcript').innerText.toLowerCase().includes('there')", timeout=60_000
+        )
+        page.click("#live")  # stop: the rest is flushed and the session ends
+        page.wait_for_function("document.getElementById('status').innerText.startsWith('Done')", timeout=30_000)
+        page.screenshot(path=str(tmp_path / "live.png"), full_page=True)
+        heard = page.inner_text("#transcript").lower()
+        status = page.inner_text("#status")
+    finally:
+        browser.close()
     assert "know you were there" in heard, heard
     assert status.startswith("Done") and "error" not in status.lower()
