@@ -14,4 +14,6 @@ RUN pip install --no-cache-dir "ray[serve]==2.60.0" . \
     && python -c "import serve_app.app, deployments.diarization_pipeline"
 
 ENV RAY_USAGE_STATS_ENABLED=0
+# Request header limits (431 over 64 KB, 408 after 30 s) in Serve's HTTP proxy: serve_app/proxy_limits.py.
+ENV RAY_SERVE_HTTP_PROXY_CALLBACK_IMPORT_PATH=serve_app.proxy_limits:install
 EXPOSE 8000 8080 8265

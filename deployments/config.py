@@ -47,6 +47,13 @@ class BatchingConfig(StrictModel):
 
     max_batch_size: int = Field(8, ge=1, le=256, description="Chunks decoded together; keep ≤ max_ongoing_requests.")
     batch_wait_timeout_s: float = Field(0.05, ge=0, description="How long a batch waits to fill before it runs.")
+    job_share: float = Field(
+        0.25,
+        gt=0,
+        le=1,
+        description="While interactive chunks (synchronous requests, live sessions) wait, the share of each batch"
+        " still open to jobs' chunks, so that a backfill never starves; 1 turns the priority off.",
+    )
 
 
 class ChunkingConfig(StrictModel):

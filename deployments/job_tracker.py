@@ -29,6 +29,7 @@ from deployments.errors import StorageError, client_error, original_message, sto
 from deployments.job_store import JobStore, SQLiteJobStore
 from deployments.jobs import Job, JobRequest, JobStatus
 from deployments.metrics import JobMetrics
+from deployments.retry import worker_lost
 from deployments.types import PipelineProgress, PipelineRequest, PipelineResult
 
 logger = logging.getLogger("ray.serve")  # where Ray shows a replica's or actor's log lines
@@ -40,8 +41,11 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-MAX_UNEXPECTED_FAILURES = 5
-"""A job that fails this often for reasons that are neither its input's nor the storage's ends in error."""
+MAX_ATTEMPTS = 5
+"""A job whose run fails this often for reasons that are neither its input's nor the storage's (a lost
+worker, a stopping application, a failing model) ends in error; until then it is run again, waiting
+`retry_interval_s`, then twice, four and eight times as long between attempts."""
+MAX_RETRY_DELAY_S = 300.0
 
 
 class TooManyJobsError(RuntimeError):
@@ -155,14 +159,8 @@ class JobTracker:
             self._publish_counts()
             try:
                 await self._run(job)
-            except Exception as error:  # a failure of the tracker's own, not of the job's input
-                self.failures[job_id] += 1
-                if self.failures[job_id] >= MAX_UNEXPECTED_FAILURES:
-                    logger.exception("job %s failed %d times; ending it", job_id, self.failures[job_id])
-                    self._finish(job, error=f"the service could not complete this job: {original_message(error)}")
-                else:
-                    logger.exception("job %s: unexpected failure, retrying in %.0f s", job_id, self._retry_s)
-                    self._retry_later(job_id)
+            except Exception as error:  # not the input's fault: run it again, within the budget
+                self._failed_attempt(job, error)
             finally:
                 self.running.discard(job_id)
                 self._publish_counts()
@@ -195,9 +193,8 @@ class JobTracker:
                 logger.warning("job %s: storage refused a write (%s); retrying in %.0f s", job.job_id, storage,
                                self._retry_s)  # fmt: skip
                 self._retry_later(job.job_id)
-            else:  # a model or system failure: the job ends with the reason, never hangs
-                logger.exception("job %s failed", job.job_id)
-                self._finish(job, error=f"transcription failed: {original_message(error)}")
+            else:  # a lost worker, a stopping application, a model failure: see `_failed_attempt`
+                raise
             return
         details = request.charge or ChargeDetails(task="diarize" if request.diarization is not None else "transcribe")
         details = details.completed(result.language, request.source_path)
@@ -208,8 +205,31 @@ class JobTracker:
     def _retry_s(self) -> float:
         return self.config.retry_interval_s
 
-    def _retry_later(self, job_id: str) -> None:
-        asyncio.get_running_loop().call_later(self._retry_s, self.queue.put_nowait, job_id)
+    def _retry_later(self, job_id: str, delay_s: float | None = None) -> None:
+        asyncio.get_running_loop().call_later(self._retry_s if delay_s is None else delay_s, self.queue.put_nowait,
+                                              job_id)  # fmt: skip
+
+    def _failed_attempt(self, job: Job, error: Exception) -> None:
+        """A run that failed for a reason that is not about the input: the job stays `in_progress` and runs
+        again after a backoff, until MAX_ATTEMPTS. When the whole application stops, its jobs are still
+        `in_progress` in the store, and the next start runs them. The client never sees Ray's words (actor
+        ids, addresses): the reason goes to the log."""
+        attempts = self.failures[job.job_id] = self.failures[job.job_id] + 1
+        reason = f"{type(error).__name__}: {original_message(error)}"
+        if worker_lost(error):
+            self.metrics.retries.inc(tags={"reason": "worker_lost"})
+        else:
+            self.metrics.retries.inc(tags={"reason": "failure"})
+        if attempts >= MAX_ATTEMPTS:
+            logger.error("job %s: attempt %d of %d failed; ending it. %s", job.job_id, attempts, MAX_ATTEMPTS, reason)
+            self._finish(
+                job, error=f"the service could not complete this job in {attempts} attempts; please submit it again"
+            )
+            return
+        delay = min(self._retry_s * 2 ** (attempts - 1), MAX_RETRY_DELAY_S)
+        logger.warning("job %s: attempt %d failed, running it again in %.0f s. %s", job.job_id, attempts, delay,
+                       reason[:500])  # fmt: skip
+        self._retry_later(job.job_id, delay)
 
     def _progress(self, job_id: str, share: float) -> None:
         """Kept in memory only: after a restart a job starts over, and so does its progress."""

@@ -79,3 +79,9 @@ class JobMetrics:
             description="Seconds from a job's submission to the start of its first run.",
             boundaries=SECONDS_BUCKETS + [1800, 3600, 7200],
         )
+        self.retries = ray_metrics.Counter(
+            "stt_job_retries",
+            description="Job runs that failed for a reason not about the input and were run again (or ended the"
+            " job after its last attempt), by reason: worker_lost or failure.",
+            tag_keys=("reason",),
+        )

@@ -25,6 +25,7 @@ from deployments.chunking import Chunk, SpeechChunker, StreamingChunker
 from deployments.config import PipelineConfig
 from deployments.errors import AudioRejectedError
 from deployments.profanity import mask_text, mask_transcript
+from deployments.retry import retry_on_worker_loss
 from deployments.speakers import diarized_transcription
 from deployments.types import (
     SAMPLE_RATE,
@@ -205,7 +206,7 @@ class FileRun:
 
     async def _first_pass(self, index: int, samples: np.ndarray) -> ChunkTranscript:
         try:
-            transcript = await self.pipeline.transcriber.transcribe_chunk.remote(samples, self.options)
+            transcript = await self._transcribe(samples, self.options)
         finally:
             self.in_flight.release()
         if self.window < self.max_in_flight:  # a streamed request's window grows
@@ -220,7 +221,13 @@ class FileRun:
         start, end = self.spans[index]
         samples = np.fromfile(self.decoded_path, dtype=np.float32, count=end - start, offset=start * 4)
         async with self.in_flight:
-            return await self.pipeline.transcriber.transcribe_chunk.remote(samples, options)
+            return await self._transcribe(samples, options)
+
+    async def _transcribe(self, samples: np.ndarray, options: ChunkOptions) -> ChunkTranscript:
+        """One chunk on the Transcriber; sent again if the replica decoding it dies (Serve replaces it)."""
+        transcriber, interactive = self.pipeline.transcriber, self.request.interactive
+        call = lambda: transcriber.transcribe_chunk.remote(samples, options, interactive)  # noqa: E731
+        return await retry_on_worker_loss(call, "a chunk")
 
     def _report_progress(self) -> None:
         """The share of the file up to the first chunk still being transcribed (or to the end of the last
@@ -283,7 +290,8 @@ class FileRun:
     async def _diarize(self, options: DiarizationOptions) -> Diarization:
         if not self.transcripts:  # no speech was found, so there is no one to find
             return Diarization(turns=[], exclusive_turns=[])
-        return await self.pipeline.diarizer.diarize_file.remote(str(self.decoded_path), options)
+        diarizer, path = self.pipeline.diarizer, str(self.decoded_path)
+        return await retry_on_worker_loss(lambda: diarizer.diarize_file.remote(path, options), "diarization")
 
 
 def main_language(transcripts: list[ChunkTranscript], spans: list[tuple[int, int]]) -> str:

@@ -23,6 +23,7 @@ from deployments.config import RealtimeConfig
 from deployments.live_session import LiveModels, LiveSession
 from deployments.metrics import RealtimeMetrics
 from deployments.realtime_events import LiveEvent, SessionFailed, SessionReady, SessionSettings
+from deployments.retry import retry_on_worker_loss
 from deployments.session_routing import SessionAffinityRouter, session_id_on
 from deployments.smart_turn import SmartTurnModel
 from deployments.types import ChunkOptions, ChunkTranscript
@@ -85,10 +86,11 @@ class RealtimeTranscriber:
             await session.close()
 
     async def _transcribe(self, samples: np.ndarray, options: ChunkOptions) -> ChunkTranscript:
-        return await self.transcriber.transcribe_chunk.remote(samples, options)
+        call = lambda: self.transcriber.transcribe_chunk.remote(samples, options, True)  # noqa: E731 (interactive)
+        return await retry_on_worker_loss(call, "a live reading")
 
     async def _embed_voices(self, windows: list[np.ndarray]) -> np.ndarray:
-        return await self.diarizer.embed_voices.remote(windows)
+        return await retry_on_worker_loss(lambda: self.diarizer.embed_voices.remote(windows), "live speakers")
 
     async def _turn_probability(self, speech: np.ndarray) -> float:
         return await asyncio.to_thread(self.smart_turn.probability, speech)

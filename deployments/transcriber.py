@@ -2,7 +2,9 @@
 
 Requests arrive one chunk (at most 30 s) each; `@serve.batch` gathers chunks from every request in flight,
 long files and short ones alike, and the engine decodes each group with equal options as one batch.
-Batch size and wait time are `user_config`, applied in `reconfigure` without restarting the replica.
+Interactive chunks (synchronous requests, live sessions) are let into a batch ahead of jobs' chunks, up to
+a share of each batch kept for jobs, so a backfill neither delays a waiting user nor starves.
+Batch size, wait time and that share are `user_config`, applied in `reconfigure` without a restart.
 """
 
 import asyncio
@@ -29,9 +31,12 @@ class Transcriber:
     def __init__(self, config: WhisperModelConfig) -> None:
         self.engine = load_engine(config)
         self.max_batch_size = DEFAULT_BATCHING.max_batch_size
+        self.job_slots = self._job_slots(DEFAULT_BATCHING)
         self.admission = asyncio.Condition()
         self.engine_idle = True
         self.admitted = 0  # chunks let into the batch queue whose callers have not had their result
+        self.admitted_jobs = 0  # of those, jobs' chunks
+        self.interactive_waiting = 0  # interactive chunks waiting to be let in
         self.received = 0  # chunks whose callers have not had their result, admitted or not
         self.decoding = 0  # chunks in the engine's current batch
         self.metrics = TranscriberMetrics()
@@ -39,10 +44,15 @@ class Transcriber:
     def reconfigure(self, user_config: dict) -> None:
         batching = BatchingConfig.model_validate(user_config)
         self.max_batch_size = batching.max_batch_size
+        self.job_slots = self._job_slots(batching)
         self.transcribe_batch.set_max_batch_size(batching.max_batch_size)
         self.transcribe_batch.set_batch_wait_timeout_s(batching.batch_wait_timeout_s)
 
-    async def transcribe_chunk(self, chunk: np.ndarray, options: ChunkOptions) -> ChunkTranscript:
+    async def transcribe_chunk(
+        self, chunk: np.ndarray, options: ChunkOptions, interactive: bool = False
+    ) -> ChunkTranscript:
+        """`interactive`: someone is waiting for this chunk now (a synchronous request, a live session), as
+        opposed to a job's chunk."""
         # Serve forms the next batch from whatever is queued even while the engine is still busy with the
         # last one, so under load batches would only be as large as arrival bursts, and a chunk that
         # arrived one past a full batch would run alone. Chunks are therefore let into the queue only
@@ -50,16 +60,35 @@ class Transcriber:
         self._count_received(+1)
         try:
             async with self.admission:
-                await self.admission.wait_for(lambda: self.engine_idle and self.admitted < self.max_batch_size)
+                waiting = 1 if interactive else 0
+                self.interactive_waiting += waiting
+                try:
+                    await self.admission.wait_for(lambda: self._may_enter(interactive))
+                finally:
+                    self.interactive_waiting -= waiting
                 self.admitted += 1
+                self.admitted_jobs += 1 - waiting
+                self.admission.notify_all()  # an interactive chunk let in may open the way for a job's
             try:
                 return await self.transcribe_batch(chunk, options)
             finally:  # also when the caller gave up: a leaked admission would shrink every later batch
                 async with self.admission:
                     self.admitted -= 1
+                    self.admitted_jobs -= 0 if interactive else 1
                     self.admission.notify_all()
         finally:
             self._count_received(-1)
+
+    def _may_enter(self, interactive: bool) -> bool:
+        """Room in the next batch: interactive chunks first; a job's chunk when none waits, or within the
+        jobs' share of the batch."""
+        if not self.engine_idle or self.admitted >= self.max_batch_size:
+            return False
+        return interactive or not self.interactive_waiting or self.admitted_jobs < self.job_slots
+
+    @staticmethod
+    def _job_slots(batching: BatchingConfig) -> int:
+        return max(1, round(batching.max_batch_size * batching.job_share))
 
     def _count_received(self, change: int) -> None:
         self.received += change

@@ -183,6 +183,10 @@ class PipelineRequest(BaseModel):
     stream_text: bool = Field(
         False, description="Stream each chunk's text as it is final, in timeline order (`transcribe_streaming`)."
     )
+    interactive: bool = Field(
+        False,
+        description="A client is waiting on the connection (a synchronous request): its chunks go ahead of jobs'.",
+    )
 
 
 class PipelineProgress(BaseModel):

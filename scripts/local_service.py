@@ -14,6 +14,9 @@ from types import TracebackType
 import httpx
 import yaml
 
+from serve_app.proxy_limits import CALLBACK as PROXY_CALLBACK
+from serve_app.proxy_limits import CALLBACK_ENV as PROXY_CALLBACK_ENV
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -34,6 +37,7 @@ class LocalService:
         realtime: dict | None = None,
         realtime_replicas: int = 1,
         metrics_interval_ms: int | None = None,
+        env: dict[str, str] | None = None,
     ) -> None:
         self.workdir = workdir
         self.api_keys = api_keys
@@ -54,6 +58,7 @@ class LocalService:
         self.realtime = dict(realtime or {})
         self.realtime_replicas = realtime_replicas
         self.metrics_interval_ms = metrics_interval_ms  # how often Ray exports metrics (its default: 10 s)
+        self.env = dict(env or {})  # more environment for `serve run` (and so for every replica)
         self.port = _free_port()
         self.base_url = f"http://127.0.0.1:{self.port}"
         self.log_path = workdir / "serve.log"
@@ -80,7 +85,13 @@ class LocalService:
     def start(self, timeout_s: float = 240) -> "LocalService":
         config_path = self.workdir / "config.yaml"
         config_path.write_text(yaml.safe_dump(self.config()))
-        env = {**os.environ, "STT_API_KEYS": ",".join(self.api_keys_env), "RAY_USAGE_STATS_ENABLED": "0"}
+        env = {
+            **os.environ,
+            "STT_API_KEYS": ",".join(self.api_keys_env),
+            "RAY_USAGE_STATS_ENABLED": "0",
+            PROXY_CALLBACK_ENV: PROXY_CALLBACK,  # request header limits in Serve's proxy, as the README runs it
+            **self.env,
+        }
         if self.keys_file is not None:
             env["STT_API_KEYS_FILE"] = str(self.keys_file)
         if self.metrics_interval_ms is not None:

@@ -8,6 +8,7 @@ from fastapi.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from deployments.errors import STORAGE_FULL, InputRejectedError, client_error, storage_failure
+from deployments.retry import WORKER_LOSS, worker_lost
 from serve_app.auth import AUTH_ERRORS, ApiKeys, require_api_key
 from serve_app.config import AppConfig
 from serve_app.request_metrics import RequestMetrics
@@ -46,6 +47,8 @@ def create_app(config: AppConfig, api_keys: ApiKeys, pipeline, tracker, ledger, 
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(InputRejectedError, _input_rejected)
     app.add_exception_handler(OSError, _storage_failed)
+    for lost in WORKER_LOSS:
+        app.add_exception_handler(lost, _worker_lost)
     app.add_exception_handler(Exception, _unexpected_error)
     return app
 
@@ -98,6 +101,23 @@ async def _storage_failed(request: Request, error: OSError) -> JSONResponse:
         {"detail": detail},
         status_code=status.HTTP_503_SERVICE_UNAVAILABLE,
         headers={"Retry-After": str(STORAGE_RETRY_AFTER_S)},
+    )
+
+
+WORKER_LOST_RETRY_AFTER_S = 5
+
+
+async def _worker_lost(request: Request, error: Exception) -> JSONResponse:
+    """A replica or actor went away mid-request (a crash, a restart, a redeploy) and the one retry inside the
+    service did not help: Ray is replacing it, so the client may send the request again shortly."""
+    if not worker_lost(error):
+        return await _unexpected_error(request, error)
+    logger.warning("a worker was lost during %s %s: %s", request.method, request.url.path, type(error).__name__)
+    detail = "service unavailable: the worker handling this request stopped (a restart or redeploy); send it again"
+    return JSONResponse(
+        {"detail": detail},
+        status_code=status.HTTP_503_SERVICE_UNAVAILABLE,
+        headers={"Retry-After": str(WORKER_LOST_RETRY_AFTER_S)},
     )
 
 

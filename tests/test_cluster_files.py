@@ -11,6 +11,8 @@ import yaml
 from ray.serve.schema import ServeDeploySchema
 
 from serve_app.config import AppConfig
+from serve_app.proxy_limits import CALLBACK as PROXY_CALLBACK
+from serve_app.proxy_limits import CALLBACK_ENV as PROXY_CALLBACK_ENV
 
 ROOT = Path(__file__).resolve().parents[1]
 MANIFEST = ROOT / "configs" / "kuberay-rayservice.yaml"
@@ -65,6 +67,7 @@ def test_the_image_installs_this_package_on_the_tested_ray_release() -> None:
     assert f'"ray[serve]=={ray_version}" .' in dockerfile
     for package in ("deployments", "serve_app"):
         assert f"COPY --chown=ray:users {package} ./{package}" in dockerfile
+    assert f"ENV {PROXY_CALLBACK_ENV}={PROXY_CALLBACK}\n" in dockerfile  # header limits in every node's proxy
 
 
 def test_the_grafana_dashboard_charts_only_metrics_the_service_records() -> None:

@@ -7,9 +7,13 @@ import time
 
 import pytest
 import srt
+from ray import exceptions as ray_errors
 
 from deployments.errors import StorageError
+from deployments.jobs import owner_of
+from tests.fakes import Remote
 from tests.inprocess import BROKE_KEY, KEY, LIMITED_KEY, UPLOAD_LIMIT, call, inprocess  # noqa: F401 (fixture)
+from tests.test_job_tracker import TRANSCRIPT
 
 ROUTES = ["/v1/audio/transcriptions", "/v1/audio/transcriptions/async"]
 AUDIO = {"file": ("a.wav", b"RIFF....WAVEfmt audio")}
@@ -158,3 +162,33 @@ def test_a_job_record_the_disk_refuses_is_a_json_507_or_503_and_nothing_is_kept(
     assert response.status_code == status and response.json()["detail"].startswith(start)
     assert status != 503 or response.headers["Retry-After"] == "30"
     assert inprocess.spooled() == []
+
+
+def test_a_synchronous_request_whose_pipeline_replica_died_is_retried_once_then_503(inprocess, monkeypatch) -> None:  # noqa: F811
+    monkeypatch.setattr("deployments.retry.asyncio.sleep", _no_wait)
+    answer, deaths = inprocess.pipeline._transcribe, []
+
+    async def dies(times: int, request):  # noqa: ANN001, ANN202
+        if len(deaths) < times:
+            deaths.append(1)
+            lost = ray_errors.ActorDiedError()
+            raise ray_errors.RayTaskError("transcribe", "Traceback ...", lost).as_instanceof_cause()
+        return await answer(request)
+
+    inprocess.pipeline.transcribe = Remote(lambda request: dies(1, request))
+    response = call(inprocess, "POST", "/v1/audio/transcriptions", files=AUDIO)
+    assert response.status_code == 200 and len(deaths) == 1  # sent again, once, inside the service
+
+    deaths.clear()
+    inprocess.pipeline.transcribe = Remote(lambda request: dies(2, request))
+    response = call(inprocess, "POST", "/v1/audio/transcriptions", files=AUDIO)
+    assert response.status_code == 503 and response.headers["Retry-After"] == "5"
+    assert response.json() == {
+        "detail": "service unavailable: the worker handling this request stopped (a restart or redeploy); send it again"
+    }
+    assert inprocess.spooled() == []
+    assert inprocess.ledger.usage(owner_of(KEY)) == TRANSCRIPT.duration  # only the request that succeeded
+
+
+async def _no_wait(seconds: float) -> None:
+    return None

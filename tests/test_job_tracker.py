@@ -6,12 +6,13 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from ray import exceptions as ray_errors
 
 from deployments.billing import UsageLedger
 from deployments.config import JobsConfig
 from deployments.errors import AudioRejectedError, StorageError
 from deployments.job_store import SQLiteJobStore
-from deployments.job_tracker import JobTracker, TooManyJobsError
+from deployments.job_tracker import MAX_ATTEMPTS, JobTracker, TooManyJobsError
 from deployments.jobs import JobRequest, JobStatus
 from deployments.types import PipelineProgress, PipelineRequest, Segment, Transcript, TranscriptionOptions, Word
 from tests.fakes import Actor
@@ -346,3 +347,77 @@ def test_charges_that_cannot_be_written_are_kept_and_written_once_later(tmp_path
     ledger.flush()
     assert ledger.usage("alice") == 10.0 and ledger.pending == {}
     assert UsageLedger(tmp_path / "jobs.sqlite3").usage("alice") == 10.0  # durable, once
+
+
+class DiesTwice(FakePipeline):
+    """The replica running the job dies on the first two runs, with the words Ray uses."""
+
+    async def remote(self, request: PipelineRequest):
+        self.calls += 1
+        yield PipelineProgress(share=0.3)
+        if self.calls <= 2:
+            lost = ray_errors.ActorDiedError()
+            raise ray_errors.RayTaskError("transcribe_streaming", "Traceback ...", lost).as_instanceof_cause()
+        yield TRANSCRIPT.model_copy()
+
+
+def test_a_job_whose_worker_died_is_run_again_and_charged_once(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        pipeline = DiesTwice()
+        tracker = _tracker(tmp_path, pipeline=pipeline, retry_interval_s=0.02)
+        job = await tracker.submit("alice", _request(tmp_path))
+        done = await _until_finished(tracker, job.job_id)
+        assert done.status == JobStatus.complete and done.error is None and pipeline.calls == 3
+        assert done.transcript == TRANSCRIPT
+        assert await tracker.ledger.usage.remote("alice") == 2.5
+
+    asyncio.run(scenario())
+
+
+def test_a_job_that_keeps_failing_ends_after_its_attempts_without_ray_internals(tmp_path: Path) -> None:
+    class AlwaysDies(FakePipeline):
+        async def remote(self, request: PipelineRequest):
+            self.calls += 1
+            raise ray_errors.ActorDiedError()
+            yield  # an async generator, like the handle's stream
+
+    async def scenario() -> None:
+        pipeline = AlwaysDies()
+        tracker = _tracker(tmp_path, pipeline=pipeline, retry_interval_s=0.01)
+        request = _request(tmp_path)
+        done = await _until_finished(tracker, (await tracker.submit("alice", request)).job_id)
+        assert done.status == JobStatus.error and pipeline.calls == MAX_ATTEMPTS
+        assert done.error.startswith(f"the service could not complete this job in {MAX_ATTEMPTS} attempts")
+        assert "actor" not in done.error.lower()
+        assert await tracker.ledger.usage.remote("alice") == 0.0
+        assert not Path(request.source_path).exists()
+
+    asyncio.run(scenario())
+
+
+def test_jobs_cut_off_by_a_stopping_application_stay_in_progress_and_run_at_the_next_start(tmp_path: Path) -> None:
+    """Ctrl-C of `serve run`: the pipeline's calls fail while everything stops, then the tracker itself is
+    gone. The store still has the jobs in progress, and the next tracker runs them."""
+
+    async def stopping() -> list[str]:
+        pipeline = DiesTwice()
+        pipeline.calls = -100  # dies on every run while the application stops
+        tracker = _tracker(tmp_path, pipeline=pipeline, retry_interval_s=0.05)
+        jobs = [await tracker.submit("alice", _request(tmp_path, f"{n}.wav")) for n in range(3)]
+        await asyncio.sleep(0.03)  # one failed attempt each, then the process ends
+        for job in jobs:
+            assert (await tracker.get(job.job_id, "alice")).status == JobStatus.in_progress
+        for worker in tracker.workers.values():
+            worker.cancel()
+        tracker._maintenance.cancel()
+        return [job.job_id for job in jobs]
+
+    job_ids = asyncio.run(stopping())
+
+    async def next_start() -> None:
+        tracker = _tracker(tmp_path)
+        done = [await _until_finished(tracker, job_id) for job_id in job_ids]
+        assert [job.status for job in done] == [JobStatus.complete] * 3
+        assert await tracker.ledger.usage.remote("alice") == 3 * 2.5
+
+    asyncio.run(next_start())

@@ -1,5 +1,6 @@
 """Asynchronous jobs end to end over HTTP, including a killed tracker and a restarted application."""
 
+import sqlite3
 import time
 import uuid
 from datetime import datetime
@@ -10,6 +11,7 @@ import ray
 import srt
 
 from deployments.audio import decode_audio
+from scripts.chaos import kill
 from tests.conftest import API_KEYS, JOBS_CONFIG, Service
 from tests.media import encode, pyannote_sample
 
@@ -162,6 +164,26 @@ def test_jobs_survive_a_killed_tracker(service: Service, speech_wav: bytes) -> N
     jobs = [_wait(service, job_id) for job_id in ids]
     assert [job["status"] for job in jobs] == ["complete"] * 4
     assert all("know you were there" in job["result"]["text"].lower() for job in jobs)
+
+
+@pytest.mark.slow
+def test_jobs_survive_a_killed_transcriber_replica_and_are_charged_once(service: Service) -> None:
+    """SIGKILL of the Transcriber's process while every job has chunks in flight: the chunks are sent again
+    to the replica Serve starts in its place, and no job ends in error (scripts/chaos.py does every kind)."""
+    minute = encode(np.tile(decode_audio(pyannote_sample()).samples, 2), "flac")
+    ids = [_submit(service, minute, api_key=API_KEYS[1])["job_id"] for _ in range(3)]
+    with service.client(api_key=API_KEYS[1]) as client:
+        deadline = time.monotonic() + 60
+        while not any(client.get(f"{ASYNC}/{job_id}").json()["progress"] > 0 for job_id in ids):
+            assert time.monotonic() < deadline
+            time.sleep(0.2)
+    assert kill(service.process, "Transcriber") == 1
+    jobs = [_wait(service, job_id, api_key=API_KEYS[1]) for job_id in ids]
+    assert [job["status"] for job in jobs] == ["complete"] * 3
+    assert all("know you were there" in job["result"]["text"].lower() for job in jobs)
+    with sqlite3.connect(service.state_dir / "jobs.sqlite3") as db:
+        charges = db.execute(f"SELECT charge_id FROM charges WHERE charge_id IN ({','.join('?' * 3)})", ids).fetchall()
+    assert sorted(charge for (charge,) in charges) == sorted(ids)  # one charge each (charge ids are unique)
 
 
 @pytest.mark.slow

@@ -1,9 +1,12 @@
 """Request rate, funds and per-key settings from the keys file, over HTTP against two ingress replicas."""
 
+import contextlib
+import socket
 import time
 from pathlib import Path
 
 import httpx
+import psutil
 import pytest
 
 from deployments.audio import decode_audio
@@ -107,3 +110,44 @@ def test_the_same_file_as_a_job_ends_in_error_with_the_limit(service: Service, t
 
     job = _wait(service, _submit(service, twelve_hour_bomb)["job_id"], timeout_s=60)
     assert job["status"] == "error" and job["error"] == "audio is too long (43200 s): the maximum is 36000 s"
+
+
+def _proxy_process(service: Service) -> psutil.Process:
+    """Serve's HTTP proxy, among the processes of this service's `serve run`."""
+    for process in psutil.Process(service.process.process.pid).children(recursive=True):
+        with contextlib.suppress(psutil.Error):
+            if process.cmdline()[0].startswith("ray::ProxyActor"):
+                return process
+    raise AssertionError("no ProxyActor process")
+
+
+def _send_headers(service: Service, header_bytes: int, api_key: str | None = None) -> bytes:
+    """A request with one header of `header_bytes`, straight to the proxy's socket; the answer's bytes."""
+    auth = f"authorization: Bearer {api_key}\r\n".encode() if api_key else b""
+    with socket.create_connection(("127.0.0.1", service.process.port), timeout=30) as client:
+        client.sendall(b"GET /v1/models HTTP/1.1\r\nhost: stt\r\n" + auth + b"x-padding: ")
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # refused before the end: expected
+            for _ in range(header_bytes // 65536):
+                client.sendall(b"a" * 65536)
+            client.sendall(b"\r\n\r\n")
+        answer = b""
+        with contextlib.suppress(ConnectionResetError, TimeoutError):
+            while data := client.recv(65536):
+                answer += data
+    return answer
+
+
+def test_oversized_request_headers_get_431_before_auth_and_cost_the_proxy_nothing(service: Service) -> None:
+    proxy = _proxy_process(service)
+    for key in (None, "not-a-key", API_KEYS[0]):  # the answer and its cost do not depend on the key
+        answer = _send_headers(service, 128 * 1024, key)
+        assert answer.startswith(b"HTTP/1.1 431 "), answer[:200]
+        assert answer.endswith(b'{"detail": "request headers too large: at most 64 KB"}')
+    before = proxy.memory_info().rss
+    started = time.monotonic()
+    assert _send_headers(service, 64 * 1024**2).startswith(b"HTTP/1.1 431 ")  # 64 MB, unauthenticated
+    assert time.monotonic() - started < 10
+    assert proxy.memory_info().rss - before < 8 * 1024**2
+    with service.client() as client:  # headers under the limit still pass, and the proxy still serves
+        response = client.get("/v1/models", headers={"x-padding": "a" * 32_000})
+    assert response.status_code == 200

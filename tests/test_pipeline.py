@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from ray import exceptions as ray_errors
 
 from deployments.audio import decode_windows
 from deployments.config import ChunkingConfig, LimitsConfig, PipelineConfig
@@ -36,12 +37,14 @@ class _Transcriber:
 
     def __init__(self, delay_s: float = 0.0) -> None:
         self.calls: list[ChunkOptions] = []
+        self.interactive: list[bool] = []
         self.delay_s = delay_s
         self.in_flight = self.most_in_flight = 0
         self.transcribe_chunk = Remote(self._transcribe)
 
-    async def _transcribe(self, chunk: np.ndarray, options: ChunkOptions) -> ChunkTranscript:
+    async def _transcribe(self, chunk: np.ndarray, options: ChunkOptions, interactive: bool) -> ChunkTranscript:
         self.calls.append(options)
+        self.interactive.append(interactive)
         self.in_flight += 1
         self.most_in_flight = max(self.most_in_flight, self.in_flight)
         await asyncio.sleep(self.delay_s)
@@ -204,7 +207,7 @@ def test_main_language_ties_go_to_the_earliest_chunk() -> None:
 
 def test_a_failed_run_cancels_its_chunks_and_removes_the_decoded_spool(tmp_path: Path) -> None:
     class _Failing(_Transcriber):
-        async def _transcribe(self, chunk: np.ndarray, options: ChunkOptions) -> ChunkTranscript:
+        async def _transcribe(self, chunk: np.ndarray, options: ChunkOptions, interactive: bool) -> ChunkTranscript:
             raise RuntimeError("engine failed")
 
     transcriber = _Failing()
@@ -225,3 +228,21 @@ def test_rejections_survive_the_trip_between_processes() -> None:
     for error in (decode_failed("no audio track"), UrlRejectedError("too big", status=413)):
         copy = pickle.loads(pickle.dumps(error))
         assert type(copy) is type(error) and str(copy) == str(error) and copy.status == error.status
+
+
+def test_a_chunk_whose_transcriber_replica_died_is_sent_again(tmp_path: Path) -> None:
+    """Serve replaces a dead replica and its handle waits for the new one: the chunk is resent (after 1 s)."""
+    transcriber = _Transcriber()
+    answer, deaths = transcriber._transcribe, []
+
+    async def dies_once_per_chunk(chunk: np.ndarray, options: ChunkOptions, interactive: bool) -> ChunkTranscript:
+        if len(deaths) < 2:
+            deaths.append(1)
+            raise ray_errors.ActorDiedError()
+        return await answer(chunk, options, interactive)
+
+    transcriber.transcribe_chunk = Remote(dies_once_per_chunk)
+    request = _request(_wav(tmp_path, [(0.1, 10.0)]), "en").model_copy(update={"interactive": True})
+    transcript = asyncio.run(_pipeline(tmp_path, transcriber).transcribe(request))
+    assert [segment.text for segment in transcript.segments] == [" [en]"] * 2 and len(deaths) == 2
+    assert transcriber.interactive == [True, True]  # a synchronous request's chunks go ahead of jobs'

@@ -17,9 +17,11 @@ class _SlowEngine:
 
     def __init__(self) -> None:
         self.batch_sizes: list[int] = []
+        self.batch_lengths: list[list[int]] = []  # each batch's chunk lengths, to tell chunks apart
 
     def transcribe_batch(self, chunks: list[np.ndarray], options: ChunkOptions) -> list[ChunkTranscript]:
         self.batch_sizes.append(len(chunks))
+        self.batch_lengths.append([len(chunk) for chunk in chunks])
         time.sleep(0.3)
         return [ChunkTranscript(language="en", segments=[]) for _ in chunks]
 
@@ -44,6 +46,7 @@ def replica_and_loop():
 def transcriber(replica_and_loop):
     replica, engine, loop = replica_and_loop
     engine.batch_sizes.clear()
+    engine.batch_lengths.clear()
     return replica, engine, loop
 
 
@@ -80,3 +83,39 @@ def test_a_caller_that_gives_up_does_not_hold_its_place(transcriber) -> None:
     loop.run_until_complete(scenario())
     assert engine.batch_sizes == [8, 8]
     assert replica.admitted == 0
+
+
+def test_an_interactive_chunk_goes_ahead_of_a_queue_of_jobs_chunks(transcriber) -> None:
+    """Sixteen job chunks wait while a batch runs; a synchronous request's chunk arriving after them is in
+    the very next batch, not two batches later."""
+    replica, engine, loop = transcriber
+    job_chunk, interactive_chunk = np.zeros(16_000, dtype=np.float32), np.zeros(8_000, dtype=np.float32)
+
+    async def scenario() -> None:
+        running = [asyncio.create_task(replica.transcribe_chunk(job_chunk, ChunkOptions())) for _ in range(8)]
+        await asyncio.sleep(0.1)  # a batch of jobs' chunks is being decoded
+        queued = [asyncio.create_task(replica.transcribe_chunk(job_chunk, ChunkOptions())) for _ in range(16)]
+        await asyncio.sleep(0.02)
+        await asyncio.gather(*running, replica.transcribe_chunk(interactive_chunk, ChunkOptions(), True), *queued)
+
+    loop.run_until_complete(scenario())
+    assert engine.batch_sizes == [8, 8, 8, 1]
+    assert [8_000 in lengths for lengths in engine.batch_lengths] == [False, True, False, False]
+    assert replica.admitted == replica.admitted_jobs == replica.interactive_waiting == 0
+
+
+def test_jobs_keep_their_share_of_every_batch_while_interactive_chunks_queue(transcriber) -> None:
+    """With the default share of 1/4, a batch of 8 holds at least 2 job chunks when jobs wait too."""
+    replica, engine, loop = transcriber
+    job_chunk, interactive_chunk = np.zeros(16_000, dtype=np.float32), np.zeros(8_000, dtype=np.float32)
+
+    async def scenario() -> None:
+        running = [asyncio.create_task(replica.transcribe_chunk(job_chunk, ChunkOptions())) for _ in range(8)]
+        await asyncio.sleep(0.1)
+        jobs = [asyncio.create_task(replica.transcribe_chunk(job_chunk, ChunkOptions())) for _ in range(4)]
+        users = [replica.transcribe_chunk(interactive_chunk, ChunkOptions(), True) for _ in range(12)]
+        await asyncio.gather(*running, *jobs, *users)
+
+    loop.run_until_complete(scenario())
+    jobs_per_batch = [lengths.count(16_000) for lengths in engine.batch_lengths[1:]]
+    assert engine.batch_sizes == [8, 8, 8] and jobs_per_batch == [2, 2]

@@ -10,6 +10,7 @@ from fastapi.responses import Response
 from pydantic import ValidationError
 
 from deployments.billing import ChargeDetails
+from deployments.retry import retry_on_worker_loss
 from deployments.types import PipelineRequest, PipelineResult
 from serve_app.auth import FUNDS_ERROR, ApiKey, price_of, require_funds
 from serve_app.config import AppConfig
@@ -118,13 +119,17 @@ async def create_transcription(request: Request, key: Annotated[ApiKey, Depends(
             options=form.transcription_options(),
             diarization=form.diarization_options(),
             stream_text=form.stream,
+            interactive=True,
         )
         charge = Charge(request, request_id, key, charge_details(request, key, form), spool_path)
         if form.stream:
             response = await stream_transcription(request, pipeline_request, charge)
             streaming = True  # the stream removes the spooled file when it ends
             return response
-        result: PipelineResult = await request.app.state.pipeline.transcribe.remote(pipeline_request)
+        pipeline = request.app.state.pipeline
+        result: PipelineResult = await retry_on_worker_loss(  # once more if its pipeline replica dies
+            lambda: pipeline.transcribe.remote(pipeline_request), "a synchronous request", attempts=2
+        )
         await charge(result)
     finally:
         if not streaming:
