@@ -39,6 +39,13 @@ class WhisperModelConfig(StrictModel):
     device: Literal["cpu", "cuda", "auto"] = "cpu"
     compute_type: str = Field("int8", description="CTranslate2 compute type: int8 on CPU, float16 on GPU.")
     cpu_threads: int = Field(0, ge=0, description="Threads per replica on CPU; 0 lets CTranslate2 choose.")
+    parallel_batches: int = Field(
+        2,
+        ge=1,
+        le=8,
+        description="Batches the CTranslate2 engine runs at once (its inter_threads; each with cpu_threads): the"
+        " interactive lane's beside the jobs' lane's.",
+    )
     beam_size: int = Field(5, ge=1, le=10)
 
 
@@ -47,12 +54,11 @@ class BatchingConfig(StrictModel):
 
     max_batch_size: int = Field(8, ge=1, le=256, description="Chunks decoded together; keep ≤ max_ongoing_requests.")
     batch_wait_timeout_s: float = Field(0.05, ge=0, description="How long a batch waits to fill before it runs.")
-    job_share: float = Field(
-        0.25,
-        gt=0,
-        le=1,
-        description="While interactive chunks (synchronous requests, live sessions) wait, the share of each batch"
-        " still open to jobs' chunks, so that a backfill never starves; 1 turns the priority off.",
+    interactive_lane: bool = Field(
+        True,
+        description="Chunks someone is waiting for (synchronous requests, live sessions) are batched apart from"
+        " jobs' chunks and decoded alongside them (the engine runs two batches at once), instead of queueing"
+        " behind a backfill. false: one lane for all.",
     )
 
 

@@ -38,6 +38,7 @@ class LocalService:
         realtime_replicas: int = 1,
         metrics_interval_ms: int | None = None,
         env: dict[str, str] | None = None,
+        batching: dict | None = None,
     ) -> None:
         self.workdir = workdir
         self.api_keys = api_keys
@@ -58,6 +59,7 @@ class LocalService:
         self.realtime = dict(realtime or {})
         self.realtime_replicas = realtime_replicas
         self.metrics_interval_ms = metrics_interval_ms  # how often Ray exports metrics (its default: 10 s)
+        self.batching = dict(batching or {})  # the Transcriber's user_config, over the local config's
         self.env = dict(env or {})  # more environment for `serve run` (and so for every replica)
         self.port = _free_port()
         self.base_url = f"http://127.0.0.1:{self.port}"
@@ -73,8 +75,9 @@ class LocalService:
         ingress["num_replicas"] = self.ingress_replicas
         live = next(d for d in config["applications"][0]["deployments"] if d["name"] == "RealtimeTranscriber")
         live["num_replicas"] = self.realtime_replicas
+        transcriber = next(d for d in config["applications"][0]["deployments"] if d["name"] == "Transcriber")
+        transcriber["user_config"] = {**transcriber.get("user_config", {}), **self.batching}
         if self.gpu:  # the Transcriber gets the GPU; everything else stays on CPU
-            transcriber = next(d for d in config["applications"][0]["deployments"] if d["name"] == "Transcriber")
             transcriber["ray_actor_options"]["num_gpus"] = 1
         args["jobs"] = {**args.get("jobs", {}), **self.jobs}
         args["limits"] = {**args.get("limits", {}), **self.limits}

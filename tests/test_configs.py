@@ -24,3 +24,17 @@ def test_config_is_valid(path: Path) -> None:
 
 def test_the_three_configs_exist() -> None:
     assert {path.name for path in CONFIGS} >= {"local.yaml", "gpu.yaml", "backfill.yaml"}
+
+
+@pytest.mark.parametrize("name", ["local.yaml", "gpu.yaml"])
+def test_interactive_chunks_find_room_beside_the_jobs_chunks(name: str) -> None:
+    """Serve queues calls beyond a replica's max_ongoing_requests in front of it, in arrival order, where
+    the interactive lane cannot help: the jobs' chunks in flight must leave room for a batch of others.
+    (backfill.yaml is for throughput alone.)"""
+    application = yaml.safe_load((CONFIGS[0].parent / name).read_text())["applications"][0]
+    config = AppConfig.model_validate(application["args"])
+    transcriber = next(d for d in application["deployments"] if d["name"] == "Transcriber")
+    batching = BatchingConfig.model_validate(transcriber.get("user_config", {}))
+    jobs_in_flight = config.jobs.max_concurrent_jobs * config.chunking.max_chunks_in_flight
+    assert transcriber["max_ongoing_requests"] >= jobs_in_flight + batching.max_batch_size
+    assert batching.interactive_lane

@@ -64,7 +64,7 @@ def test_chunks_arriving_while_the_engine_is_busy_form_full_batches(transcriber)
     results = loop.run_until_complete(scenario())
     assert len(results) == 16
     assert engine.batch_sizes == [8, 8]
-    assert replica.admitted == 0
+    assert replica.jobs.admitted == 0
 
 
 def test_a_caller_that_gives_up_does_not_hold_its_place(transcriber) -> None:
@@ -82,40 +82,41 @@ def test_a_caller_that_gives_up_does_not_hold_its_place(transcriber) -> None:
 
     loop.run_until_complete(scenario())
     assert engine.batch_sizes == [8, 8]
-    assert replica.admitted == 0
+    assert replica.jobs.admitted == 0
 
 
-def test_an_interactive_chunk_goes_ahead_of_a_queue_of_jobs_chunks(transcriber) -> None:
-    """Sixteen job chunks wait while a batch runs; a synchronous request's chunk arriving after them is in
-    the very next batch, not two batches later."""
-    replica, engine, loop = transcriber
-    job_chunk, interactive_chunk = np.zeros(16_000, dtype=np.float32), np.zeros(8_000, dtype=np.float32)
+def _backfill_then_one_interactive_chunk(replica) -> float:  # noqa: ANN001
+    """Eight job chunks decoding, sixteen more queued; then one interactive chunk: how long it took."""
 
-    async def scenario() -> None:
-        running = [asyncio.create_task(replica.transcribe_chunk(job_chunk, ChunkOptions())) for _ in range(8)]
-        await asyncio.sleep(0.1)  # a batch of jobs' chunks is being decoded
-        queued = [asyncio.create_task(replica.transcribe_chunk(job_chunk, ChunkOptions())) for _ in range(16)]
-        await asyncio.sleep(0.02)
-        await asyncio.gather(*running, replica.transcribe_chunk(interactive_chunk, ChunkOptions(), True), *queued)
-
-    loop.run_until_complete(scenario())
-    assert engine.batch_sizes == [8, 8, 8, 1]
-    assert [8_000 in lengths for lengths in engine.batch_lengths] == [False, True, False, False]
-    assert replica.admitted == replica.admitted_jobs == replica.interactive_waiting == 0
-
-
-def test_jobs_keep_their_share_of_every_batch_while_interactive_chunks_queue(transcriber) -> None:
-    """With the default share of 1/4, a batch of 8 holds at least 2 job chunks when jobs wait too."""
-    replica, engine, loop = transcriber
-    job_chunk, interactive_chunk = np.zeros(16_000, dtype=np.float32), np.zeros(8_000, dtype=np.float32)
-
-    async def scenario() -> None:
+    async def scenario() -> float:
+        job_chunk, interactive_chunk = np.zeros(16_000, dtype=np.float32), np.zeros(8_000, dtype=np.float32)
         running = [asyncio.create_task(replica.transcribe_chunk(job_chunk, ChunkOptions())) for _ in range(8)]
         await asyncio.sleep(0.1)
-        jobs = [asyncio.create_task(replica.transcribe_chunk(job_chunk, ChunkOptions())) for _ in range(4)]
-        users = [replica.transcribe_chunk(interactive_chunk, ChunkOptions(), True) for _ in range(12)]
-        await asyncio.gather(*running, *jobs, *users)
+        queued = [asyncio.create_task(replica.transcribe_chunk(job_chunk, ChunkOptions())) for _ in range(16)]
+        await asyncio.sleep(0.02)
+        started = time.perf_counter()
+        await replica.transcribe_chunk(interactive_chunk, ChunkOptions(), True)
+        waited = time.perf_counter() - started
+        await asyncio.gather(*running, *queued)
+        return waited
 
-    loop.run_until_complete(scenario())
-    jobs_per_batch = [lengths.count(16_000) for lengths in engine.batch_lengths[1:]]
-    assert engine.batch_sizes == [8, 8, 8] and jobs_per_batch == [2, 2]
+    return scenario()
+
+
+def test_an_interactive_chunk_is_decoded_beside_a_backfill_not_behind_it(transcriber) -> None:
+    replica, engine, loop = transcriber
+    waited = loop.run_until_complete(_backfill_then_one_interactive_chunk(replica))
+    assert waited < 0.5  # its own batch (0.3 s), beside the jobs' batch, not after two more of them
+    assert sorted(engine.batch_sizes) == [1, 8, 8, 8] and [8_000] in engine.batch_lengths
+    assert replica.jobs.admitted == replica.interactive.admitted == 0
+
+
+def test_with_one_lane_an_interactive_chunk_waits_behind_the_backfill(transcriber) -> None:
+    replica, engine, loop = transcriber
+    replica.reconfigure({"max_batch_size": 8, "batch_wait_timeout_s": 0.05, "interactive_lane": False})
+    try:
+        waited = loop.run_until_complete(_backfill_then_one_interactive_chunk(replica))
+    finally:
+        replica.reconfigure({"max_batch_size": 8, "batch_wait_timeout_s": 0.05})
+    assert waited > 0.6  # behind the running batch and the queued ones
+    assert replica.jobs.admitted == replica.interactive.admitted == 0

@@ -48,6 +48,7 @@ class CTranslate2Engine:
             device=config.device,
             compute_type=config.compute_type,
             cpu_threads=config.cpu_threads,
+            num_workers=config.parallel_batches,  # concurrent calls from two threads run in parallel
             local_files_only=config.model.startswith("embedded:"),
         )
 
