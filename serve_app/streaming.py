@@ -18,6 +18,7 @@ from fastapi.responses import StreamingResponse
 from pydantic import BaseModel
 
 from deployments.errors import client_error
+from deployments.retry import worker_lost
 from deployments.types import DiarizedTranscript, PipelineProgress, PipelineRequest, PipelineResult, PipelineText
 from serve_app.schemas import (
     StreamError,
@@ -77,6 +78,10 @@ async def _server_sent_events(
         rejected = client_error(error)
         if rejected is not None:
             detail = StreamErrorDetail(message=str(rejected), type="invalid_request_error")
+        elif worker_lost(error):  # a replica went away mid-stream (a restart, a redeploy): send it again
+            logger.warning("a streamed transcription lost its worker: %s", type(error).__name__)
+            detail = StreamErrorDetail(message="service unavailable: the worker handling this request stopped (a"
+                                       " restart or redeploy); send it again", type="server_error")  # fmt: skip
         else:
             logger.exception("a streamed transcription failed")
             detail = StreamErrorDetail(message="internal error: the transcription could not be completed",
