@@ -101,6 +101,11 @@ class SpeakerFramesEmbedding(Model):
         """(at least MIN_FRAMES, features) -> (dimension,), L2-normalised."""
         raise NotImplementedError
 
+    def embed_windows(self, frames: torch.Tensor, bounds: np.ndarray) -> np.ndarray:
+        """(windows, dimension): the embedding of each [start, end) frame range of one recording's frames."""
+        with torch.inference_mode():
+            return torch.stack([self.embed(frames[start:end]) for start, end in bounds]).numpy()
+
 
 class ResemblyzerEmbedding(SpeakerFramesEmbedding):
     """Speaker embeddings from resemblyzer's VoiceEncoder: mel frames (10 ms) where the speaker is active,
@@ -186,6 +191,20 @@ class CamPlusPlusEmbedding(SpeakerFramesEmbedding):
         with torch.inference_mode():
             embedding = self.network((frames - frames.mean(dim=0, keepdim=True))[None])[0]
         return embedding / embedding.norm()
+
+    WINDOW_BATCH = 64
+
+    def embed_windows(self, frames: torch.Tensor, bounds: np.ndarray) -> np.ndarray:
+        """Windows of one length go through the network in batches (4x faster than one by one here)."""
+        if len({end - start for start, end in bounds}) != 1:
+            return super().embed_windows(frames, bounds)
+        windows = torch.stack([frames[start:end] for start, end in bounds])
+        windows = windows - windows.mean(dim=1, keepdim=True)
+        with torch.inference_mode():
+            embeddings = torch.cat(
+                [self.network(windows[at : at + self.WINDOW_BATCH]) for at in range(0, len(windows), self.WINDOW_BATCH)]
+            )
+        return torch.nn.functional.normalize(embeddings, dim=1).numpy()
 
 
 class UnusedPLDA(PLDA):

@@ -21,6 +21,7 @@ from deployments.diarization_models import (
     SpeakerFramesEmbedding,
     UnusedPLDA,
 )
+from deployments.resegmentation import resegment
 from deployments.types import SAMPLE_RATE, Diarization, DiarizationOptions, SpeakerTurn
 
 SETTING_HINTS: dict[str, dict[str, int]] = {
@@ -50,6 +51,7 @@ class DiarizationPipeline:
 
     def __init__(self, config: DiarizationConfig) -> None:
         torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
+        self.resegmentation = config.resegmentation
         self.embedding: SpeakerFramesEmbedding | None = None
         if config.pipeline == "embedded":
             self.embedding = EMBEDDINGS[config.embedding]()
@@ -99,7 +101,19 @@ class DiarizationPipeline:
 
     def diarize(self, samples: np.ndarray, options: DiarizationOptions) -> Diarization:
         turns, exclusive = self.annotate(samples, **speaker_hints(options))
+        if self.embedding is not None and self.resegmentation.enabled:
+            turns, exclusive = self.resegment(samples, turns, exclusive)
         return Diarization(turns=_turns(turns), exclusive_turns=_turns(exclusive))
+
+    def resegment(self, samples: np.ndarray, turns: Annotation, exclusive: Annotation) -> tuple[Annotation, Annotation]:
+        """The pipeline's turns corrected by the speaker encoder on short windows (deployments/resegmentation.py)."""
+        embedding = self.embedding
+        if embedding is None:
+            return turns, exclusive
+        frames = embedding.frames(torch.from_numpy(np.ascontiguousarray(samples)))
+        return resegment(
+            turns, exclusive, len(frames), lambda bounds: embedding.embed_windows(frames, bounds), self.resegmentation
+        )
 
 
 def _turns(annotation: Annotation) -> list[SpeakerTurn]:

@@ -11,10 +11,13 @@ service: Whisper base words, then `deployments.speakers.diarized_transcription`)
 
 Each file runs three times: the default setting (speaker count found by clustering), the
 `diarization_setting` preset meant for it (`telephonic` for the calls, `meeting` for AMI), and with
-`num_speakers` given. `--sweep` instead compares the speaker encoders over clustering thresholds
-(total turns DER and how many files get the right speaker count), the evidence for the defaults.
+`num_speakers` given. Totals are printed over all files and over the AMI excerpts alone. `--sweep`
+instead compares the speaker encoders over clustering thresholds (total turns DER and how many files get
+the right speaker count), and `--resegmentation-sweep` the resegmentation's window and step (and none):
+the evidence for the defaults.
 
-    .venv/bin/python -m scripts.bench_diarization [--embedding resemblyzer] [--threshold 0.7] [--sweep]
+    .venv/bin/python -m scripts.bench_diarization [--embedding resemblyzer] [--threshold 0.7]
+        [--no-resegmentation] [--sweep | --resegmentation-sweep]
 """
 
 import argparse
@@ -30,7 +33,7 @@ from pyannote.metrics.diarization import DiarizationErrorRate
 
 from deployments.audio import decode_audio
 from deployments.chunking import SpeechChunker
-from deployments.config import DiarizationConfig, WhisperModelConfig
+from deployments.config import DiarizationConfig, ResegmentationConfig, WhisperModelConfig
 from deployments.diarization_pipeline import CLUSTERING_THRESHOLDS, DiarizationPipeline
 from deployments.engines.ctranslate2_engine import CTranslate2Engine
 from deployments.pipeline import join_chunks
@@ -148,6 +151,28 @@ def sweep(cases: list[Case]) -> None:
             )
 
 
+RESEGMENTATION_SWEEP = [(1.0, 0.25), (1.0, 0.5), (1.5, 0.25), (1.5, 0.5), (2.0, 0.25), (2.0, 0.5), (3.0, 1.0)]
+
+
+def resegmentation_sweep(cases: list[Case]) -> None:
+    """Turns DER without resegmentation, then over its window and step: all files and the AMI excerpts."""
+    print(f"{'resegmentation':22s} {'turns DER %':>11s} {'AMI turns DER %':>15s}  per file DER % (found/ref)")
+    settings = [("none", ResegmentationConfig(enabled=False))] + [
+        (f"window {window} s, step {step} s", ResegmentationConfig(window_s=window, step_s=step))
+        for window, step in RESEGMENTATION_SWEEP
+    ]
+    for name, resegmentation in settings:
+        pipeline = DiarizationPipeline(DiarizationConfig(resegmentation=resegmentation))
+        every, ami, cells = strict_der(), strict_der(), []
+        for case in cases:
+            turns = annotation(pipeline.diarize(case.samples, DiarizationOptions()).turns)
+            der = every(case.reference, turns, uem=case.uem)
+            if case.uem is not None:
+                ami(case.reference, turns, uem=case.uem)
+            cells.append(f"{der * 100:.1f} ({len(turns.labels())}/{len(case.reference.labels())})")
+        print(f"{name:22s} {abs(every) * 100:11.1f} {abs(ami) * 100:15.1f}  " + ", ".join(cells))
+
+
 def table(cases: list[Case], config: DiarizationConfig) -> None:
     pipeline = DiarizationPipeline(config)
     transcribe = Transcriber()
@@ -160,6 +185,7 @@ def table(cases: list[Case], config: DiarizationConfig) -> None:
     print(f"{'audio':52s} {'turns DER %':>11s} {'segments DER %':>14s} {'speakers (ref)':>15s} {'RTF':>6s}")
     runs = ["", ", setting", ", num_speakers"]
     totals = {run: (strict_der(), strict_der()) for run in runs}
+    ami_totals = {run: (strict_der(), strict_der()) for run in runs}
     for case in cases:
         count = len(case.reference.labels())
         options = [
@@ -175,25 +201,37 @@ def table(cases: list[Case], config: DiarizationConfig) -> None:
             turns_metric, segments_metric = totals[run]
             turns_der = turns_metric(case.reference, annotation(diarization.turns), uem=case.uem)
             segments_der = segments_metric(case.reference, annotation(segments), uem=case.uem)
+            if case.uem is not None:  # the AMI excerpts
+                ami_totals[run][0](case.reference, annotation(diarization.turns), uem=case.uem)
+                ami_totals[run][1](case.reference, annotation(segments), uem=case.uem)
             found = f"{len({turn.speaker for turn in diarization.turns})} ({count})"
             rtf = seconds / (case.samples.size / SAMPLE_RATE)
             label = case.name + (f", {case.setting}" if run == ", setting" else run)
             print(f"{label:52s} {turns_der * 100:11.1f} {segments_der * 100:14.1f} {found:>15s} {rtf:6.3f}")
-    for run, (turns_metric, segments_metric) in totals.items():
-        print(f"{'total' + run:52s} {abs(turns_metric) * 100:11.1f} {abs(segments_metric) * 100:14.1f}")
+    for name, runs_totals in (("total", totals), ("AMI total", ami_totals)):
+        for run, (turns_metric, segments_metric) in runs_totals.items():
+            print(f"{name + run:52s} {abs(turns_metric) * 100:11.1f} {abs(segments_metric) * 100:14.1f}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--embedding", choices=["campplus", "resemblyzer"], default="campplus")
     parser.add_argument("--threshold", type=float, default=None, help="clustering threshold (default: measured)")
+    parser.add_argument("--no-resegmentation", action="store_true", help="the pipeline's turns as they come")
     parser.add_argument("--sweep", action="store_true", help="compare the encoders over clustering thresholds")
+    parser.add_argument("--resegmentation-sweep", action="store_true", help="compare resegmentation windows")
     args = parser.parse_args()
     cases = list(filter(None, [sample_case(), stereo_case(), *ami_cases()]))
     if args.sweep:
         sweep(cases)
+    elif args.resegmentation_sweep:
+        resegmentation_sweep(cases)
     else:
-        table(cases, DiarizationConfig(embedding=args.embedding, clustering_threshold=args.threshold))
+        resegmentation = ResegmentationConfig(enabled=not args.no_resegmentation)
+        config = DiarizationConfig(
+            embedding=args.embedding, clustering_threshold=args.threshold, resegmentation=resegmentation
+        )
+        table(cases, config)
 
 
 if __name__ == "__main__":

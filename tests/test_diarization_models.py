@@ -87,3 +87,13 @@ def test_too_little_speech_gives_no_embedding_rather_than_a_wrong_one(
     chunk = torch.from_numpy(speech[:160_000])[None, None]
     silent_mask = torch.zeros(1, 589)
     assert np.isnan(encoder(chunk, weights=silent_mask).numpy()).all()
+
+
+def test_windows_embedded_in_a_batch_equal_one_by_one(speech: np.ndarray, encoder: torch.nn.Module) -> None:
+    """The resegmentation's batched window embeddings are the encoder's own embedding of each window."""
+    frames = encoder.frames(torch.from_numpy(speech[: 16_000 * 8]))
+    bounds = np.array([(start, start + 150) for start in (0, 100, 320, 600)])
+    batched = encoder.embed_windows(frames, bounds)
+    one_by_one = np.stack([encoder.embed(frames[start:end]).numpy() for start, end in bounds])
+    assert batched.shape == (4, encoder.dimension)
+    np.testing.assert_allclose(batched, one_by_one, atol=1e-4)

@@ -125,14 +125,16 @@ AMI_DEV = ["dev00", "dev01"]
 def test_meeting_excerpts_get_their_speaker_count_and_a_der_bound(service: Service) -> None:
     """The AMI dev excerpts (far-field meetings, two speakers each, overlap), sent as jobs at once: the
     default setting counts two speakers, and the turns and segments stay under the DER measured by
-    scripts/bench_diarization.py (dev00 26.6/26.5%, dev01 47.7/48.7%) plus a margin for tiny.en."""
+    scripts/bench_diarization.py (dev00 11.4/13.8%, dev01 47.7/48.7%) plus a margin for tiny.en; the
+    turns' total over both stays within issue 18's 28%."""
     from pyannote.core import Segment, Timeline
     from pyannote.database.util import load_rttm
     from pyannote.metrics.diarization import DiarizationErrorRate
 
     references = load_rttm(str(SHARED_AUDIO / "ami_dev.rttm"))
     jobs = {name: _submit(service, (SHARED_AUDIO / f"{name}.wav").read_bytes(), task="diarize") for name in AMI_DEV}
-    bounds = {"dev00": 0.30, "dev01": 0.52}
+    bounds = {"dev00": 0.17, "dev01": 0.52}
+    turns_total = DiarizationErrorRate(collar=0.0, skip_overlap=False)
     for name, submitted in jobs.items():
         job = _wait(service, submitted["job_id"])
         assert job["status"] == "complete", job
@@ -142,3 +144,5 @@ def test_meeting_excerpts_get_their_speaker_count_and_a_der_bound(service: Servi
         for field in ("turns", "segments"):
             der = DiarizationErrorRate(collar=0.0, skip_overlap=False)(reference, _annotation(result[field]), uem=uem)
             assert der <= bounds[name], (name, field, der)
+        turns_total(reference, _annotation(result["turns"]), uem=uem)
+    assert abs(turns_total) <= 0.28
