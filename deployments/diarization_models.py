@@ -101,10 +101,18 @@ class SpeakerFramesEmbedding(Model):
         """(at least MIN_FRAMES, features) -> (dimension,), L2-normalised."""
         raise NotImplementedError
 
-    def embed_windows(self, frames: torch.Tensor, bounds: np.ndarray) -> np.ndarray:
-        """(windows, dimension): the embedding of each [start, end) frame range of one recording's frames."""
+    HOP = SAMPLE_RATE // 100  # samples per 10 ms frame
+    FRAME_LENGTH = SAMPLE_RATE // 40  # samples in a frame's 25 ms analysis window
+
+    def window_frames(self, samples: torch.Tensor, start: int, end: int) -> torch.Tensor:
+        """The feature frames [start, end) of a recording, computed from its samples alone, so that a long
+        recording's windows never need all of its frames in memory at once."""
+        return self.frames(samples[start * self.HOP : (end - 1) * self.HOP + self.FRAME_LENGTH])
+
+    def embed_windows(self, samples: torch.Tensor, bounds: np.ndarray) -> np.ndarray:
+        """(windows, dimension): the embedding of each [start, end) range of a recording's 10 ms frames."""
         with torch.inference_mode():
-            return torch.stack([self.embed(frames[start:end]) for start, end in bounds]).numpy()
+            return torch.stack([self.embed(self.window_frames(samples, start, end)) for start, end in bounds]).numpy()
 
 
 class ResemblyzerEmbedding(SpeakerFramesEmbedding):
@@ -194,17 +202,19 @@ class CamPlusPlusEmbedding(SpeakerFramesEmbedding):
 
     WINDOW_BATCH = 64
 
-    def embed_windows(self, frames: torch.Tensor, bounds: np.ndarray) -> np.ndarray:
-        """Windows of one length go through the network in batches (4x faster than one by one here)."""
+    def embed_windows(self, samples: torch.Tensor, bounds: np.ndarray) -> np.ndarray:
+        """Windows of one length go through the network WINDOW_BATCH at a time (4x faster than one by one
+        here); only one batch's frames exist at once."""
         if len({end - start for start, end in bounds}) != 1:
-            return super().embed_windows(frames, bounds)
-        windows = torch.stack([frames[start:end] for start, end in bounds])
-        windows = windows - windows.mean(dim=1, keepdim=True)
-        with torch.inference_mode():
-            embeddings = torch.cat(
-                [self.network(windows[at : at + self.WINDOW_BATCH]) for at in range(0, len(windows), self.WINDOW_BATCH)]
+            return super().embed_windows(samples, bounds)
+        embeddings = []
+        for at in range(0, len(bounds), self.WINDOW_BATCH):
+            windows = torch.stack(
+                [self.window_frames(samples, start, end) for start, end in bounds[at : at + self.WINDOW_BATCH]]
             )
-        return torch.nn.functional.normalize(embeddings, dim=1).numpy()
+            with torch.inference_mode():
+                embeddings.append(self.network(windows - windows.mean(dim=1, keepdim=True)))
+        return torch.nn.functional.normalize(torch.cat(embeddings), dim=1).numpy()
 
 
 class UnusedPLDA(PLDA):

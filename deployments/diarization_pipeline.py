@@ -110,9 +110,10 @@ class DiarizationPipeline:
         embedding = self.embedding
         if embedding is None:
             return turns, exclusive
-        frames = embedding.frames(torch.from_numpy(np.ascontiguousarray(samples)))
+        waveform = torch.from_numpy(np.ascontiguousarray(samples))
+        frame_count = max(0, (len(samples) - embedding.FRAME_LENGTH) // embedding.HOP + 1)
         return resegment(
-            turns, exclusive, len(frames), lambda bounds: embedding.embed_windows(frames, bounds), self.resegmentation
+            turns, exclusive, frame_count, lambda bounds: embedding.embed_windows(waveform, bounds), self.resegmentation
         )
 
 

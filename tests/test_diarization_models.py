@@ -90,10 +90,14 @@ def test_too_little_speech_gives_no_embedding_rather_than_a_wrong_one(
 
 
 def test_windows_embedded_in_a_batch_equal_one_by_one(speech: np.ndarray, encoder: torch.nn.Module) -> None:
-    """The resegmentation's batched window embeddings are the encoder's own embedding of each window."""
-    frames = encoder.frames(torch.from_numpy(speech[: 16_000 * 8]))
+    """The resegmentation's window embeddings, computed batch by batch from the samples, are the encoder's
+    own embedding of each window; for CAM++ a window's fbank frames are the recording's frames."""
+    waveform = torch.from_numpy(speech[: 16_000 * 8])
     bounds = np.array([(start, start + 150) for start in (0, 100, 320, 600)])
-    batched = encoder.embed_windows(frames, bounds)
-    one_by_one = np.stack([encoder.embed(frames[start:end]).numpy() for start, end in bounds])
+    batched = encoder.embed_windows(waveform, bounds)
+    whole = encoder.frames(waveform)
+    one_by_one = np.stack([encoder.embed(encoder.window_frames(waveform, start, end)).numpy() for start, end in bounds])
     assert batched.shape == (4, encoder.dimension)
     np.testing.assert_allclose(batched, one_by_one, atol=1e-4)
+    if isinstance(encoder, CamPlusPlusEmbedding):
+        torch.testing.assert_close(encoder.window_frames(waveform, 320, 470), whole[320:470])
