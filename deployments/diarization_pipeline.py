@@ -101,12 +101,13 @@ class DiarizationPipeline:
 
     def diarize(self, samples: np.ndarray, options: DiarizationOptions) -> Diarization:
         turns, exclusive = self.annotate(samples, **speaker_hints(options))
-        if self.embedding is not None and self.resegmentation.enabled:
+        if self.resegmentation.enabled:
             turns, exclusive = self.resegment(samples, turns, exclusive)
         return Diarization(turns=_turns(turns), exclusive_turns=_turns(exclusive))
 
     def resegment(self, samples: np.ndarray, turns: Annotation, exclusive: Annotation) -> tuple[Annotation, Annotation]:
-        """The pipeline's turns corrected by the speaker encoder on short windows (deployments/resegmentation.py)."""
+        """The pipeline's turns corrected by the speaker encoder on short windows (deployments/resegmentation.py);
+        as they are for a configured pipeline, which embeds no encoder of ours."""
         embedding = self.embedding
         if embedding is None:
             return turns, exclusive

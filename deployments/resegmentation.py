@@ -23,7 +23,7 @@ FRAMES_PER_SECOND = 100
 
 
 WindowEmbedder = Callable[[np.ndarray], np.ndarray]
-"""(windows, frames) start/end frame indices -> (windows, dimension) L2-normalised embeddings."""
+"""(windows, 2) [start, end) frame indices -> (windows, dimension) L2-normalised embeddings."""
 
 
 def resegment(
