@@ -49,9 +49,9 @@ def resegment(
             initial.append(np.bincount(spoken, minlength=len(labels)).argmax())
     if not starts:
         return turns, exclusive
-    bounds = np.array([(start, start + width) for start in starts])
-    assigned = _kmeans(embed_windows(bounds), np.array(initial), len(labels), config.max_iterations)
-    moved = _moved_frames(owner, bounds, np.array(initial), assigned, len(labels))
+    bounds, initial_labels = np.array([(start, start + width) for start in starts]), np.array(initial)
+    assigned = _kmeans(embed_windows(bounds), initial_labels, len(labels), config.max_iterations)
+    moved = _moved_frames(owner, bounds, initial_labels, assigned, len(labels))
     return _redraw(turns, moved, labels)
 
 

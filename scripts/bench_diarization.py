@@ -131,6 +131,29 @@ def stereo_case() -> Case | None:
 SWEEP_THRESHOLDS = [0.4, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 1.0]
 
 
+@dataclass
+class TurnsScore:
+    """The turns' DER of one pipeline setting over the cases: in total, over the AMI excerpts, per file."""
+
+    total: float
+    ami_total: float
+    right_counts: int
+    cells: list[str]
+
+
+def score_turns(pipeline: DiarizationPipeline, cases: list[Case]) -> TurnsScore:
+    every, ami, right, cells = strict_der(), strict_der(), 0, []
+    for case in cases:
+        turns = annotation(pipeline.diarize(case.samples, DiarizationOptions()).turns)
+        der = every(case.reference, turns, uem=case.uem)
+        if case.uem is not None:  # the AMI excerpts
+            ami(case.reference, turns, uem=case.uem)
+        found, count = len(turns.labels()), len(case.reference.labels())
+        right += found == count
+        cells.append(f"{der * 100:.1f} ({found}/{count})")
+    return TurnsScore(abs(every), abs(ami), right, cells)
+
+
 def sweep(cases: list[Case]) -> None:
     """Both speaker encoders over clustering thresholds: total turns DER and right speaker counts."""
     print(f"{'embedding':12s} {'threshold':>9s} {'turns DER %':>11s} {'right count':>11s}  per file DER % (found/ref)")
@@ -138,16 +161,10 @@ def sweep(cases: list[Case]) -> None:
         pipeline = DiarizationPipeline(DiarizationConfig(embedding=embedding))
         for threshold in SWEEP_THRESHOLDS:
             pipeline.set_threshold(threshold)
-            metric, right, cells = strict_der(), 0, []
-            for case in cases:
-                turns = pipeline.diarize(case.samples, DiarizationOptions()).turns
-                der = metric(case.reference, annotation(turns), uem=case.uem)
-                found, count = len({turn.speaker for turn in turns}), len(case.reference.labels())
-                right += found == count
-                cells.append(f"{der * 100:.1f} ({found}/{count})")
+            score = score_turns(pipeline, cases)
             print(
-                f"{embedding:12s} {threshold:9.2f} {abs(metric) * 100:11.1f} {right:>5d} of {len(cases)}  "
-                + ", ".join(cells)
+                f"{embedding:12s} {threshold:9.2f} {score.total * 100:11.1f} {score.right_counts:>5d} of {len(cases)}  "
+                + ", ".join(score.cells)
             )
 
 
@@ -161,16 +178,11 @@ def resegmentation_sweep(cases: list[Case]) -> None:
         (f"window {window} s, step {step} s", ResegmentationConfig(window_s=window, step_s=step))
         for window, step in RESEGMENTATION_SWEEP
     ]
+    pipeline = DiarizationPipeline(DiarizationConfig())  # loaded once; only its resegmentation changes
     for name, resegmentation in settings:
-        pipeline = DiarizationPipeline(DiarizationConfig(resegmentation=resegmentation))
-        every, ami, cells = strict_der(), strict_der(), []
-        for case in cases:
-            turns = annotation(pipeline.diarize(case.samples, DiarizationOptions()).turns)
-            der = every(case.reference, turns, uem=case.uem)
-            if case.uem is not None:
-                ami(case.reference, turns, uem=case.uem)
-            cells.append(f"{der * 100:.1f} ({len(turns.labels())}/{len(case.reference.labels())})")
-        print(f"{name:22s} {abs(every) * 100:11.1f} {abs(ami) * 100:15.1f}  " + ", ".join(cells))
+        pipeline.resegmentation = resegmentation
+        score = score_turns(pipeline, cases)
+        print(f"{name:22s} {score.total * 100:11.1f} {score.ami_total * 100:15.1f}  " + ", ".join(score.cells))
 
 
 def table(cases: list[Case], config: DiarizationConfig) -> None:
