@@ -18,6 +18,8 @@ the evidence for the defaults.
 
     .venv/bin/python -m scripts.bench_diarization [--embedding resemblyzer] [--threshold 0.7]
         [--no-resegmentation] [--sweep | --resegmentation-sweep]
+
+`--sweep --no-resegmentation` reproduces the encoder table measured before resegmentation.
 """
 
 import argparse
@@ -154,11 +156,11 @@ def score_turns(pipeline: DiarizationPipeline, cases: list[Case]) -> TurnsScore:
     return TurnsScore(abs(every), abs(ami), right, cells)
 
 
-def sweep(cases: list[Case]) -> None:
+def sweep(cases: list[Case], resegmentation: ResegmentationConfig) -> None:
     """Both speaker encoders over clustering thresholds: total turns DER and right speaker counts."""
     print(f"{'embedding':12s} {'threshold':>9s} {'turns DER %':>11s} {'right count':>11s}  per file DER % (found/ref)")
     for embedding in ("campplus", "resemblyzer"):
-        pipeline = DiarizationPipeline(DiarizationConfig(embedding=embedding))
+        pipeline = DiarizationPipeline(DiarizationConfig(embedding=embedding, resegmentation=resegmentation))
         for threshold in SWEEP_THRESHOLDS:
             pipeline.set_threshold(threshold)
             score = score_turns(pipeline, cases)
@@ -234,12 +236,12 @@ def main() -> None:
     parser.add_argument("--resegmentation-sweep", action="store_true", help="compare resegmentation windows")
     args = parser.parse_args()
     cases = list(filter(None, [sample_case(), stereo_case(), *ami_cases()]))
+    resegmentation = ResegmentationConfig(enabled=not args.no_resegmentation)
     if args.sweep:
-        sweep(cases)
+        sweep(cases, resegmentation)
     elif args.resegmentation_sweep:
         resegmentation_sweep(cases)
     else:
-        resegmentation = ResegmentationConfig(enabled=not args.no_resegmentation)
         config = DiarizationConfig(
             embedding=args.embedding, clustering_threshold=args.threshold, resegmentation=resegmentation
         )
