@@ -47,6 +47,22 @@ class WhisperModelConfig(StrictModel):
         " interactive lane's beside the jobs' lane's.",
     )
     beam_size: int = Field(5, ge=1, le=10)
+    timestamps: Literal["alignment", "tokens"] = Field(
+        "alignment",
+        description="How the ctranslate2 engine times the timed formats (verbose_json, srt, vtt, diarize):"
+        " 'alignment' decodes the text only, as for json, then times the words from the decoder's"
+        " cross-attention and cuts segments at sentence ends and pauses; 'tokens' decodes Whisper's timestamp"
+        " tokens (more tokens per chunk, and on a GPU batches that pay off less).",
+    )
+    segment_pause_s: float = Field(
+        0.8, gt=0, description="With alignment timestamps: a pause this long between words starts a new segment."
+    )
+    max_segment_s: float = Field(
+        10.0,
+        gt=0,
+        description="With alignment timestamps: a segment that would run longer is cut after its last comma, or"
+        " before the word that makes it too long.",
+    )
 
 
 class BatchingConfig(StrictModel):

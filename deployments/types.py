@@ -25,8 +25,8 @@ class DecodedAudio:
 
 
 SEGMENT_TIMESTAMPS_DOC = (
-    "Decode Whisper's timestamp tokens, which time the segments. Off when the client wants only the text"
-    " (json, text): a chunk is then one segment, and decoding does about 15% less work."
+    "Time the segments (by aligning the words, or by Whisper's timestamp tokens: the engine's `timestamps`"
+    " setting). Off when the client wants only the text (json, text): a chunk is then one untimed segment."
 )
 
 

@@ -27,11 +27,13 @@ import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 from functools import partial
 from pathlib import Path
 
 import httpx
 import numpy as np
+import srt
 import yaml
 from faster_whisper import BatchedInferencePipeline, WhisperModel
 
@@ -40,9 +42,11 @@ from deployments.chunking import SpeechChunker
 from deployments.config import BatchingConfig, WhisperModelConfig
 from deployments.engines import load_engine
 from deployments.engines.ctranslate2_engine import CTranslate2Engine
-from deployments.types import SAMPLE_RATE, ChunkOptions
+from deployments.pipeline import join_chunks
+from deployments.types import SAMPLE_RATE, ChunkOptions, ChunkTranscript, Transcript, Word
 from scripts.local_service import ROOT, LocalService
 from serve_app.config import AppConfig
+from serve_app.formatting import render_srt
 from tests.media import JFK_REFERENCE, SHARED_AUDIO, encode, pyannote_sample
 from tests.wer import stm_transcript, word_error_rate
 
@@ -175,6 +179,89 @@ def engine_rows(clips: list[Clip], whisper: WhisperModelConfig, batch_size: int,
     return rows
 
 
+def timestamp_rows(clips: list[Clip], whisper: WhisperModelConfig, batch_size: int) -> list[Row]:
+    """Timed segments decoded with Whisper's timestamp tokens (before) against text-only decoding timed by
+    alignment (now), on the same chunks and weights, batched alike; and the text alone for reference.
+
+    Accuracy is measured with words asked for on both sides (the words both decodes have, matched in order),
+    and on the subtitles: both sides' segments rendered as SRT, parsed back with `srt`, and each
+    timestamp-token cue's start compared with the nearest cue start of the alignment's subtitles."""
+    chunker = SpeechChunker(use_vad=True)
+    spans = [[(a, b) for a, b in chunker.chunks(clip.samples)] for clip in clips]
+    chunks = [(index, clip.samples[a:b]) for index, clip in enumerate(clips) for a, b in spans[index]]
+    audio_s = sum(clip.seconds for clip in clips)
+    engines = {
+        mode: CTranslate2Engine(whisper.model_copy(update={"timestamps": mode})) for mode in ("tokens", "alignment")
+    }
+
+    def run(engine: CTranslate2Engine, options: ChunkOptions) -> list[list[ChunkTranscript]]:
+        per_clip: list[list[ChunkTranscript]] = [[] for _ in clips]
+        for start in range(0, len(chunks), batch_size):
+            batch = chunks[start : start + batch_size]
+            for (index, _), transcript in zip(
+                batch, engine.transcribe_batch([c for _, c in batch], options), strict=True
+            ):
+                per_clip[index].append(transcript)
+        return per_clip
+
+    def transcripts(per_clip: list[list[ChunkTranscript]]) -> list[Transcript]:
+        return [
+            join_chunks(chunk_transcripts, clip_spans, clip.seconds, "en")
+            for chunk_transcripts, clip_spans, clip in zip(per_clip, spans, clips, strict=True)
+        ]
+
+    def mean_wer(timed: list[Transcript]) -> float:
+        return statistics.mean(word_error_rate(c.reference, t.text) for c, t in zip(clips, timed, strict=True))
+
+    variants = {  # label: (engine, options, note)
+        "text only (json)": ("alignment", ChunkOptions(segment_timestamps=False), "no timestamps: the speed to reach"),
+        "timestamp tokens (before)": ("tokens", ChunkOptions(), ""),
+        "text only + alignment (now)": ("alignment", ChunkOptions(), ""),
+    }
+    rows, timed = [], {}
+    for label, (mode, options, note) in variants.items():
+        run(engines[mode], options)  # warm-up
+        started = time.perf_counter()
+        timed[label] = transcripts(run(engines[mode], options))
+        seconds = time.perf_counter() - started
+        segments = sum(len(transcript.segments) for transcript in timed[label])
+        rows.append(
+            Row(
+                "5. timed output, engine",
+                label,
+                seconds,
+                audio_s,
+                mean_wer(timed[label]),
+                note or f"{segments} segments",
+            )
+        )
+
+    words = {mode: transcripts(run(engine, ChunkOptions(word_timestamps=True))) for mode, engine in engines.items()}
+    word_starts = [
+        abs(ours.start - theirs.start)
+        for before, now in zip(words["tokens"], words["alignment"], strict=True)
+        for theirs, ours in matched_words(before.words, now.words)
+    ]
+    cue_starts = []
+    for before, now in zip(timed["timestamp tokens (before)"], timed["text only + alignment (now)"], strict=True):
+        now_starts = np.array([cue.start.total_seconds() for cue in srt.parse(render_srt(now.segments))])
+        cue_starts += [
+            np.abs(now_starts - cue.start.total_seconds()).min() for cue in srt.parse(render_srt(before.segments))
+        ]
+    rows[-1].note += (
+        f"; word starts vs tokens: median {statistics.median(word_starts):.3f} s,"
+        f" 90th pct {np.percentile(word_starts, 90):.2f} s ({len(word_starts)} words);"
+        f" SRT cue starts: median {statistics.median(cue_starts):.3f} s to the nearest"
+    )
+    return rows
+
+
+def matched_words(before: list[Word], now: list[Word]) -> list[tuple[Word, Word]]:
+    """The words both decodes have, matched in order (text-only and timestamp-token decodes may differ)."""
+    matcher = SequenceMatcher(a=[w.word.lower() for w in before], b=[w.word.lower() for w in now], autojunk=False)
+    return [(before[a + k], now[b + k]) for a, b, size in matcher.get_matching_blocks() for k in range(size)]
+
+
 async def _post_all(base_url: str, clips: list[Clip], response_format: str) -> list[str]:
     headers = {"Authorization": "Bearer bench"}
     async with httpx.AsyncClient(base_url=base_url, headers=headers, timeout=1800) as client:
@@ -287,6 +374,7 @@ def main() -> None:
     work = Workload(long_recording(clips, args.minutes * 60), short_clips(clips, CONCURRENT_REQUESTS), args.runs)
     rows = baseline_rows(work, whisper, batch_size)
     rows += engine_rows(clips, whisper, batch_size, args.gpu)
+    rows += timestamp_rows(clips, whisper, batch_size)
     if not args.no_service:
         rows += service_rows(work, whisper, batch_size, args.gpu, direct_s=rows[3].seconds)
     print_table(rows, whisper, batch_size)

@@ -1,6 +1,12 @@
 """The contract with faster-whisper that the CTranslate2 engine relies on (faster-whisper is pinned to
-1.2.x): on real speech, its batch step gives what faster-whisper's own `BatchedInferencePipeline` gives,
-language detection runs once per batch, and a chunk's word times do not depend on its batch neighbours."""
+1.2.x): on real speech, its batch step with timestamp tokens gives what faster-whisper's own
+`BatchedInferencePipeline` gives, language detection runs once per batch, and a chunk's word times do not
+depend on its batch neighbours. Timed by alignment (the default), segments carry the text-only decode's
+words at the times the timestamp-token decode gives them."""
+
+import itertools
+import statistics
+from difflib import SequenceMatcher
 
 import numpy as np
 import pytest
@@ -11,7 +17,7 @@ from faster_whisper.tokenizer import Tokenizer
 from deployments.audio import decode_audio
 from deployments.config import WhisperModelConfig
 from deployments.engines.ctranslate2_engine import CTranslate2Engine
-from deployments.types import SAMPLE_RATE, ChunkOptions
+from deployments.types import SAMPLE_RATE, ChunkOptions, Word
 from tests.media import pyannote_sample
 
 
@@ -25,7 +31,16 @@ def tiny() -> CTranslate2Engine:
     return CTranslate2Engine(WhisperModelConfig(model="embedded:tiny.en", cpu_threads=2))
 
 
-def test_one_chunk_gives_what_faster_whispers_batched_pipeline_gives(tiny: CTranslate2Engine, speech) -> None:
+@pytest.fixture(scope="module")
+def tiny_tokens(tiny: CTranslate2Engine) -> CTranslate2Engine:
+    """The same model, timing segments by Whisper's timestamp tokens."""
+    engine = CTranslate2Engine.__new__(CTranslate2Engine)
+    engine.config, engine.model = tiny.config.model_copy(update={"timestamps": "tokens"}), tiny.model
+    return engine
+
+
+def test_one_chunk_gives_what_faster_whispers_batched_pipeline_gives(tiny_tokens: CTranslate2Engine, speech) -> None:
+    tiny = tiny_tokens
     chunk = speech[6 * SAMPLE_RATE : 16 * SAMPLE_RATE]
     options = ChunkOptions(language="en", word_timestamps=True)
     (ours,) = tiny.transcribe_batch([chunk], options)
@@ -54,6 +69,41 @@ def test_word_times_of_a_chunk_do_not_depend_on_its_batch_neighbour(tiny: CTrans
     assert alone.words and [(w.word, w.start, w.end) for w in alone.words] == [
         (w.word, w.start, w.end) for w in beside.words
     ]
+
+
+def test_alignment_times_the_text_only_decode_as_timestamp_tokens_would(
+    tiny: CTranslate2Engine, tiny_tokens: CTranslate2Engine, speech
+) -> None:
+    chunks = [speech[: 22 * SAMPLE_RATE], speech[24 * SAMPLE_RATE : 30 * SAMPLE_RATE]]
+    timed = ChunkOptions(language="en", word_timestamps=True)
+    aligned = tiny.transcribe_batch(chunks, timed)
+    text_only = tiny.transcribe_batch(chunks, ChunkOptions(language="en", segment_timestamps=False))
+    by_tokens = tiny_tokens.transcribe_batch(chunks, timed)
+
+    starts = []
+    for chunk, ours, plain, theirs in zip(chunks, aligned, text_only, by_tokens, strict=True):
+        assert "".join(s.text for s in ours.segments) == "".join(s.text for s in plain.segments)  # same decode
+        assert len(ours.segments) > 1 or len(chunk) < 10 * SAMPLE_RATE  # cut at sentences and pauses
+        words = iter(ours.words)
+        for segment in ours.segments:  # each segment is its words, timed by them
+            mine = [next(words) for _ in range(len(segment.text.split()))]
+            assert "".join(w.word for w in mine) == segment.text
+            assert (segment.start, segment.end) == (mine[0].start, mine[-1].end)
+            assert 0 <= segment.start < segment.end <= len(chunk) / SAMPLE_RATE
+        starts += [abs(a.start - b.start) for a, b in same_words(ours.words, theirs.words)]
+    assert len(starts) > 40 and statistics.median(starts) <= 0.1
+
+
+def same_words(ours: list[Word], theirs: list[Word]) -> list[tuple[Word, Word]]:
+    """The words both decodes have, matched in order (the two decodes may differ in a word or two)."""
+    matcher = SequenceMatcher(a=[w.word.lower() for w in ours], b=[w.word.lower() for w in theirs], autojunk=False)
+    return [(ours[a + k], theirs[b + k]) for a, b, size in matcher.get_matching_blocks() for k in range(size)]
+
+
+def test_segments_are_timed_by_alignment_without_words_asked_for(tiny: CTranslate2Engine, speech) -> None:
+    (transcript,) = tiny.transcribe_batch([speech[: 22 * SAMPLE_RATE]], ChunkOptions(language="en"))
+    assert transcript.words == [] and len(transcript.segments) > 1
+    assert all(a.end <= b.start for a, b in itertools.pairwise(transcript.segments))
 
 
 class _CountingWhisper:

@@ -1,8 +1,13 @@
 """Whisper on CTranslate2 through faster-whisper: int8 on CPU, float16 on GPU.
 
 A batch is one encoder pass, one language detection (a single decoder step on that encoder output, only
-when no language was given) and one beam search for all chunks; segment splitting and word alignment are
-faster-whisper's own. The steps are faster-whisper's `BatchedInferencePipeline.forward`, with two changes:
+when no language was given) and one beam search for all chunks; word alignment is faster-whisper's own.
+
+Timed output (`timestamps: alignment`, the default) decodes the same text-only tokens as plain text does,
+then aligns the batch's words in one more decoder pass over the same encoder output (cross-attention and
+dynamic time warping, `find_alignment`) and cuts each chunk into segments at sentence ends and pauses
+(`deployments.segmenting`). With `timestamps: tokens`, segments come from Whisper's timestamp tokens, split
+by faster-whisper. The steps are faster-whisper's `BatchedInferencePipeline.forward`, with two changes:
 - the languages it detects are kept (its pipeline detects them but does not return them), so detection
   runs once per batch;
 - word timestamps of each chunk are finished on their own (faster-whisper carries the end of the last word
@@ -25,6 +30,7 @@ from faster_whisper.transcribe import get_compression_ratio, get_suppressed_toke
 
 from deployments.config import WhisperModelConfig
 from deployments.model_store import resolve_ctranslate2_model
+from deployments.segmenting import segment_groups
 from deployments.types import SAMPLE_RATE, ChunkOptions, ChunkTranscript, Segment, Word
 
 
@@ -57,7 +63,8 @@ class CTranslate2Engine:
         detect = multilingual and options.language is None
         language = options.language or "en"  # with `detect`, only a placeholder in the prompt
         tokenizer = Tokenizer(self.model.hf_tokenizer, multilingual, task="transcribe", language=language)
-        whisper_options = self._options(tokenizer, options)
+        timed_by_alignment = options.segment_timestamps and self.config.timestamps == "alignment"
+        whisper_options = self._options(tokenizer, options, timed_by_alignment)
         features = np.stack([pad_or_trim(self.model.feature_extractor(chunk)[..., :-1]) for chunk in chunks])
         encoder_output = self.model.encode(features)
 
@@ -98,10 +105,41 @@ class CTranslate2Engine:
         ]
         if whisper_options.word_timestamps:
             self._add_word_timestamps(segmented, tokenizer, encoder_output, sizes, whisper_options)
-        return [
+        transcripts = [
             self._chunk_transcript(segments, chunk_language, options.temperature)
             for segments, chunk_language in zip(segmented, languages, strict=True)
         ]
+        if timed_by_alignment:
+            transcripts = [self._segments_from_words(transcript, tokenizer, options) for transcript in transcripts]
+        return transcripts
+
+    def _segments_from_words(
+        self, transcript: ChunkTranscript, tokenizer: Tokenizer, options: ChunkOptions
+    ) -> ChunkTranscript:
+        """A chunk decoded as text only (one segment) cut into segments timed by its aligned words."""
+        if not transcript.words:  # nothing aligned: the chunk's one segment stays as it is
+            return transcript
+        (whole,) = transcript.segments
+        groups = segment_groups(
+            transcript.words, transcript.language, self.config.segment_pause_s, self.config.max_segment_s
+        )
+        segments = []
+        for index, words in enumerate(groups):
+            text = "".join(word.word for word in words)
+            segments.append(
+                whole.model_copy(
+                    update={
+                        "id": index,
+                        "start": words[0].start,
+                        "end": words[-1].end,
+                        "text": text,
+                        "tokens": tokenizer.encode(text),
+                        "compression_ratio": get_compression_ratio(text),
+                    }
+                )
+            )
+        words = transcript.words if options.word_timestamps else []
+        return transcript.model_copy(update={"segments": segments, "words": words})
 
     def _segments(
         self,
@@ -160,8 +198,11 @@ class CTranslate2Engine:
                 0.0,
             )
 
-    def _options(self, tokenizer: Tokenizer, options: ChunkOptions) -> FasterWhisperOptions:
-        """faster-whisper's batched defaults; timestamps, when asked for, keep segments sentence-sized."""
+    def _options(
+        self, tokenizer: Tokenizer, options: ChunkOptions, timed_by_alignment: bool = False
+    ) -> FasterWhisperOptions:
+        """faster-whisper's batched defaults. Timed by alignment, the text is decoded without timestamp
+        tokens and every word is aligned; else timestamp tokens are decoded when segments must be timed."""
         return FasterWhisperOptions(
             beam_size=options.beam_size or self.config.beam_size,
             best_of=5,
@@ -179,9 +220,9 @@ class CTranslate2Engine:
             prefix=None,
             suppress_blank=True,
             suppress_tokens=get_suppressed_tokens(tokenizer, [-1]),
-            without_timestamps=not options.segment_timestamps,
+            without_timestamps=timed_by_alignment or not options.segment_timestamps,
             max_initial_timestamp=0.0,
-            word_timestamps=options.word_timestamps,
+            word_timestamps=timed_by_alignment or options.word_timestamps,
             prepend_punctuations="\"'“¿([{-",
             append_punctuations="\"'.。,，!！?？:：”)]}、",
             multilingual=False,  # detection happens in transcribe_batch, once
