@@ -1,11 +1,13 @@
-"""Cut audio into Whisper-sized chunks (at most 30 s) at silences, with Silero VAD.
+"""Cut audio into Whisper-sized chunks (at most 30 s of speech) with Silero VAD.
 
 Chunks are the unit of work: a long file becomes a batch of chunks, and chunks of many requests share
-batches. Each chunk is a contiguous range of the original audio, so a time inside it maps back by adding
-the chunk's start; the silence between chunks is simply not transcribed.
+batches. A chunk is the speech of a stretch of the file with the silences between its speech cut out, as
+faster-whisper's `BatchedInferencePipeline` does: the encoder then sees 30 s of speech in each chunk instead
+of speech and silence, so a file needs fewer chunks. Each chunk keeps its `Pieces` (where its speech lies
+in the file), so a time inside it maps back onto the file (`file_time`); the silence is not transcribed.
 
 `StreamingChunker` does this on audio that arrives a window at a time, holding at most one window plus
-the unfinished last chunk (under 30 s), so memory does not grow with the file.
+the unfinished last chunk's stretch (under `max_span_s`), so memory does not grow with the file.
 """
 
 from collections.abc import Iterator
@@ -17,25 +19,57 @@ from faster_whisper.vad import VadOptions, get_speech_timestamps
 from deployments.types import SAMPLE_RATE
 
 MAX_CHUNK_S = 30.0
+MAX_SPAN_S = 60.0
+
+Pieces = tuple[tuple[int, int], ...]
+"""A chunk's speech: (start, end) sample ranges in the file, in order, not overlapping."""
 
 
-def merge_speech(speech: list[tuple[int, int]], max_samples: int) -> list[tuple[int, int]]:
-    """Join consecutive speech ranges into chunks no longer than `max_samples`; split longer ranges."""
-    chunks: list[tuple[int, int]] = []
+def speech_samples(pieces: Pieces) -> int:
+    return sum(end - start for start, end in pieces)
+
+
+def merge_speech(speech: list[tuple[int, int]], max_samples: int, max_span_samples: int) -> list[Pieces]:
+    """Pack consecutive speech ranges into chunks of at most `max_samples` of speech that stretch over at
+    most `max_span_samples` of the file; split longer ranges."""
+    chunks: list[list[tuple[int, int]]] = []
     for start, end in speech:
         while end - start > max_samples:  # one unbroken stretch of speech longer than a chunk
-            chunks.append((start, start + max_samples))
+            chunks.append([(start, start + max_samples)])
             start += max_samples
-        if chunks and end - chunks[-1][0] <= max_samples:
-            chunks[-1] = (chunks[-1][0], end)
+        last = chunks[-1] if chunks else None
+        if last and speech_samples(last) + end - start <= max_samples and end - last[0][0] <= max_span_samples:
+            if last[-1][1] >= start:  # touching ranges are one piece
+                last[-1] = (last[-1][0], end)
+            else:
+                last.append((start, end))
         else:
-            chunks.append((start, end))
-    return chunks
+            chunks.append([(start, end)])
+    return [tuple(chunk) for chunk in chunks]
 
 
-def fixed_windows(num_samples: int, max_samples: int) -> list[tuple[int, int]]:
+def fixed_windows(num_samples: int, max_samples: int) -> list[Pieces]:
     """Chunks without VAD: back-to-back windows of `max_samples`."""
-    return [(start, min(start + max_samples, num_samples)) for start in range(0, num_samples, max_samples)]
+    return [((start, min(start + max_samples, num_samples)),) for start in range(0, num_samples, max_samples)]
+
+
+def chunk_audio(samples: np.ndarray, pieces: Pieces) -> np.ndarray:
+    """A chunk's audio: its pieces of `samples`, back to back."""
+    if len(pieces) == 1:
+        ((start, end),) = pieces
+        return samples[start:end]
+    return np.concatenate([samples[start:end] for start, end in pieces])
+
+
+def file_time(seconds: float, pieces: Pieces, is_end: bool = False) -> float:
+    """A time in a chunk's audio as seconds in the file, clamped to the chunk. On the seam between two
+    pieces, an end time is the earlier piece's end and a start time the later piece's start."""
+    position = min(max(seconds * SAMPLE_RATE, 0.0), float(speech_samples(pieces)))
+    for start, end in pieces:
+        if position < end - start or (is_end and position <= end - start):
+            return (start + position) / SAMPLE_RATE
+        position -= end - start
+    return pieces[-1][1] / SAMPLE_RATE
 
 
 class SpeechChunker:
@@ -46,8 +80,9 @@ class SpeechChunker:
     window-by-window loop, with the same model and the same thresholds.
     """
 
-    def __init__(self, use_vad: bool = True, max_chunk_s: float = MAX_CHUNK_S) -> None:
+    def __init__(self, use_vad: bool = True, max_chunk_s: float = MAX_CHUNK_S, max_span_s: float = MAX_SPAN_S) -> None:
         self.max_samples = int(max_chunk_s * SAMPLE_RATE)
+        self.max_span_samples = int(max(max_span_s, max_chunk_s) * SAMPLE_RATE)
         self.vad_options = (
             VadOptions(
                 threshold=0.5,
@@ -60,23 +95,28 @@ class SpeechChunker:
             else None
         )
 
-    def chunks(self, samples: np.ndarray) -> list[tuple[int, int]]:
+    def chunks(self, samples: np.ndarray) -> list[Pieces]:
         if self.vad_options is None:
             return fixed_windows(len(samples), self.max_samples)
         speech = get_speech_timestamps(samples, self.vad_options, sampling_rate=SAMPLE_RATE)
-        return merge_speech([(int(region["start"]), int(region["end"])) for region in speech], self.max_samples)
+        ranges = [(int(region["start"]), int(region["end"])) for region in speech]
+        return merge_speech(ranges, self.max_samples, self.max_span_samples)
 
 
 @dataclass(frozen=True)
 class Chunk:
-    """A chunk's samples and where they start in the file, in samples."""
+    """A chunk's audio (its pieces back to back) and where its pieces lie in the file, in samples."""
 
-    start: int
+    pieces: Pieces
     samples: np.ndarray
 
     @property
+    def start(self) -> int:
+        return self.pieces[0][0]
+
+    @property
     def end(self) -> int:
-        return self.start + len(self.samples)
+        return self.pieces[-1][1]
 
 
 class StreamingChunker:
@@ -84,8 +124,8 @@ class StreamingChunker:
     except near window edges (where the VAD sees the same audio with a different start).
 
     After each window, every chunk but the last is final: a later chunk can only start after it. The last
-    one is final once more than `max_chunk_s` of audio follows its start, since `merge_speech` never grows
-    a chunk past that. Otherwise its audio is carried into the next window and cut again there.
+    one is final once more than `max_span_s` of audio follows its start, since `merge_speech` never
+    stretches a chunk past that. Otherwise its audio is carried into the next window and cut again there.
     """
 
     TAIL_S = 1.0
@@ -95,36 +135,37 @@ class StreamingChunker:
         self.chunker = chunker
         self.buffer = np.zeros(0, dtype=np.float32)
         self.buffer_start = 0  # the buffer's first sample, counted from the start of the file
-        self.emitted_until = 0  # no chunk may start before this sample again
+        self.emitted_until = 0  # no chunk may take a sample before this one again
 
     def feed(self, window: np.ndarray) -> Iterator[Chunk]:
         self.buffer = np.concatenate([self.buffer, window]) if len(self.buffer) else window
-        ranges = [
-            (start, end)
-            for start, end in self.chunker.chunks(self.buffer)
-            if self.buffer_start + end > self.emitted_until
-        ]
+        chunks = [pieces for pieces in self.chunker.chunks(self.buffer) if self._new(pieces)]
         keep_from = max(0, len(self.buffer) - int(self.TAIL_S * SAMPLE_RATE))
-        for index, (start, end) in enumerate(ranges):
-            last = index == len(ranges) - 1
-            if last and len(self.buffer) - start <= self.chunker.max_samples:
-                keep_from = start  # may still grow: cut it again with the next window
+        for index, pieces in enumerate(chunks):
+            last = index == len(chunks) - 1
+            if last and len(self.buffer) - pieces[0][0] <= self.chunker.max_span_samples:
+                keep_from = pieces[0][0]  # may still grow: cut it again with the next window
                 break
-            yield self._emit(start, end)
-            keep_from = max(keep_from, end)
+            yield self._emit(pieces)
+            keep_from = max(keep_from, pieces[-1][1])
         self._drop_before(keep_from)
 
     def finish(self) -> Iterator[Chunk]:
         """The chunks left when the audio ends."""
-        for start, end in self.chunker.chunks(self.buffer):
-            if self.buffer_start + end > self.emitted_until:
-                yield self._emit(start, end)
+        for pieces in self.chunker.chunks(self.buffer):
+            if self._new(pieces):
+                yield self._emit(pieces)
         self._drop_before(len(self.buffer))
 
-    def _emit(self, start: int, end: int) -> Chunk:
-        start = max(start, self.emitted_until - self.buffer_start)  # never the same sample twice
-        self.emitted_until = self.buffer_start + end
-        return Chunk(self.buffer_start + start, self.buffer[start:end].copy())
+    def _new(self, pieces: Pieces) -> bool:
+        return self.buffer_start + pieces[-1][1] > self.emitted_until
+
+    def _emit(self, pieces: Pieces) -> Chunk:
+        floor = self.emitted_until - self.buffer_start  # never the same sample twice
+        pieces = tuple((max(start, floor), end) for start, end in pieces if end > floor)
+        self.emitted_until = self.buffer_start + pieces[-1][1]
+        in_file = tuple((self.buffer_start + start, self.buffer_start + end) for start, end in pieces)
+        return Chunk(in_file, chunk_audio(self.buffer, pieces).copy())
 
     def _drop_before(self, index: int) -> None:
         self.buffer = self.buffer[index:].copy()

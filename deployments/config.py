@@ -70,6 +70,14 @@ class BatchingConfig(StrictModel):
 
     max_batch_size: int = Field(8, ge=1, le=256, description="Chunks decoded together; keep ≤ max_ongoing_requests.")
     batch_wait_timeout_s: float = Field(0.05, ge=0, description="How long a batch waits to fill before it runs.")
+    gather_s: float = Field(
+        0.5,
+        ge=0,
+        description="An idle engine holds chunks whose senders said more are on their way (a file still being"
+        " decoded, other requests being decoded) until a full batch is there, or until no such word came for"
+        " this long.",
+    )
+    max_gather_s: float = Field(2.0, ge=0, description="The longest an idle engine holds chunks to fill a batch.")
     interactive_lane: bool = Field(
         True,
         description="Chunks someone is waiting for (synchronous requests, live sessions) are batched apart from"

@@ -21,7 +21,7 @@ from ray import serve
 from ray.serve.handle import DeploymentHandle
 
 from deployments.audio import declared_duration, decode_windows, too_long
-from deployments.chunking import Chunk, SpeechChunker, StreamingChunker
+from deployments.chunking import Chunk, Pieces, SpeechChunker, StreamingChunker, file_time, speech_samples
 from deployments.config import PipelineConfig
 from deployments.errors import AudioRejectedError
 from deployments.profanity import mask_text, mask_transcript
@@ -58,6 +58,7 @@ class TranscriptionPipeline:
         self.diarizer = diarizer
         self.config = config
         self.chunker = SpeechChunker(use_vad=config.chunking.vad_filter, max_chunk_s=config.chunking.max_chunk_s)
+        self.files_decoding = {True: 0, False: 0}  # files being decoded now, interactive (True) or jobs'
 
     async def check_url(self, url: str) -> None:
         """Refuse a URL now if it is malformed or resolves to a non-public address (UrlRejectedError)."""
@@ -114,15 +115,15 @@ class FileRun:
         needs_decoded = request.diarization is not None or request.options.language is None
         spool_dir = Path(pipeline.config.spool_dir).expanduser()
         self.decoded_path = spool_dir / f"{uuid.uuid4()}.f32" if needs_decoded else None
-        self.spans: list[tuple[int, int]] = []  # each chunk's samples in the file
+        self.pieces: list[Pieces] = []  # where each chunk's speech lies in the file
         self.transcripts: list[asyncio.Task[ChunkTranscript]] = []
         self.transcribed: list[bool] = []
-        self.ready: list[Chunk] = []  # cut, holding a place in flight, not sent yet
+        self.held: Chunk | None = None  # cut, holding a place in flight, sent once it is known whether it is last
         self.reported = 0.0
         self.decoded_samples = 0
         self.expected_samples: int | None = None
         self.decoding_done = False
-        self.flushed = asyncio.Event()  # set whenever chunks were sent, or decoding ended
+        self.sent = asyncio.Event()  # set whenever a chunk was sent, or decoding ended
         self.in_order: asyncio.Task[list[ChunkTranscript]] | None = None
         if request.stream_text:
             self.in_order = asyncio.ensure_future(self._texts_in_order())
@@ -162,51 +163,60 @@ class FileRun:
                 self.decoded_path.unlink(missing_ok=True)
 
     async def _decode_and_send(self) -> None:
-        """Decode window by window and send every final chunk on (see `_send`); at most
-        `max_chunks_in_flight` chunks are held or in flight at once, and decoding waits for room."""
+        """Decode window by window and send every final chunk on as soon as the next one is cut (see
+        `_hold`); at most `max_chunks_in_flight` chunks are held or in flight at once, and decoding waits
+        for room."""
         windows = decode_windows(self.request.source_path, max_duration_s=self.limits.max_duration_s)
         streaming = StreamingChunker(self.pipeline.chunker)
         spool = None
         if self.decoded_path is not None:
             self.decoded_path.parent.mkdir(parents=True, exist_ok=True)
             spool = self.decoded_path.open("wb")
+        lane, decoding = self.request.interactive, self.pipeline.files_decoding
+        decoding[lane] += 1
+        counted = True
         try:
             while (window := await asyncio.to_thread(next, windows, None)) is not None:
                 if spool is not None:
                     await asyncio.to_thread(spool.write, window.tobytes())
                 self.decoded_samples += len(window)
                 for chunk in await asyncio.to_thread(list, streaming.feed(window)):
-                    await self._send(chunk)
+                    await self._hold(chunk)
             for chunk in await asyncio.to_thread(list, streaming.finish()):
-                await self._send(chunk)
-            self._flush()
+                await self._hold(chunk)
+            decoding[lane] -= 1
+            counted = False
+            if self.held is not None:  # the file's last chunk: more come only from other files
+                self._send(self.held, more_coming=decoding[lane] > 0)
         finally:
+            if counted:
+                decoding[lane] -= 1
             self.decoding_done = True
-            self.flushed.set()
+            self.sent.set()
             windows.close()
             if spool is not None:
                 spool.close()
 
-    async def _send(self, chunk: Chunk) -> None:
-        """Chunks go out in bursts of `max_chunks_in_flight` (or all that are left when decoding ends), so
-        that the Transcriber's batches fill instead of starting on the first chunk or two of a long file.
-        A streamed request wants its first text soon instead: its chunks go out as its window lets them."""
+    async def _hold(self, chunk: Chunk) -> None:
+        """A chunk waits until the next one is cut, so that it goes to the Transcriber saying whether more
+        are on their way: the Transcriber then holds an idle engine for a fuller batch (`Lane`) instead of
+        starting on the first chunk or two of a long file, or of a burst of requests."""
+        if self.held is not None:
+            self._send(self.held, more_coming=True)
+            self.held = None
         await self.in_flight.acquire()  # released when the Transcriber has answered
-        self.ready.append(chunk)
-        if len(self.ready) >= self.max_in_flight or self.request.stream_text:
-            self._flush()
+        self.held = chunk
 
-    def _flush(self) -> None:
-        for chunk in self.ready:
-            self.spans.append((chunk.start, chunk.end))
-            self.transcribed.append(False)
-            self.transcripts.append(asyncio.ensure_future(self._first_pass(len(self.spans) - 1, chunk.samples)))
-        self.ready = []
-        self.flushed.set()
+    def _send(self, chunk: Chunk, more_coming: bool) -> None:
+        self.pieces.append(chunk.pieces)
+        self.transcribed.append(False)
+        index = len(self.pieces) - 1
+        self.transcripts.append(asyncio.ensure_future(self._first_pass(index, chunk.samples, more_coming)))
+        self.sent.set()
 
-    async def _first_pass(self, index: int, samples: np.ndarray) -> ChunkTranscript:
+    async def _first_pass(self, index: int, samples: np.ndarray, more_coming: bool) -> ChunkTranscript:
         try:
-            transcript = await self._transcribe(samples, self.options)
+            transcript = await self._transcribe(samples, self.options, more_coming)
         finally:
             self.in_flight.release()
         if self.window < self.max_in_flight:  # a streamed request's window grows
@@ -218,15 +228,21 @@ class FileRun:
 
     async def _again(self, index: int, options: ChunkOptions) -> ChunkTranscript:
         """A chunk decoded a second time, read back from the decoded spool."""
-        start, end = self.spans[index]
-        samples = np.fromfile(self.decoded_path, dtype=np.float32, count=end - start, offset=start * 4)
+        samples = np.concatenate(
+            [
+                np.fromfile(self.decoded_path, dtype=np.float32, count=end - start, offset=start * 4)
+                for start, end in self.pieces[index]
+            ]
+        )
         async with self.in_flight:
             return await self._transcribe(samples, options)
 
-    async def _transcribe(self, samples: np.ndarray, options: ChunkOptions) -> ChunkTranscript:
+    async def _transcribe(
+        self, samples: np.ndarray, options: ChunkOptions, more_coming: bool = False
+    ) -> ChunkTranscript:
         """One chunk on the Transcriber; sent again if the replica decoding it dies (Serve replaces it)."""
         transcriber, interactive = self.pipeline.transcriber, self.request.interactive
-        call = lambda: transcriber.transcribe_chunk.remote(samples, options, interactive)  # noqa: E731
+        call = lambda: transcriber.transcribe_chunk.remote(samples, options, interactive, more_coming)  # noqa: E731
         return await retry_on_worker_loss(call, "a chunk")
 
     def _report_progress(self) -> None:
@@ -235,8 +251,8 @@ class FileRun:
         and 1.0 only when the result is there."""
         if self.on_event is None:
             return
-        pending = [start for (start, _), done in zip(self.spans, self.transcribed, strict=True) if not done]
-        position = min(pending, default=self.spans[-1][1])  # all sent chunks are back: up to the last one's end
+        pending = [pieces[0][0] for pieces, done in zip(self.pieces, self.transcribed, strict=True) if not done]
+        position = min(pending, default=self.pieces[-1][-1][1])  # all are back: up to the last one's end
         total = max(self.expected_samples or 0, self.decoded_samples, 1)
         self.reported = max(self.reported, round(min(position / total, 0.99), 4))  # never backwards
         self.on_event(PipelineProgress(share=self.reported))
@@ -251,8 +267,8 @@ class FileRun:
             while len(settled) == len(self.transcripts):
                 if self.decoding_done:
                     return settled
-                self.flushed.clear()
-                await self.flushed.wait()
+                self.sent.clear()
+                await self.sent.wait()
             index = len(settled)
             transcript = await self.transcripts[index]
             language = language or transcript.language
@@ -277,15 +293,15 @@ class FileRun:
             return Transcript(language=options.language or "en", duration=duration, segments=[])
         if self.in_order is not None:  # streamed: the text already sent is the transcript's
             transcripts = await self.in_order
-            return join_chunks(transcripts, self.spans, duration, options.language or transcripts[0].language)
+            return join_chunks(transcripts, self.pieces, duration, options.language or transcripts[0].language)
         transcripts = list(await asyncio.gather(*self.transcripts))
-        language = options.language or main_language(transcripts, self.spans)
+        language = options.language or main_language(transcripts, self.pieces)
         settled = options.model_copy(update={"language": language})
         redo = [index for index, transcript in enumerate(transcripts) if transcript.language != language]
         redone = await asyncio.gather(*(self._again(index, settled) for index in redo))
         for index, transcript in zip(redo, redone, strict=True):
             transcripts[index] = transcript
-        return join_chunks(transcripts, self.spans, duration, language)
+        return join_chunks(transcripts, self.pieces, duration, language)
 
     async def _diarize(self, options: DiarizationOptions) -> Diarization:
         if not self.transcripts:  # no speech was found, so there is no one to find
@@ -294,48 +310,44 @@ class FileRun:
         return await retry_on_worker_loss(lambda: diarizer.diarize_file.remote(path, options), "diarization")
 
 
-def main_language(transcripts: list[ChunkTranscript], spans: list[tuple[int, int]]) -> str:
+def main_language(transcripts: list[ChunkTranscript], chunk_pieces: list[Pieces]) -> str:
     """The language of the most speech (chunk samples), ties going to the earliest chunk's."""
     samples_per_language: dict[str, int] = {}
-    for transcript, (start, end) in zip(transcripts, spans, strict=True):
-        samples_per_language[transcript.language] = samples_per_language.get(transcript.language, 0) + end - start
+    for transcript, pieces in zip(transcripts, chunk_pieces, strict=True):
+        speech = speech_samples(pieces)
+        samples_per_language[transcript.language] = samples_per_language.get(transcript.language, 0) + speech
     return max(samples_per_language, key=samples_per_language.__getitem__)
 
 
 def join_chunks(
-    chunk_transcripts: list[ChunkTranscript], spans: list[tuple[int, int]], duration: float, language: str
+    chunk_transcripts: list[ChunkTranscript], chunk_pieces: list[Pieces], duration: float, language: str
 ) -> Transcript:
-    """One transcript on the file's timeline: chunk times shifted by the chunk's start, ids renumbered.
+    """One transcript on the file's timeline: chunk times mapped onto the file through each chunk's pieces
+    (`file_time`), ids renumbered.
 
     Whisper may put a last timestamp past the end of a chunk (into its padding); times are clamped to it.
     """
     segments: list[Segment] = []
     words: list[Word] = []
-    for (start, end), chunk in zip(spans, chunk_transcripts, strict=True):
-        offset, length = start / SAMPLE_RATE, (end - start) / SAMPLE_RATE
+    for pieces, chunk in zip(chunk_pieces, chunk_transcripts, strict=True):
         for segment in chunk.segments:
             segments.append(
                 segment.model_copy(
                     update={
                         "id": len(segments),
-                        "seek": round(offset * 100),  # Whisper's seek counts 10 ms mel frames
-                        "start": _on_timeline(segment.start, offset, length),
-                        "end": _on_timeline(segment.end, offset, length),
+                        "seek": round(pieces[0][0] / SAMPLE_RATE * 100),  # Whisper's seek counts 10 ms mel frames
+                        "start": round(file_time(segment.start, pieces), 3),
+                        "end": round(file_time(segment.end, pieces, is_end=True), 3),
                     }
                 )
             )
         words.extend(
             word.model_copy(
                 update={
-                    "start": _on_timeline(word.start, offset, length),
-                    "end": _on_timeline(word.end, offset, length),
+                    "start": round(file_time(word.start, pieces), 3),
+                    "end": round(file_time(word.end, pieces, is_end=True), 3),
                 }
             )
             for word in chunk.words
         )
     return Transcript(language=language, duration=duration, segments=segments, words=words)
-
-
-def _on_timeline(seconds: float, chunk_offset: float, chunk_length: float) -> float:
-    """A time within a chunk, clamped to the chunk, as seconds from the start of the file."""
-    return round(chunk_offset + min(max(seconds, 0.0), chunk_length), 3)

@@ -34,18 +34,56 @@ class Lane:
     Serve forms the next batch from whatever is queued even while the engine is still busy with the last
     one, so under load batches would only be as large as arrival bursts, and a chunk that arrived one past
     a full batch would run alone. Chunks are therefore let into the queue only while the lane's engine call
-    is idle, at most one batch's worth at a time."""
+    is idle, at most one batch's worth at a time.
+
+    An idle engine would also start on the first chunk of a burst whose other chunks are a moment behind
+    (still being decoded from their files). Senders therefore say when more chunks are on their way, and
+    the gate then holds the chunks it has until a full batch is there, or until no such word came for
+    `gather_s` (at most `max_gather_s` from the first chunk held)."""
 
     def __init__(self, name: str) -> None:
         self.name = name
         self.admission = asyncio.Condition()
         self.engine_idle = True
         self.admitted = 0  # chunks let into the batch queue whose callers have not had their result
+        self.held: list[object] = []  # a token per chunk at the gate, in arrival order: first come, first in
+        self.gather_until = 0.0  # time.monotonic() until which chunks are held for a fuller batch
+        self.holding_since: float | None = None
 
-    async def enter(self, max_batch_size: int) -> None:
+    async def enter(self, batching: BatchingConfig, more_coming: bool) -> None:
+        token = object()
         async with self.admission:
-            await self.admission.wait_for(lambda: self.engine_idle and self.admitted < max_batch_size)
+            now = time.monotonic()
+            if self.holding_since is None:
+                self.holding_since = now
+            if more_coming:
+                latest = min(now + batching.gather_s, self.holding_since + batching.max_gather_s)
+                self.gather_until = max(self.gather_until, latest)
+                asyncio.get_running_loop().call_later(self.gather_until - now, self._wake)
+            self.held.append(token)
+            self.admission.notify_all()  # a batch may be full now
+            try:
+                await self.admission.wait_for(lambda: self._may_enter(token, batching.max_batch_size))
+            finally:
+                self.held.remove(token)
+                if not self.held:
+                    self.holding_since = None
+                self.admission.notify_all()  # the chunks behind this one moved up
             self.admitted += 1
+
+    def _may_enter(self, token: object, max_batch_size: int) -> bool:
+        room = max_batch_size - self.admitted
+        if not self.engine_idle or self.held.index(token) >= room:
+            return False
+        return len(self.held) >= room or time.monotonic() >= self.gather_until
+
+    def _wake(self) -> None:
+        """The gathering time is over: the held chunks may go (a callback: it cannot take the lock itself)."""
+        asyncio.ensure_future(self._notify())
+
+    async def _notify(self) -> None:
+        async with self.admission:
+            self.admission.notify_all()
 
     async def leave(self) -> None:
         """Also when the caller gave up: a leaked admission would shrink every later batch."""
@@ -63,33 +101,31 @@ class Lane:
 class Transcriber:
     def __init__(self, config: WhisperModelConfig) -> None:
         self.engine = load_engine(config)
-        self.max_batch_size = DEFAULT_BATCHING.max_batch_size
-        self.interactive_lane = DEFAULT_BATCHING.interactive_lane
+        self.batching = DEFAULT_BATCHING
         self.jobs, self.interactive = Lane("jobs"), Lane("interactive")
         self.received = 0  # chunks whose callers have not had their result, admitted or not
         self.decoding = 0  # chunks in the engine's current batches
         self.metrics = TranscriberMetrics()
 
     def reconfigure(self, user_config: dict) -> None:
-        batching = BatchingConfig.model_validate(user_config)
-        self.max_batch_size = batching.max_batch_size
-        self.interactive_lane = batching.interactive_lane
+        batching = self.batching = BatchingConfig.model_validate(user_config)
         for batch in (self.transcribe_batch, self.transcribe_interactive_batch):
             batch.set_max_batch_size(batching.max_batch_size)
             batch.set_batch_wait_timeout_s(batching.batch_wait_timeout_s)
 
     async def transcribe_chunk(
-        self, chunk: np.ndarray, options: ChunkOptions, interactive: bool = False
+        self, chunk: np.ndarray, options: ChunkOptions, interactive: bool = False, more_coming: bool = False
     ) -> ChunkTranscript:
         """`interactive`: someone is waiting for this chunk now (a synchronous request, a live session), as
-        opposed to a job's chunk."""
-        if interactive and self.interactive_lane:
+        opposed to a job's chunk. `more_coming`: the sender has more chunks for this lane on their way (see
+        `Lane`)."""
+        if interactive and self.batching.interactive_lane:
             lane, batch = self.interactive, self.transcribe_interactive_batch
         else:
             lane, batch = self.jobs, self.transcribe_batch
         self._count_received(+1)
         try:
-            await lane.enter(self.max_batch_size)
+            await lane.enter(self.batching, more_coming)
             try:
                 return await batch(chunk, options)
             finally:

@@ -34,7 +34,7 @@ from pyannote.database.util import load_rttm
 from pyannote.metrics.diarization import DiarizationErrorRate
 
 from deployments.audio import decode_audio
-from deployments.chunking import SpeechChunker
+from deployments.chunking import SpeechChunker, chunk_audio
 from deployments.config import DiarizationConfig, ResegmentationConfig, WhisperModelConfig
 from deployments.diarization_pipeline import CLUSTERING_THRESHOLDS, DiarizationPipeline
 from deployments.engines.ctranslate2_engine import CTranslate2Engine
@@ -84,10 +84,10 @@ class Transcriber:
         self.chunker = SpeechChunker()
 
     def __call__(self, samples: np.ndarray) -> Transcript:
-        spans = self.chunker.chunks(samples)
+        chunk_pieces = self.chunker.chunks(samples)
         options = ChunkOptions(language="en", word_timestamps=True)
-        chunks = self.engine.transcribe_batch([samples[start:end] for start, end in spans], options)
-        return join_chunks(chunks, spans, len(samples) / SAMPLE_RATE, "en")
+        chunks = self.engine.transcribe_batch([chunk_audio(samples, pieces) for pieces in chunk_pieces], options)
+        return join_chunks(chunks, chunk_pieces, len(samples) / SAMPLE_RATE, "en")
 
 
 def annotation(turns) -> Annotation:  # noqa: ANN001

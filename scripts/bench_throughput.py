@@ -38,7 +38,7 @@ import yaml
 from faster_whisper import BatchedInferencePipeline, WhisperModel
 
 from deployments.audio import decode_audio
-from deployments.chunking import SpeechChunker
+from deployments.chunking import SpeechChunker, chunk_audio
 from deployments.config import BatchingConfig, WhisperModelConfig
 from deployments.engines import load_engine
 from deployments.engines.ctranslate2_engine import CTranslate2Engine
@@ -147,7 +147,11 @@ class FasterWhisperBaseline:
 def engine_rows(clips: list[Clip], whisper: WhisperModelConfig, batch_size: int, gpu: bool) -> list[Row]:
     """Both engines on the same weights and the same VAD chunks, batched alike; time after one warm-up."""
     chunker = SpeechChunker(use_vad=True)
-    chunks = [(index, clip.samples[a:b]) for index, clip in enumerate(clips) for a, b in chunker.chunks(clip.samples)]
+    chunks = [
+        (index, chunk_audio(clip.samples, pieces))
+        for index, clip in enumerate(clips)
+        for pieces in chunker.chunks(clip.samples)
+    ]
     precision = "float16" if gpu else "float32"
     variants = {  # by label: on GPU the first two are the same
         f"ctranslate2 {whisper.compute_type}": {"engine": "ctranslate2"},
@@ -187,8 +191,8 @@ def timestamp_rows(clips: list[Clip], whisper: WhisperModelConfig, batch_size: i
     and on the subtitles: both sides' segments rendered as SRT, parsed back with `srt`, and each
     timestamp-token cue's start compared with the nearest cue start of the alignment's subtitles."""
     chunker = SpeechChunker(use_vad=True)
-    spans = [[(a, b) for a, b in chunker.chunks(clip.samples)] for clip in clips]
-    chunks = [(index, clip.samples[a:b]) for index, clip in enumerate(clips) for a, b in spans[index]]
+    spans = [chunker.chunks(clip.samples) for clip in clips]
+    chunks = [(index, chunk_audio(clip.samples, pieces)) for index, clip in enumerate(clips) for pieces in spans[index]]
     audio_s = sum(clip.seconds for clip in clips)
     engines = {
         mode: CTranslate2Engine(whisper.model_copy(update={"timestamps": mode})) for mode in ("tokens", "alignment")

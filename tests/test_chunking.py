@@ -3,7 +3,15 @@
 import numpy as np
 
 from deployments.audio import decode_audio
-from deployments.chunking import SpeechChunker, StreamingChunker, fixed_windows, merge_speech
+from deployments.chunking import (
+    SpeechChunker,
+    StreamingChunker,
+    chunk_audio,
+    file_time,
+    fixed_windows,
+    merge_speech,
+    speech_samples,
+)
 from deployments.pipeline import join_chunks
 from deployments.types import SAMPLE_RATE, ChunkTranscript, Segment, Word
 from tests.media import pyannote_sample
@@ -11,22 +19,27 @@ from tests.media import pyannote_sample
 SECOND = SAMPLE_RATE
 
 
-def test_speech_ranges_are_joined_up_to_the_limit_and_long_ones_split() -> None:
-    speech = [(0, 10 * SECOND), (12 * SECOND, 25 * SECOND), (27 * SECOND, 40 * SECOND), (41 * SECOND, 110 * SECOND)]
-    chunks = merge_speech(speech, max_samples=30 * SECOND)
-    assert chunks[0] == (0, 25 * SECOND)  # the first two fit together in 30 s
-    assert all(end - start <= 30 * SECOND for start, end in chunks)
-    assert all(a_end <= b_start for (_, a_end), (b_start, _) in zip(chunks, chunks[1:], strict=False))
-    for start, end in speech:  # every speech sample is in exactly one chunk
-        overlap = sum(max(0, min(end, c_end) - max(start, c_start)) for c_start, c_end in chunks)
-        assert overlap == end - start
+def test_speech_ranges_are_packed_up_to_the_limit_and_long_ones_split() -> None:
+    speech = [(0, 10 * SECOND), (12 * SECOND, 25 * SECOND), (27 * SECOND, 31 * SECOND), (41 * SECOND, 110 * SECOND)]
+    chunks = merge_speech(speech, max_samples=30 * SECOND, max_span_samples=60 * SECOND)
+    assert chunks[0] == ((0, 10 * SECOND), (12 * SECOND, 25 * SECOND), (27 * SECOND, 31 * SECOND))  # 27 s of speech
+    assert all(speech_samples(chunk) <= 30 * SECOND for chunk in chunks)
+    pieces = [piece for chunk in chunks for piece in chunk]
+    assert all(a_end <= b_start for (_, a_end), (b_start, _) in zip(pieces, pieces[1:], strict=False))
+    assert sum(end - start for start, end in pieces) == sum(end - start for start, end in speech)  # all, once
+
+
+def test_a_chunk_stretches_over_at_most_the_span_limit() -> None:
+    speech = [(0, 2 * SECOND), (50 * SECOND, 52 * SECOND), (70 * SECOND, 72 * SECOND)]
+    chunks = merge_speech(speech, max_samples=30 * SECOND, max_span_samples=60 * SECOND)
+    assert chunks == [((0, 2 * SECOND), (50 * SECOND, 52 * SECOND)), ((70 * SECOND, 72 * SECOND),)]
 
 
 def test_fixed_windows_cover_everything() -> None:
     assert fixed_windows(65 * SECOND, 30 * SECOND) == [
-        (0, 30 * SECOND),
-        (30 * SECOND, 60 * SECOND),
-        (60 * SECOND, 65 * SECOND),
+        ((0, 30 * SECOND),),
+        ((30 * SECOND, 60 * SECOND),),
+        ((60 * SECOND, 65 * SECOND),),
     ]
 
 
@@ -35,8 +48,10 @@ def test_real_speech_is_cut_at_silences_and_silence_gives_no_chunks() -> None:
     long_audio = np.concatenate([samples, np.zeros(5 * SECOND, np.float32), samples, samples])
     chunker = SpeechChunker()
     chunks = chunker.chunks(long_audio)
-    assert len(chunks) >= 3 and all(end - start <= 30 * SECOND for start, end in chunks)
-    assert chunks[0][0] > 2 * SECOND  # the sample's silent first seconds are skipped
+    assert len(chunks) >= 3 and all(speech_samples(chunk) <= 30 * SECOND for chunk in chunks)
+    assert all(chunk[-1][1] - chunk[0][0] <= 60 * SECOND for chunk in chunks)
+    assert chunks[0][0][0] > 2 * SECOND  # the sample's silent first seconds are skipped
+    assert sum(speech_samples(chunk) for chunk in chunks) < 0.9 * len(long_audio)  # silences are cut out
     assert chunker.chunks(np.zeros(10 * SECOND, np.float32)) == []
 
 
@@ -45,8 +60,16 @@ def _segment(start: float, end: float, text: str) -> Segment:
                    compression_ratio=1.0, no_speech_prob=0.0)  # fmt: skip
 
 
-def test_join_shifts_times_by_chunk_start_and_renumbers() -> None:
-    spans = [(2 * SECOND, 30 * SECOND), (40 * SECOND, 65 * SECOND)]
+def test_a_time_in_a_chunk_maps_through_its_pieces() -> None:
+    pieces = ((2 * SECOND, 5 * SECOND), (10 * SECOND, 12 * SECOND))  # 3 s, then 2 s of speech
+    assert file_time(1.0, pieces) == 3.0
+    assert file_time(3.0, pieces) == 10.0 and file_time(3.0, pieces, is_end=True) == 5.0  # the seam
+    assert file_time(4.5, pieces) == 11.5
+    assert file_time(9.0, pieces, is_end=True) == 12.0 and file_time(-1.0, pieces) == 2.0  # clamped
+
+
+def test_join_maps_times_onto_the_file_and_renumbers() -> None:
+    spans = [((2 * SECOND, 30 * SECOND),), ((40 * SECOND, 65 * SECOND),)]
     first = ChunkTranscript(language="en", segments=[_segment(0.5, 3.0, " One."), _segment(3.0, 5.0, " Two.")],
                             words=[Word(word=" One.", start=0.5, end=1.0, prob=0.9)])  # fmt: skip
     second = ChunkTranscript(
@@ -84,11 +107,12 @@ def test_streaming_chunks_cover_the_same_speech_as_whole_file_chunks() -> None:
     for start in range(0, len(audio), 7 * SECOND):
         chunks += list(streaming.feed(audio[start : start + 7 * SECOND]))
     chunks += list(streaming.finish())
-    spans = [(chunk.start, chunk.end) for chunk in chunks]
-    assert all(np.array_equal(chunk.samples, audio[chunk.start : chunk.end]) for chunk in chunks)
-    assert all(end - start <= 30 * SECOND for start, end in spans)
+    spans = [piece for chunk in chunks for piece in chunk.pieces]
+    assert all(np.array_equal(chunk.samples, chunk_audio(audio, chunk.pieces)) for chunk in chunks)
+    assert all(speech_samples(chunk.pieces) <= 30 * SECOND for chunk in chunks)
     assert all(a_end <= b_start for (_, a_end), (b_start, _) in zip(spans, spans[1:], strict=False))  # no overlap
-    expected, got = _covered(whole, len(audio)), _covered(spans, len(audio))
+    expected = _covered([piece for pieces in whole for piece in pieces], len(audio))
+    got = _covered(spans, len(audio))
     assert (expected & got).sum() >= 0.97 * expected.sum()  # the same speech, give or take the window edges
     assert got.sum() <= 1.05 * expected.sum()
     assert len(streaming.buffer) == 0

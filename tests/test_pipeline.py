@@ -38,13 +38,17 @@ class _Transcriber:
     def __init__(self, delay_s: float = 0.0) -> None:
         self.calls: list[ChunkOptions] = []
         self.interactive: list[bool] = []
+        self.more_coming: list[bool] = []
         self.delay_s = delay_s
         self.in_flight = self.most_in_flight = 0
         self.transcribe_chunk = Remote(self._transcribe)
 
-    async def _transcribe(self, chunk: np.ndarray, options: ChunkOptions, interactive: bool) -> ChunkTranscript:
+    async def _transcribe(
+        self, chunk: np.ndarray, options: ChunkOptions, interactive: bool, more_coming: bool = False
+    ) -> ChunkTranscript:
         self.calls.append(options)
         self.interactive.append(interactive)
+        self.more_coming.append(more_coming)
         self.in_flight += 1
         self.most_in_flight = max(self.most_in_flight, self.in_flight)
         await asyncio.sleep(self.delay_s)
@@ -119,6 +123,22 @@ def test_at_most_max_chunks_in_flight_are_sent_at_once(tmp_path: Path) -> None:
     path = _wav(tmp_path, [(0.1, 60.0)])  # 12 chunks of 5 s
     asyncio.run(_pipeline(tmp_path, transcriber).transcribe(_request(path, "en")))
     assert len(transcriber.calls) == 12 and transcriber.most_in_flight == 3
+
+
+def test_each_chunk_says_whether_more_are_on_their_way(tmp_path: Path) -> None:
+    """So that the Transcriber can hold an idle engine for a fuller batch: all but the file's last say so."""
+    transcriber = _Transcriber()
+    asyncio.run(_pipeline(tmp_path, transcriber).transcribe(_request(_wav(tmp_path, [(0.1, 22.0)]), "en")))
+    assert transcriber.more_coming == [True, True, True, True, False]
+
+
+def test_the_last_chunk_of_a_file_says_more_are_coming_while_other_files_are_decoded(tmp_path: Path) -> None:
+    transcriber = _Transcriber()
+    pipeline = _pipeline(tmp_path, transcriber)
+    pipeline.files_decoding[False] = 1  # another job's file is being decoded in this replica
+    asyncio.run(pipeline.transcribe(_request(_wav(tmp_path, [(0.1, 4.0)]), "en")))
+    assert transcriber.more_coming == [True]
+    assert pipeline.files_decoding == {True: 0, False: 1}  # its own count came and went
 
 
 def test_the_diarizer_reads_the_same_decoded_audio_from_the_spool(tmp_path: Path) -> None:
@@ -202,12 +222,12 @@ def test_decoding_stops_at_the_duration_limit_without_reading_the_rest() -> None
 
 def test_main_language_ties_go_to_the_earliest_chunk() -> None:
     transcripts = [ChunkTranscript(language=code, segments=[]) for code in ("de", "en")]
-    assert main_language(transcripts, [(0, 100), (100, 200)]) == "de"
+    assert main_language(transcripts, [((0, 100),), ((100, 150), (180, 230))]) == "de"
 
 
 def test_a_failed_run_cancels_its_chunks_and_removes_the_decoded_spool(tmp_path: Path) -> None:
     class _Failing(_Transcriber):
-        async def _transcribe(self, chunk: np.ndarray, options: ChunkOptions, interactive: bool) -> ChunkTranscript:
+        async def _transcribe(self, chunk: np.ndarray, options: ChunkOptions, *flags: bool) -> ChunkTranscript:
             raise RuntimeError("engine failed")
 
     transcriber = _Failing()
@@ -235,11 +255,11 @@ def test_a_chunk_whose_transcriber_replica_died_is_sent_again(tmp_path: Path) ->
     transcriber = _Transcriber()
     answer, deaths = transcriber._transcribe, []
 
-    async def dies_once_per_chunk(chunk: np.ndarray, options: ChunkOptions, interactive: bool) -> ChunkTranscript:
+    async def dies_once_per_chunk(chunk: np.ndarray, options: ChunkOptions, *flags: bool) -> ChunkTranscript:
         if len(deaths) < 2:
             deaths.append(1)
             raise ray_errors.ActorDiedError()
-        return await answer(chunk, options, interactive)
+        return await answer(chunk, options, *flags)
 
     transcriber.transcribe_chunk = Remote(dies_once_per_chunk)
     request = _request(_wav(tmp_path, [(0.1, 10.0)]), "en").model_copy(update={"interactive": True})

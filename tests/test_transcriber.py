@@ -67,6 +67,47 @@ def test_chunks_arriving_while_the_engine_is_busy_form_full_batches(transcriber)
     assert replica.jobs.admitted == 0
 
 
+def test_an_idle_engine_holds_a_burst_announced_as_on_its_way_for_a_full_batch(transcriber) -> None:
+    """The first chunk of a burst arrives alone, the others a moment later (their files are still being
+    decoded): one batch of 8, not a lone first batch and then 7."""
+    replica, engine, loop = transcriber
+
+    async def scenario() -> None:
+        chunk = np.zeros(16_000, dtype=np.float32)
+        calls = []
+        for index in range(8):
+            more_coming = index < 7
+            calls.append(asyncio.create_task(replica.transcribe_chunk(chunk, ChunkOptions(), True, more_coming)))
+            await asyncio.sleep(0.1)  # two batch wait timeouts apart
+        await asyncio.gather(*calls)
+
+    loop.run_until_complete(scenario())
+    assert engine.batch_sizes == [8]
+
+
+def test_a_chunk_with_nothing_announced_behind_it_goes_at_once(transcriber) -> None:
+    replica, engine, loop = transcriber
+    chunk = np.zeros(16_000, dtype=np.float32)
+    started = time.perf_counter()
+    loop.run_until_complete(replica.transcribe_chunk(chunk, ChunkOptions(), True, False))
+    assert time.perf_counter() - started < 0.3 + 0.2  # its batch (0.3 s) and little else
+    assert engine.batch_sizes == [1]
+
+
+def test_announced_chunks_that_never_come_hold_the_engine_only_for_the_gathering_time(transcriber) -> None:
+    replica, engine, loop = transcriber
+    replica.reconfigure({"max_batch_size": 8, "batch_wait_timeout_s": 0.05, "gather_s": 0.2})
+    try:
+        chunk = np.zeros(16_000, dtype=np.float32)
+        started = time.perf_counter()
+        loop.run_until_complete(replica.transcribe_chunk(chunk, ChunkOptions(), True, True))
+        waited = time.perf_counter() - started
+    finally:
+        replica.reconfigure({"max_batch_size": 8, "batch_wait_timeout_s": 0.05})
+    assert 0.2 + 0.3 <= waited < 0.2 + 0.3 + 0.3
+    assert engine.batch_sizes == [1] and replica.interactive.admitted == 0 and replica.interactive.held == []
+
+
 def test_a_caller_that_gives_up_does_not_hold_its_place(transcriber) -> None:
     replica, engine, loop = transcriber
 
