@@ -13,6 +13,10 @@ The direct baselines run first, before the service starts, so that Ray's process
 3. Synchronous overhead: one 10-second request (verbose_json: the same work) vs. the direct engine call,
    medians of --runs.
 4. The transformers engine vs. the CTranslate2 engine on the same weights and the same clips.
+5. Timed output: timestamp tokens (before) vs. text-only decoding timed by alignment (now), on the engine,
+   with WER and how far the word and subtitle times moved.
+6. The long recording with 4 short requests arriving 10 s into it: how the Transcriber's batches came out
+   (sections 1 and 2 print theirs too) and how soon the short requests were answered.
 
 Every side decodes the same WAV bytes, so decoding counts on both. WER is jiwer's, after normalization.
 
@@ -22,6 +26,7 @@ Every side decodes the same WAV bytes, so decoding counts on both. WER is jiwer'
 
 import argparse
 import asyncio
+import re
 import statistics
 import tempfile
 import time
@@ -57,6 +62,8 @@ RESPONSE_FORMATS = {
     "verbose_json": "timed segments, as faster-whisper sequential",
 }
 SHORT_CLIP_S = 10
+SHORT_DURING_LONG = 4  # short requests sent while the long recording is being transcribed
+SHORT_AFTER_S = 10.0
 
 
 @dataclass
@@ -282,6 +289,33 @@ async def _post_all(base_url: str, clips: list[Clip], response_format: str) -> l
         return await asyncio.gather(*(post(clip) for clip in clips))
 
 
+async def _long_with_short_during_it(base_url: str, long: Clip, short: list[Clip], after_s: float) -> list[float]:
+    """The long recording, and `after_s` into it the short clips at once: each one's answer time, the
+    long one's last."""
+
+    async def timed_post(clips: list[Clip]) -> float:
+        started = time.perf_counter()
+        await _post_all(base_url, clips, "json")
+        return time.perf_counter() - started
+
+    long_run = asyncio.ensure_future(timed_post([long]))
+    await asyncio.sleep(after_s)
+    short_s = await asyncio.gather(*(timed_post([clip]) for clip in short))
+    return [*short_s, await long_run]
+
+
+def batch_sizes(service: LocalService, since: int) -> str:
+    """The Transcriber's batch sizes logged since `since` characters of the service's log (it logs each
+    batch: "decoded N chunks")."""
+    time.sleep(2)  # Ray forwards the replica's log lines to `serve run` a moment later
+    log = service.log_path.read_text(errors="replace")[since:]
+    return "+".join(re.findall(r"decoded (\d+) chunks", log)) or "none"
+
+
+def log_size(service: LocalService) -> int:
+    return len(service.log_path.read_text(errors="replace"))
+
+
 def post_concurrently(base_url: str, clips: list[Clip], response_format: str = "json") -> str:
     """The clips' texts; json (the default) asks for text only, verbose_json for timed segments too."""
     return " ".join(asyncio.run(_post_all(base_url, clips, response_format)))
@@ -339,13 +373,29 @@ def service_rows(work: Workload, whisper: WhisperModelConfig, batch_size: int, g
     ):
         post_concurrently(service.base_url, short[:batch_size])  # warm-up: one full batch
         for response_format, note in RESPONSE_FORMATS.items():
+            since = log_size(service)
             seconds, text = timed(partial(post_concurrently, service.base_url, [recording], response_format))
             wer = word_error_rate(recording.reference, text)
             what = f"service, {response_format}"
+            note = f"{note}; batches {batch_sizes(service, since)}"
             rows.append(Row(work.long_title, what, seconds, recording.seconds, wer, note))
         for response_format, note in RESPONSE_FORMATS.items():
+            since = log_size(service)
             seconds, _ = timed(partial(post_concurrently, service.base_url, short, response_format))
+            note = f"{note}; batches {batch_sizes(service, since)}"
             rows.append(Row(work.many_title, f"service, {response_format}, all at once", seconds, short_s, note=note))
+        since = log_size(service)
+        during = short[:SHORT_DURING_LONG]
+        *short_answers, long_s = asyncio.run(
+            _long_with_short_during_it(service.base_url, recording, during, SHORT_AFTER_S)
+        )
+        note = (
+            f"json; {len(during)} 10 s requests {SHORT_AFTER_S:.0f} s in, answered in "
+            + ", ".join(f"{answer:.1f}" for answer in short_answers)
+            + f" s; batches {batch_sizes(service, since)}"
+        )
+        audio_s = recording.seconds + sum(clip.seconds for clip in during)
+        rows.append(Row(f"6. {recording.name} + short requests", "service, all in one run", long_s, audio_s, note=note))
         # Overhead is measured on the same work as the direct call: timed segments.
         served = statistics.median(
             timed(lambda: post_concurrently(service.base_url, [work.single], "verbose_json"))[0]
