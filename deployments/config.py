@@ -94,7 +94,16 @@ class ChunkingConfig(StrictModel):
         description="Cut at silences found by Silero VAD and skip non-speech (stops Whisper hallucinating on"
         " silence); false cuts fixed windows.",
     )
-    max_chunk_s: float = Field(30.0, gt=1, le=30, description="Longest chunk; Whisper sees 30 s at a time.")
+    max_chunk_s: float = Field(
+        30.0, gt=1, le=30, description="Most speech in a chunk (its silences cut out); Whisper sees 30 s at a time."
+    )
+    max_span_s: float = Field(
+        60.0,
+        ge=30,
+        le=600,
+        description="Most of the file one chunk's speech may stretch over: bounds the audio the streaming chunker"
+        " holds.",
+    )
     max_chunks_in_flight: int = Field(
         16, ge=1, description="Chunks of one request sent to the Transcriber at once: bounds memory on long files."
     )

@@ -57,7 +57,8 @@ class TranscriptionPipeline:
         self.transcriber = transcriber
         self.diarizer = diarizer
         self.config = config
-        self.chunker = SpeechChunker(use_vad=config.chunking.vad_filter, max_chunk_s=config.chunking.max_chunk_s)
+        chunking = config.chunking
+        self.chunker = SpeechChunker(chunking.vad_filter, chunking.max_chunk_s, chunking.max_span_s)
         self.files_decoding = {True: 0, False: 0}  # files being decoded now, interactive (True) or jobs'
 
     async def check_url(self, url: str) -> None:

@@ -113,6 +113,11 @@ def test_verbose_json_with_word_timestamps(sdk: openai.OpenAI, greeting_wav: byt
         assert 0 <= word["start"] <= word["end"] <= 4.01
         assert 0 <= word["prob"] <= 1
     assert [word["start"] for word in words] == sorted(word["start"] for word in words)
+    # Segments are sentences timed by their words (text-only decoding, then alignment): each starts at its
+    # first word's start and ends at its last word's end.
+    starts, ends = {word["start"] for word in words}, {word["end"] for word in words}
+    assert len(body["segments"]) >= 2  # "Hello. Oh, hello. I didn't know you were there." is not one segment
+    assert all(segment["start"] in starts and segment["end"] in ends for segment in body["segments"])
 
 
 def test_verbose_json_without_words_has_segments_only(sdk: openai.OpenAI, greeting_wav: bytes) -> None:
