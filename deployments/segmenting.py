@@ -51,7 +51,7 @@ def segment_groups(words: list[Word], language: str, pause_s: float, max_duratio
             if current and word.start - current[-1].end >= pause_s:
                 segments.append(current)
                 current = []
-            elif current and word.end - current[0].start > max_duration_s:
+            while current and word.end - current[0].start > max_duration_s:  # each pass leaves fewer words
                 cut = _after_last_clause(current)
                 segments.append(current[:cut])
                 current = current[cut:]

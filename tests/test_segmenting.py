@@ -42,3 +42,10 @@ def test_a_long_sentence_without_a_comma_is_cut_where_it_gets_too_long() -> None
 
 def test_no_words_no_segments() -> None:
     assert segment_groups([], "en", pause_s=0.8, max_duration_s=10) == []
+
+
+def test_no_segment_runs_longer_than_the_limit_after_a_cut_at_a_comma() -> None:
+    said = words((" one,", 0.0, 1.0), (" two", 1.0, 5.0), (" three", 5.0, 6.8), (" four.", 6.8, 8.0))
+    groups = segment_groups(said, "en", pause_s=0.8, max_duration_s=5.5)
+    assert texts(groups) == ["one,", "two", "three four."]  # "two three" would last 5.8 s
+    assert all(group[-1].end - group[0].start <= 5.5 for group in groups)
