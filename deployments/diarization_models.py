@@ -104,6 +104,10 @@ class SpeakerFramesEmbedding(Model):
     HOP = SAMPLE_RATE // 100  # samples per 10 ms frame
     FRAME_LENGTH = SAMPLE_RATE // 40  # samples in a frame's 25 ms analysis window
 
+    def frame_count(self, num_samples: int) -> int:
+        """How many 10 ms frames `frames` gives for a recording of `num_samples`."""
+        return max(0, (num_samples - self.FRAME_LENGTH) // self.HOP + 1)
+
     def window_frames(self, samples: torch.Tensor, start: int, end: int) -> torch.Tensor:
         """The feature frames [start, end) of a recording, computed from its samples alone, so that a long
         recording's windows never need all of its frames in memory at once."""

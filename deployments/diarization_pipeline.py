@@ -112,9 +112,12 @@ class DiarizationPipeline:
         if embedding is None:
             return turns, exclusive
         waveform = torch.from_numpy(np.ascontiguousarray(samples))
-        frame_count = max(0, (len(samples) - embedding.FRAME_LENGTH) // embedding.HOP + 1)
         return resegment(
-            turns, exclusive, frame_count, lambda bounds: embedding.embed_windows(waveform, bounds), self.resegmentation
+            turns,
+            exclusive,
+            embedding.frame_count(len(samples)),
+            lambda bounds: embedding.embed_windows(waveform, bounds),
+            self.resegmentation,
         )
 
 

@@ -21,7 +21,15 @@ from ray import serve
 from ray.serve.handle import DeploymentHandle
 
 from deployments.audio import declared_duration, decode_windows, too_long
-from deployments.chunking import Chunk, Pieces, SpeechChunker, StreamingChunker, file_time, speech_samples
+from deployments.chunking import (
+    Chunk,
+    Pieces,
+    SpeechChunker,
+    StreamingChunker,
+    chunk_audio,
+    file_time,
+    speech_samples,
+)
 from deployments.config import PipelineConfig
 from deployments.errors import AudioRejectedError
 from deployments.profanity import mask_text, mask_transcript
@@ -175,7 +183,6 @@ class FileRun:
             spool = self.decoded_path.open("wb")
         lane, decoding = self.request.interactive, self.pipeline.files_decoding
         decoding[lane] += 1
-        counted = True
         try:
             while (window := await asyncio.to_thread(next, windows, None)) is not None:
                 if spool is not None:
@@ -185,13 +192,10 @@ class FileRun:
                     await self._hold(chunk)
             for chunk in await asyncio.to_thread(list, streaming.finish()):
                 await self._hold(chunk)
-            decoding[lane] -= 1
-            counted = False
-            if self.held is not None:  # the file's last chunk: more come only from other files
-                self._send(self.held, more_coming=decoding[lane] > 0)
+            if self.held is not None:  # the file's last chunk: more come only from other files (this one counts)
+                self._send(self.held, more_coming=decoding[lane] > 1)
         finally:
-            if counted:
-                decoding[lane] -= 1
+            decoding[lane] -= 1
             self.decoding_done = True
             self.sent.set()
             windows.close()
@@ -229,12 +233,8 @@ class FileRun:
 
     async def _again(self, index: int, options: ChunkOptions) -> ChunkTranscript:
         """A chunk decoded a second time, read back from the decoded spool."""
-        samples = np.concatenate(
-            [
-                np.fromfile(self.decoded_path, dtype=np.float32, count=end - start, offset=start * 4)
-                for start, end in self.pieces[index]
-            ]
-        )
+        spool = np.memmap(self.decoded_path, dtype=np.float32, mode="r")
+        samples = np.array(chunk_audio(spool, self.pieces[index]))  # a copy: the spool is deleted when done
         async with self.in_flight:
             return await self._transcribe(samples, options)
 

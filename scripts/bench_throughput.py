@@ -32,7 +32,6 @@ import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from difflib import SequenceMatcher
 from functools import partial
 from pathlib import Path
 
@@ -48,12 +47,12 @@ from deployments.config import BatchingConfig, WhisperModelConfig
 from deployments.engines import load_engine
 from deployments.engines.ctranslate2_engine import CTranslate2Engine
 from deployments.pipeline import join_chunks
-from deployments.types import SAMPLE_RATE, ChunkOptions, ChunkTranscript, Transcript, Word
+from deployments.types import SAMPLE_RATE, ChunkOptions, ChunkTranscript, Transcript
 from scripts.local_service import ROOT, LocalService
 from serve_app.config import AppConfig
 from serve_app.formatting import render_srt
 from tests.media import JFK_REFERENCE, SHARED_AUDIO, encode, pyannote_sample
-from tests.wer import stm_transcript, word_error_rate
+from tests.wer import matched_words, stm_transcript, word_error_rate
 
 CONCURRENT_REQUESTS = 16
 WARM_UP_S = 240  # long enough for a full batch of chunks
@@ -265,12 +264,6 @@ def timestamp_rows(clips: list[Clip], whisper: WhisperModelConfig, batch_size: i
         f" SRT cue starts: median {statistics.median(cue_starts):.3f} s to the nearest"
     )
     return rows
-
-
-def matched_words(before: list[Word], now: list[Word]) -> list[tuple[Word, Word]]:
-    """The words both decodes have, matched in order (text-only and timestamp-token decodes may differ)."""
-    matcher = SequenceMatcher(a=[w.word.lower() for w in before], b=[w.word.lower() for w in now], autojunk=False)
-    return [(before[a + k], now[b + k]) for a, b, size in matcher.get_matching_blocks() for k in range(size)]
 
 
 async def _post_all(base_url: str, clips: list[Clip], response_format: str) -> list[str]:

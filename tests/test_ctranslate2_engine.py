@@ -6,7 +6,6 @@ words at the times the timestamp-token decode gives them."""
 
 import itertools
 import statistics
-from difflib import SequenceMatcher
 
 import numpy as np
 import pytest
@@ -17,8 +16,9 @@ from faster_whisper.tokenizer import Tokenizer
 from deployments.audio import decode_audio
 from deployments.config import WhisperModelConfig
 from deployments.engines.ctranslate2_engine import CTranslate2Engine
-from deployments.types import SAMPLE_RATE, ChunkOptions, Word
+from deployments.types import SAMPLE_RATE, ChunkOptions
 from tests.media import pyannote_sample
+from tests.wer import matched_words
 
 
 @pytest.fixture(scope="module")
@@ -90,14 +90,8 @@ def test_alignment_times_the_text_only_decode_as_timestamp_tokens_would(
             assert "".join(w.word for w in mine) == segment.text
             assert (segment.start, segment.end) == (mine[0].start, mine[-1].end)
             assert 0 <= segment.start < segment.end <= len(chunk) / SAMPLE_RATE
-        starts += [abs(a.start - b.start) for a, b in same_words(ours.words, theirs.words)]
+        starts += [abs(a.start - b.start) for a, b in matched_words(ours.words, theirs.words)]
     assert len(starts) > 40 and statistics.median(starts) <= 0.1
-
-
-def same_words(ours: list[Word], theirs: list[Word]) -> list[tuple[Word, Word]]:
-    """The words both decodes have, matched in order (the two decodes may differ in a word or two)."""
-    matcher = SequenceMatcher(a=[w.word.lower() for w in ours], b=[w.word.lower() for w in theirs], autojunk=False)
-    return [(ours[a + k], theirs[b + k]) for a, b, size in matcher.get_matching_blocks() for k in range(size)]
 
 
 def test_segments_are_timed_by_alignment_without_words_asked_for(tiny: CTranslate2Engine, speech) -> None:

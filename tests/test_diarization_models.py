@@ -101,3 +101,4 @@ def test_windows_embedded_in_a_batch_equal_one_by_one(speech: np.ndarray, encode
     np.testing.assert_allclose(batched, one_by_one, atol=1e-4)
     if isinstance(encoder, CamPlusPlusEmbedding):
         torch.testing.assert_close(encoder.window_frames(waveform, 320, 470), whole[320:470])
+        assert encoder.frame_count(len(waveform)) == len(whole)

@@ -1,8 +1,12 @@
-"""Word error rate with jiwer, after the usual normalization (case, punctuation, spacing)."""
+"""Word error rate with jiwer, after the usual normalization (case, punctuation, spacing), and the words
+two decodes of the same audio share, for comparing their times."""
 
+from difflib import SequenceMatcher
 from pathlib import Path
 
 import jiwer
+
+from deployments.types import Word
 
 _normalize = jiwer.Compose(
     [
@@ -25,3 +29,10 @@ def stm_transcript(stm_path: Path, until: float = float("inf")) -> str:
     rows = [line.split(maxsplit=5) for line in stm_path.read_text().splitlines() if line.strip()]
     rows = [row for row in rows if len(row) == 6 and float(row[4]) <= until]
     return " ".join(row[5] for row in sorted(rows, key=lambda row: float(row[3])))
+
+
+def matched_words(first: list[Word], second: list[Word]) -> list[tuple[Word, Word]]:
+    """The words both decodes have, matched in order (two decodes of the same audio may differ in a word
+    or two)."""
+    matcher = SequenceMatcher(a=[w.word.lower() for w in first], b=[w.word.lower() for w in second], autojunk=False)
+    return [(first[a + k], second[b + k]) for a, b, size in matcher.get_matching_blocks() for k in range(size)]
