@@ -1,7 +1,10 @@
 """Throughput benchmark: the service against faster-whisper on the same model and settings, as one table.
 
 Every row is measured in this run on this machine, one after another (never at once: they share the CPU).
-The direct baselines run first, before the service starts, so that Ray's processes do not slow them.
+The direct baselines run before the service starts, so that Ray's processes do not slow them, and the two
+the service must beat (`BatchedInferencePipeline` on the long recording, the short clips one after another)
+run again after it stopped: their rows show the mean of both runs. This machine's speed drifts by tens of
+percent within minutes, so one baseline run minutes before the service's would compare two different machines.
 
 1. A long recording (default 10 min) built from real speech with references: jfk.flac (from ../shared,
    when present) and the two-speaker call that pyannote.audio ships, 1 s of silence between clips.
@@ -26,12 +29,13 @@ Every side decodes the same WAV bytes, so decoding counts on both. WER is jiwer'
 
 import argparse
 import asyncio
+import os
 import re
 import statistics
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 
@@ -55,6 +59,7 @@ from tests.media import JFK_REFERENCE, SHARED_AUDIO, encode, pyannote_sample
 from tests.wer import matched_words, stm_transcript, word_error_rate
 
 CONCURRENT_REQUESTS = 16
+BASELINE_BATCH_SIZE = 8  # BatchedInferencePipeline's, and the engines' in sections 4 and 5
 WARM_UP_S = 240  # long enough for a full batch of chunks
 RESPONSE_FORMATS = {
     "json": "text only: decoded without timestamp tokens",
@@ -306,6 +311,7 @@ def batch_sizes(service: LocalService, since: int) -> str:
 
 
 def log_size(service: LocalService) -> int:
+    time.sleep(2)  # the lines of the work before (a warm-up's batches) reach the log a moment later
     return len(service.log_path.read_text(errors="replace"))
 
 
@@ -333,25 +339,43 @@ class Workload:
         return f"2. {len(self.short)} concurrent 10 s requests"
 
 
-def baseline_rows(work: Workload, whisper: WhisperModelConfig, batch_size: int) -> list[Row]:
-    baseline = FasterWhisperBaseline(whisper, batch_size)
-    recording, short = work.recording, work.short
+def baseline_rows(work: Workload, baseline: FasterWhisperBaseline) -> list[Row]:
+    recording = work.recording
     # Warm-ups: the engine's first batch of a size allocates its buffers, so each side runs one first.
     baseline.sequential(work.single.wav)
     baseline.batched_pipeline(encode(recording.samples[: WARM_UP_S * SAMPLE_RATE], "wav"))
-    rows = []
     seconds, text = timed(lambda: baseline.sequential(recording.wav))
     wer = word_error_rate(recording.reference, text)
-    rows.append(Row(work.long_title, "faster-whisper sequential", seconds, recording.seconds, wer, "timed segments"))
+    rows = [Row(work.long_title, "faster-whisper sequential", seconds, recording.seconds, wer, "timed segments")]
+    rows += compared_baseline_rows(work, baseline)
+    direct = statistics.median(timed(lambda: baseline.sequential(work.single.wav))[0] for _ in range(work.runs))
+    rows.append(Row("3. one 10 s request", "faster-whisper directly", direct, work.single.seconds))
+    return rows
+
+
+def compared_baseline_rows(work: Workload, baseline: FasterWhisperBaseline) -> list[Row]:
+    """The two baselines the service's goals are set against (sections 1 and 2)."""
+    recording, short = work.recording, work.short
     seconds, text = timed(lambda: baseline.batched_pipeline(recording.wav))
     wer = word_error_rate(recording.reference, text)
     note = "text only: one segment per chunk"
-    rows.append(Row(work.long_title, "faster-whisper BatchedInferencePipeline", seconds, recording.seconds, wer, note))
+    rows = [Row(work.long_title, "faster-whisper BatchedInferencePipeline", seconds, recording.seconds, wer, note)]
     seconds, _ = timed(lambda: " ".join(baseline.sequential(clip.wav) for clip in short))
     short_s = sum(clip.seconds for clip in short)
     rows.append(Row(work.many_title, "faster-whisper, one after another", seconds, short_s, note="timed segments"))
-    direct = statistics.median(timed(lambda: baseline.sequential(work.single.wav))[0] for _ in range(work.runs))
-    rows.append(Row("3. one 10 s request", "faster-whisper directly", direct, work.single.seconds))
+    return rows
+
+
+def bracketed(before: list[Row], after: list[Row]) -> list[Row]:
+    """Each row timed again after the service stopped becomes the mean of its two runs."""
+    again = {(row.section, row.what): row for row in after}
+    rows = []
+    for row in before:
+        late = again.get((row.section, row.what))
+        if late is not None:
+            note = f"{row.note}; mean of {row.seconds:.1f} s before the service and {late.seconds:.1f} s after"
+            row = replace(row, seconds=(row.seconds + late.seconds) / 2, note=note)
+        rows.append(row)
     return rows
 
 
@@ -364,7 +388,9 @@ def service_rows(work: Workload, whisper: WhisperModelConfig, batch_size: int, g
         tempfile.TemporaryDirectory() as workdir,
         LocalService(Path(workdir), ["bench"], whisper=overrides, gpu=gpu, unthrottled=True) as service,
     ):
-        post_concurrently(service.base_url, short[:batch_size])  # warm-up: one full batch
+        # Warm-ups as the baseline's: a piece of the recording (full batches of long chunks), then short clips.
+        post_concurrently(service.base_url, [Clip("warm-up", recording.samples[: WARM_UP_S * SAMPLE_RATE])])
+        post_concurrently(service.base_url, short[:batch_size])
         for response_format, note in RESPONSE_FORMATS.items():
             since = log_size(service)
             seconds, text = timed(partial(post_concurrently, service.base_url, [recording], response_format))
@@ -411,26 +437,36 @@ def main() -> None:
     args = parser.parse_args()
 
     local = yaml.safe_load((ROOT / "configs" / "local.yaml").read_text())["applications"][0]
-    whisper = AppConfig.model_validate(local["args"]).whisper.model_copy(update={"model": args.model})
+    served = AppConfig.model_validate(local["args"]).whisper.model_copy(update={"model": args.model})
+    # faster-whisper as a script runs it, and the engines in one process: every core on one batch at a time.
+    whisper = served.model_copy(update={"cpu_threads": len(os.sched_getaffinity(0))})
     if args.gpu:
         whisper = whisper.model_copy(update={"device": "cuda", "compute_type": "float16"})
     transcriber = next(d for d in local["deployments"] if d["name"] == "Transcriber")
-    batch_size = BatchingConfig.model_validate(transcriber["user_config"]).max_batch_size
+    service_batching = BatchingConfig.model_validate(transcriber["user_config"])
+    batch_size = BASELINE_BATCH_SIZE
 
     clips = reference_clips()
     work = Workload(long_recording(clips, args.minutes * 60), short_clips(clips, CONCURRENT_REQUESTS), args.runs)
-    rows = baseline_rows(work, whisper, batch_size)
+    baseline = FasterWhisperBaseline(whisper, batch_size)
+    rows = baseline_rows(work, baseline)
+    if not args.no_service:
+        service = service_rows(work, whisper, batch_size, args.gpu, direct_s=rows[-1].seconds)
+        rows = bracketed(rows, compared_baseline_rows(work, baseline)) + service
+    del baseline
     rows += engine_rows(clips, whisper, batch_size, args.gpu)
     rows += timestamp_rows(clips, whisper, batch_size)
-    if not args.no_service:
-        rows += service_rows(work, whisper, batch_size, args.gpu, direct_s=rows[3].seconds)
-    print_table(rows, whisper, batch_size)
+    print_table(rows, whisper, batch_size, served, service_batching)
 
 
-def print_table(rows: list[Row], whisper: WhisperModelConfig, batch_size: int) -> None:
+def print_table(
+    rows: list[Row], whisper: WhisperModelConfig, batch_size: int, served: WhisperModelConfig, batching: BatchingConfig
+) -> None:
     print(
-        f"model {whisper.model}, {whisper.device} {whisper.compute_type}, beam {whisper.beam_size}, "
-        f"VAD on, batch size {batch_size}; speed-up is against the first row of its section"
+        f"model {whisper.model}, {whisper.device} {whisper.compute_type}, beam {whisper.beam_size}, VAD on; "
+        f"faster-whisper and the engines: batch size {batch_size}, {whisper.cpu_threads} threads; the service "
+        f"(configs/local.yaml): batches of {batching.max_batch_size}, {batching.lane_batches} at once per lane, "
+        f"{served.cpu_threads} thread(s) each; speed-up is against the first row of its section"
     )
     print(f"{'section':34s} {'what':42s} {'wall s':>8s} {'audio s/s':>9s} {'speed-up':>8s} {'WER %':>6s}  note")
     sections: dict[str, Row] = {}
