@@ -165,7 +165,11 @@ class Transcriber:
             cpu_s = time.process_time() - cpu_started  # the whole replica's: below 2x wall on 2 cores = contention
             logger.info(
                 "%s: decoded %d chunks (%.0f s of audio) in %.2f s, %.1f CPU-s",
-                *(lane.name, len(chunks), audio_s, seconds, cpu_s),
+                lane.name,
+                len(chunks),
+                audio_s,
+                seconds,
+                cpu_s,
             )
             self.metrics.batch_size.observe(len(chunks))
             self.metrics.batch_seconds.observe(seconds)

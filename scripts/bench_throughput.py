@@ -61,6 +61,7 @@ from tests.wer import matched_words, stm_transcript, word_error_rate
 CONCURRENT_REQUESTS = 16
 BASELINE_BATCH_SIZE = 8  # BatchedInferencePipeline's, and the engines' in sections 4 and 5
 WARM_UP_S = 240  # long enough for a full batch of chunks
+LOG_DELAY_S = 2  # Ray forwards a replica's log lines to `serve run` a moment after they are written
 RESPONSE_FORMATS = {
     "json": "text only: decoded without timestamp tokens",
     "verbose_json": "timed segments, as faster-whisper sequential",
@@ -305,13 +306,12 @@ async def _long_with_short_during_it(base_url: str, long: Clip, short: list[Clip
 def batch_sizes(service: LocalService, since: int) -> str:
     """The Transcriber's batch sizes logged since `since` characters of the service's log (it logs each
     batch: "decoded N chunks")."""
-    time.sleep(2)  # Ray forwards the replica's log lines to `serve run` a moment later
+    time.sleep(LOG_DELAY_S)
     log = service.log_path.read_text(errors="replace")[since:]
     return "+".join(re.findall(r"decoded (\d+) chunks", log)) or "none"
 
 
 def log_size(service: LocalService) -> int:
-    time.sleep(2)  # the lines of the work before (a warm-up's batches) reach the log a moment later
     return len(service.log_path.read_text(errors="replace"))
 
 
@@ -391,6 +391,7 @@ def service_rows(work: Workload, whisper: WhisperModelConfig, batch_size: int, g
         # Warm-ups as the baseline's: a piece of the recording (full batches of long chunks), then short clips.
         post_concurrently(service.base_url, [Clip("warm-up", recording.samples[: WARM_UP_S * SAMPLE_RATE])])
         post_concurrently(service.base_url, short[:batch_size])
+        time.sleep(LOG_DELAY_S)  # the warm-ups' batch lines land before the first row's count starts
         for response_format, note in RESPONSE_FORMATS.items():
             since = log_size(service)
             seconds, text = timed(partial(post_concurrently, service.base_url, [recording], response_format))
