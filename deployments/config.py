@@ -230,7 +230,6 @@ class PipelineConfig(StrictModel):
     chunking: ChunkingConfig = ChunkingConfig()
     limits: LimitsConfig = LimitsConfig()
     url_input: UrlInputConfig = UrlInputConfig()
-    spool_dir: str = Field(description="Where decoded 16 kHz audio is written while a file is processed.")
 
 
 class RealtimeConfig(StrictModel):

@@ -18,7 +18,6 @@ import uuid
 from collections import Counter
 from collections.abc import Callable
 from datetime import UTC, datetime
-from pathlib import Path
 
 import ray
 
@@ -30,6 +29,7 @@ from deployments.job_store import JobStore, SQLiteJobStore
 from deployments.jobs import Job, JobRequest, JobStatus
 from deployments.metrics import JobMetrics
 from deployments.retry import worker_lost
+from deployments.spool import remove_spooled
 from deployments.types import PipelineProgress, PipelineRequest, PipelineResult
 
 logger = logging.getLogger("ray.serve")  # where Ray shows a replica's or actor's log lines
@@ -264,7 +264,7 @@ class JobTracker:
             self.unsaved[job.job_id] = job
             return
         self.unsaved.pop(job.job_id, None)
-        Path(job.request.source_path).unlink(missing_ok=True)
+        remove_spooled(job.request.source_path)
 
     # ---- retention ----
 

@@ -12,7 +12,6 @@ memory does not grow with the file's length.
 
 import asyncio
 import logging
-import uuid
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
@@ -35,6 +34,7 @@ from deployments.errors import AudioRejectedError
 from deployments.profanity import mask_text, mask_transcript
 from deployments.retry import retry_on_worker_loss
 from deployments.speakers import diarized_transcription
+from deployments.spool import decoded_copy_path
 from deployments.types import (
     SAMPLE_RATE,
     ChunkOptions,
@@ -122,8 +122,7 @@ class FileRun:
         # Decoded audio goes to disk when it is needed again: by the Diarizer, or to decode a chunk again
         # in the file's language once that is known.
         needs_decoded = request.diarization is not None or request.options.language is None
-        spool_dir = Path(pipeline.config.spool_dir).expanduser()
-        self.decoded_path = spool_dir / f"{uuid.uuid4()}.f32" if needs_decoded else None
+        self.decoded_path = decoded_copy_path(request.source_path) if needs_decoded else None
         self.pieces: list[Pieces] = []  # where each chunk's speech lies in the file
         self.transcripts: list[asyncio.Task[ChunkTranscript]] = []
         self.transcribed: list[bool] = []
@@ -179,7 +178,6 @@ class FileRun:
         streaming = StreamingChunker(self.pipeline.chunker)
         spool = None
         if self.decoded_path is not None:
-            self.decoded_path.parent.mkdir(parents=True, exist_ok=True)
             spool = self.decoded_path.open("wb")
         lane, decoding = self.request.interactive, self.pipeline.files_decoding
         decoding[lane] += 1

@@ -26,6 +26,8 @@ logger = logging.getLogger("ray.serve")
 
 
 DEFAULT_BATCHING = BatchingConfig()
+STALL_WARNING_S = 120  # far beyond any batch's time: chunks waiting this long are stuck
+STALL_CHECK_S = 30
 
 
 class Lane:
@@ -49,6 +51,18 @@ class Lane:
         self.held: list[object] = []  # a token per chunk at the gate, in arrival order: first come, first in
         self.gather_until = 0.0  # time.monotonic() until which chunks are held for a fuller batch
         self.holding_since: float | None = None
+        self.last_moved = time.monotonic()  # when a chunk last went in, or a batch started or ended
+
+    def stall(self, stall_s: float) -> str | None:
+        """What the lane looks like when chunks have waited `stall_s` without anything moving (five times that
+        while a batch runs: a large model on a CPU is slow), else None."""
+        waited = time.monotonic() - self.last_moved
+        if waited < (stall_s if self.engine_idle else 5 * stall_s) or not (self.held or self.admitted):
+            return None
+        return (
+            f"{self.name} lane: nothing moved for {waited:.0f} s with {len(self.held)} chunks at the gate and"
+            f" {self.admitted} let in (engine idle: {self.engine_idle})"
+        )
 
     async def enter(self, batching: BatchingConfig, more_coming: bool) -> None:
         token = object()
@@ -70,6 +84,7 @@ class Lane:
                     self.holding_since = None
                 self.admission.notify_all()  # the chunks behind this one moved up
             self.admitted += 1
+            self.last_moved = time.monotonic()
 
     def _may_enter(self, token: object, max_batch_size: int) -> bool:
         room = max_batch_size - self.admitted
@@ -94,6 +109,7 @@ class Lane:
     async def set_idle(self, idle: bool) -> None:
         async with self.admission:
             self.engine_idle = idle
+            self.last_moved = time.monotonic()
             self.admission.notify_all()
 
 
@@ -106,6 +122,7 @@ class Transcriber:
         self.received = 0  # chunks whose callers have not had their result, admitted or not
         self.decoding = 0  # chunks in the engine's current batches
         self.metrics = TranscriberMetrics()
+        self.watchdog: asyncio.Task | None = None
 
     def reconfigure(self, user_config: dict) -> None:
         batching = self.batching = BatchingConfig.model_validate(user_config)
@@ -123,6 +140,8 @@ class Transcriber:
             lane, batch = self.interactive, self.transcribe_interactive_batch
         else:
             lane, batch = self.jobs, self.transcribe_batch
+        if self.watchdog is None:
+            self.watchdog = asyncio.ensure_future(self._watch_lanes())
         self._count_received(+1)
         try:
             await lane.enter(self.batching, more_coming)
@@ -132,6 +151,14 @@ class Transcriber:
                 await lane.leave()
         finally:
             self._count_received(-1)
+
+    async def _watch_lanes(self) -> None:
+        """A lane whose chunks stop moving is a bug that would hang requests and jobs without a word: say so."""
+        while True:
+            await asyncio.sleep(STALL_CHECK_S)
+            for lane in (self.interactive, self.jobs):
+                if (stalled := lane.stall(STALL_WARNING_S)) is not None:
+                    logger.warning("%s; %d chunks received, %d decoding", stalled, self.received, self.decoding)
 
     def _count_received(self, change: int) -> None:
         self.received += change

@@ -23,9 +23,7 @@ from serve_app.ingress import Ingress
 def build_app(args: AppConfig) -> Application:
     transcriber = Transcriber.bind(args.whisper)
     diarizer = Diarizer.bind(args.diarization)
-    pipeline_config = PipelineConfig(
-        chunking=args.chunking, limits=args.limits, url_input=args.url_input, spool_dir=str(args.jobs.spool_dir)
-    )
+    pipeline_config = PipelineConfig(chunking=args.chunking, limits=args.limits, url_input=args.url_input)
     pipeline = TranscriptionPipeline.bind(transcriber, diarizer, pipeline_config)
     realtime = RealtimeTranscriber.bind(transcriber, diarizer, args.realtime)
     return Ingress.bind(pipeline, realtime, args)

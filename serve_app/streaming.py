@@ -19,6 +19,7 @@ from pydantic import BaseModel
 
 from deployments.errors import client_error
 from deployments.retry import worker_lost
+from deployments.spool import remove_spooled
 from deployments.types import DiarizedTranscript, PipelineProgress, PipelineRequest, PipelineResult, PipelineText
 from serve_app.schemas import (
     StreamError,
@@ -90,4 +91,4 @@ async def _server_sent_events(
     finally:
         if result is None:
             events.cancel()  # the client went away, or the pipeline failed: stop its work
-        spool_path.unlink(missing_ok=True)
+        remove_spooled(spool_path)

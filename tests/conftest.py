@@ -1,6 +1,7 @@
 """Shared fixtures. `service` starts the real application once per test session, the way users do:
 `serve run` on a config derived from configs/local.yaml (tiny.en for speed, a free port)."""
 
+import re
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -61,6 +62,23 @@ KEYS_FILE = {
     ]
 }
 """Keys with a balance or their own limits, from STT_API_KEYS_FILE; API_KEYS come from STT_API_KEYS."""
+
+
+LOG_DIGEST_PATTERN = re.compile(r"WARNING|ERROR|Error|decoded \d+ chunks|CALL transcribe(_streaming)? ")
+ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> pytest.TestReport:
+    """A failed test that used the service shows the service's recent warnings, errors and batches: a CI
+    run's failure then says what the service was doing, not only what the client saw."""
+    report = yield
+    service = getattr(item, "funcargs", {}).get("service")
+    if report.failed and isinstance(service, Service) and service.process.log_path.exists():
+        lines = service.process.log_path.read_text(errors="replace").splitlines()
+        digest = [ANSI_ESCAPE.sub("", line)[:400] for line in lines if LOG_DIGEST_PATTERN.search(line)]
+        report.sections.append(("the service's log: warnings, errors and batches", "\n".join(digest[-60:])))
+    return report
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

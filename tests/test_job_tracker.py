@@ -14,6 +14,7 @@ from deployments.errors import AudioRejectedError, StorageError
 from deployments.job_store import SQLiteJobStore
 from deployments.job_tracker import MAX_ATTEMPTS, JobTracker, TooManyJobsError
 from deployments.jobs import JobRequest, JobStatus
+from deployments.spool import decoded_copy_path
 from deployments.types import PipelineProgress, PipelineRequest, Segment, Transcript, TranscriptionOptions, Word
 from tests.fakes import Actor
 
@@ -84,6 +85,23 @@ def _tracker(tmp_path: Path, pipeline=None, clock=None, **config) -> JobTracker:
         store=SQLiteJobStore(tmp_path / "jobs.sqlite3"),
         clock=clock or Clock(),
     )
+
+
+def test_a_decoded_copy_left_by_a_cut_off_run_goes_with_the_jobs_input(tmp_path: Path) -> None:
+    """A restart kills a run before its `finally` removes its decoded copy; the job's end removes it."""
+
+    async def scenario() -> None:
+        tracker = _tracker(tmp_path)
+        request = _request(tmp_path)
+        left_behind = decoded_copy_path(request.source_path)
+        left_behind.write_bytes(b"samples")
+        other_input = tmp_path / "clip.wav2"  # another job's input whose name starts alike stays
+        other_input.write_bytes(b"audio")
+        job = await tracker.submit("alice", request)
+        assert (await _until_finished(tracker, job.job_id)).status == JobStatus.complete
+        assert sorted(path.name for path in tmp_path.glob("clip*")) == ["clip.wav2"]
+
+    asyncio.run(scenario())
 
 
 def test_completed_job_keeps_the_domain_transcript_and_is_charged_once(tmp_path: Path) -> None:

@@ -76,9 +76,12 @@ def _pipeline(tmp_path: Path, transcriber=None, diarizer=None, **limits) -> Tran
     config = PipelineConfig(
         chunking=ChunkingConfig(vad_filter=False, max_chunk_s=5, max_chunks_in_flight=3),
         limits=LimitsConfig(**limits),
-        spool_dir=str(tmp_path / "spool"),
     )
     return TranscriptionPipeline.func_or_class(transcriber or _Transcriber(), diarizer or _Diarizer(), config)
+
+
+def _decoded_copies(tmp_path: Path) -> list[Path]:
+    return list(tmp_path.glob("*.f32"))
 
 
 def _wav(tmp_path: Path, levels: list[tuple[float, float]]) -> Path:
@@ -107,7 +110,7 @@ def test_the_language_of_most_speech_wins_and_other_chunks_are_decoded_again_in_
     assert [segment.text for segment in transcript.segments] == [" [en]"] * 4
     assert [call.language for call in transcriber.calls] == [None] * 4 + ["en"]  # one chunk decoded again
     assert [segment.start for segment in transcript.segments] == [0.0, 5.0, 10.0, 15.0]  # the file's timeline
-    assert list((tmp_path / "spool").iterdir()) == []  # the decoded spool is gone
+    assert _decoded_copies(tmp_path) == []  # the decoded copy is gone
 
 
 def test_a_given_language_is_used_for_every_chunk_and_nothing_is_spooled(tmp_path: Path) -> None:
@@ -115,7 +118,7 @@ def test_a_given_language_is_used_for_every_chunk_and_nothing_is_spooled(tmp_pat
     transcript = asyncio.run(_pipeline(tmp_path, transcriber).transcribe(_request(_wav(tmp_path, [(0.9, 8.0)]), "fr")))
     assert transcript.language == "fr"
     assert [call.language for call in transcriber.calls] == ["fr", "fr"]
-    assert not (tmp_path / "spool").exists()
+    assert _decoded_copies(tmp_path) == []  # never written
 
 
 def test_at_most_max_chunks_in_flight_are_sent_at_once(tmp_path: Path) -> None:
@@ -148,7 +151,7 @@ def test_the_diarizer_reads_the_same_decoded_audio_from_the_spool(tmp_path: Path
     assert isinstance(result, DiarizedTranscript)
     assert np.array_equal(diarizer.samples, np.concatenate(list(decode_windows(path))))
     assert {segment.speaker for segment in result.segments} == {"speaker_0"}
-    assert list((tmp_path / "spool").iterdir()) == []
+    assert _decoded_copies(tmp_path) == []
 
 
 def test_progress_rises_then_the_result_comes_last(tmp_path: Path) -> None:
@@ -179,7 +182,7 @@ def test_streamed_text_is_final_in_timeline_order_in_the_first_chunks_language(t
     assert texts == [" [en]"] * 4
     assert received.index(next(e for e in received if isinstance(e, PipelineText))) < len(received) - 2
     assert received[-1].language == "en" and received[-1].text == "".join(texts).strip()
-    assert list((tmp_path / "spool").iterdir()) == []
+    assert _decoded_copies(tmp_path) == []
 
 
 def test_profanity_is_masked_in_text_segments_and_words(tmp_path: Path) -> None:
@@ -235,7 +238,7 @@ def test_a_failed_run_cancels_its_chunks_and_removes_the_decoded_spool(tmp_path:
     run = FileRun(_pipeline(tmp_path, transcriber), _request(_wav(tmp_path, [(0.1, 12.0)])))
     with pytest.raises(RuntimeError, match="engine failed"):
         asyncio.run(run.result())
-    assert list((tmp_path / "spool").iterdir()) == []
+    assert _decoded_copies(tmp_path) == []
 
 
 def test_rejections_survive_the_trip_between_processes() -> None:

@@ -161,3 +161,15 @@ def test_with_one_lane_an_interactive_chunk_waits_behind_the_backfill(transcribe
         replica.reconfigure({"max_batch_size": 8, "batch_wait_timeout_s": 0.05})
     assert waited > 0.6  # behind the running batch and the queued ones
     assert replica.jobs.admitted == replica.interactive.admitted == 0
+
+
+def test_a_lane_whose_chunks_stopped_moving_says_so() -> None:
+    lane = transcriber_module.Lane("jobs")
+    assert lane.stall(stall_s=0) is None  # nothing waits: an idle lane is not stalled
+    lane.admitted = 2
+    lane.last_moved -= 10
+    assert lane.stall(stall_s=60) is None  # waiting, but not long
+    report = lane.stall(stall_s=5)
+    assert report is not None and "2 let in" in report and "engine idle: True" in report
+    lane.engine_idle = False  # a batch is running: slow models get five times as long
+    assert lane.stall(stall_s=5) is None and lane.stall(stall_s=1) is not None

@@ -11,6 +11,7 @@ from pydantic import ValidationError
 
 from deployments.billing import ChargeDetails
 from deployments.retry import retry_on_worker_loss
+from deployments.spool import remove_spooled
 from deployments.types import PipelineRequest, PipelineResult
 from serve_app.auth import FUNDS_ERROR, ApiKey, price_of, require_funds
 from serve_app.config import AppConfig
@@ -133,7 +134,7 @@ async def create_transcription(request: Request, key: Annotated[ApiKey, Depends(
         await charge(result)
     finally:
         if not streaming:
-            spool_path.unlink(missing_ok=True)
+            remove_spooled(spool_path)  # and a decoded copy left by a pipeline replica that died
     return render(result, form.response_format, form.timestamp_granularities)
 
 
