@@ -12,6 +12,7 @@ disk. So neither an actor restart nor a restart of the whole application loses a
 """
 
 import asyncio
+import io
 import logging
 import time
 import uuid
@@ -46,6 +47,7 @@ MAX_ATTEMPTS = 5
 worker, a stopping application, a failing model) ends in error; until then it is run again, waiting
 `retry_interval_s`, then twice, four and eight times as long between attempts."""
 MAX_RETRY_DELAY_S = 300.0
+STALL_WARNING_ROUNDS = 10  # upkeep rounds (retry_interval_s each) with jobs queued beside a free worker
 
 
 class TooManyJobsError(RuntimeError):
@@ -84,6 +86,7 @@ class JobTracker:
         self.running: set[str] = set()  # jobs a worker is running now
         self.started: set[str] = set()  # unfinished jobs that have run at least once (for the queue-wait metric)
         self.metrics = JobMetrics()
+        self.stalled_rounds = 0
         self._publish_counts()
         self._start_workers()
         self._maintenance = asyncio.get_running_loop().create_task(self._maintain_forever())
@@ -284,6 +287,18 @@ class JobTracker:
             self.unsaved.pop(job.job_id, None)
         self._publish_counts()
 
+    def _warn_if_stalled(self) -> None:
+        """Queued jobs beside a free worker should never outlast a few upkeep rounds: if they do, say what
+        each worker is doing (a stuck call would otherwise hold jobs `in_progress` without a word)."""
+        if not self.queue.qsize() or len(self.running) >= self.config.max_concurrent_jobs:
+            self.stalled_rounds = 0
+            return
+        self.stalled_rounds += 1
+        if self.stalled_rounds == STALL_WARNING_ROUNDS:
+            stacks = "".join(f"\nworker {index}:\n{_task_stack(worker)}" for index, worker in self.workers.items())
+            logger.warning("%d jobs queued, %d running, %d workers for %d rounds:%s", self.queue.qsize(),
+                           len(self.running), len(self.workers), self.stalled_rounds, stacks)  # fmt: skip
+
     def _publish_counts(self) -> None:
         """The `stt_jobs` gauge: jobs by state, counted from the tracker's own records."""
         counts = Counter(job.status.value for job in self.jobs.values())
@@ -307,6 +322,7 @@ class JobTracker:
             await asyncio.sleep(self._retry_s)
             try:
                 self._start_workers()
+                self._warn_if_stalled()
                 for job in list(self.unsaved.values()):
                     self._save_finished(job)
                 if time.monotonic() >= next_sweep:
@@ -314,6 +330,12 @@ class JobTracker:
                     next_sweep = time.monotonic() + self.config.sweep_interval_s
             except Exception:
                 logger.exception("tracker upkeep failed; trying again in %.0f s", self._retry_s)
+
+
+def _task_stack(task: asyncio.Task) -> str:
+    frames = io.StringIO()
+    task.print_stack(limit=8, file=frames)
+    return frames.getvalue()
 
 
 def get_or_create_tracker(config: JobsConfig, pipeline, ledger) -> ray.actor.ActorHandle:  # noqa: ANN001

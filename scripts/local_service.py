@@ -92,6 +92,7 @@ class LocalService:
             **os.environ,
             "STT_API_KEYS": ",".join(self.api_keys_env),
             "RAY_USAGE_STATS_ENABLED": "0",
+            "PYTHONUNBUFFERED": "1",  # serve.log is current: a failure's log shows what happened just before
             PROXY_CALLBACK_ENV: PROXY_CALLBACK,  # request header limits in Serve's proxy, as the README runs it
             **self.env,
         }
@@ -145,10 +146,22 @@ class LocalService:
             return
         os.killpg(self.process.pid, signal.SIGINT)
         try:
-            self.process.wait(timeout=60)
+            self.process.wait(timeout=30)  # a graceful stop takes ~10 s
         except subprocess.TimeoutExpired:
             os.killpg(self.process.pid, signal.SIGKILL)
             self.process.wait()
+        self._wait_until_port_closed()
+
+    def _wait_until_port_closed(self, timeout_s: float = 60) -> None:
+        """Ray's proxy is a process of its own and can outlive `serve run` by seconds: a restart must not
+        take the old proxy's answers for the new service's."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", self.port)) != 0:
+                    return
+            time.sleep(0.5)
+        raise RuntimeError(f"port {self.port} still answers {timeout_s} s after the service was stopped")
 
     def restart(self) -> None:
         """Stop the whole application (and its Ray) and start it again on the same port and state."""
