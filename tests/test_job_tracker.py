@@ -12,7 +12,7 @@ from deployments.billing import UsageLedger
 from deployments.config import JobsConfig
 from deployments.errors import AudioRejectedError, StorageError
 from deployments.job_store import SQLiteJobStore
-from deployments.job_tracker import MAX_ATTEMPTS, JobTracker, TooManyJobsError
+from deployments.job_tracker import MAX_ATTEMPTS, STALL_WARNING_ROUNDS, JobTracker, TooManyJobsError
 from deployments.jobs import JobRequest, JobStatus
 from deployments.spool import decoded_copy_path
 from deployments.types import PipelineProgress, PipelineRequest, Segment, Transcript, TranscriptionOptions, Word
@@ -439,3 +439,21 @@ def test_jobs_cut_off_by_a_stopping_application_stay_in_progress_and_run_at_the_
         assert await tracker.ledger.usage.remote("alice") == 3 * 2.5
 
     asyncio.run(next_start())
+
+
+def test_queued_jobs_beside_a_free_worker_are_reported_with_the_workers_stacks(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def scenario() -> None:
+        tracker = _tracker(tmp_path)
+        await asyncio.sleep(0)  # the workers wait on the queue
+        tracker.queue.put_nowait("a-job-no-worker-took")  # as if a wake-up were lost
+        with caplog.at_level("WARNING", logger="ray.serve"):
+            for _ in range(STALL_WARNING_ROUNDS):
+                tracker._warn_if_stalled()
+        assert "1 jobs queued, 0 running" in caplog.text and "worker 0:" in caplog.text
+        tracker.queue.get_nowait()
+        tracker._warn_if_stalled()
+        assert tracker.stalled_rounds == 0
+
+    asyncio.run(scenario())
