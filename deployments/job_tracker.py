@@ -47,6 +47,7 @@ MAX_ATTEMPTS = 5
 worker, a stopping application, a failing model) ends in error; until then it is run again, waiting
 `retry_interval_s`, then twice, four and eight times as long between attempts."""
 MAX_RETRY_DELAY_S = 300.0
+SILENT_JOB_WARNING_S = 120.0  # far beyond a chunk batch's time; a slower model only makes the log louder
 STALL_WARNING_ROUNDS = 10  # upkeep rounds (retry_interval_s each) with jobs queued beside a free worker
 
 
@@ -87,6 +88,7 @@ class JobTracker:
         self.started: set[str] = set()  # unfinished jobs that have run at least once (for the queue-wait metric)
         self.metrics = JobMetrics()
         self.stalled_rounds = 0
+        self.heard_from: dict[str, tuple[int, float]] = {}  # running job -> its worker, when it last reported
         self._publish_counts()
         self._start_workers()
         self._maintenance = asyncio.get_running_loop().create_task(self._maintain_forever())
@@ -159,6 +161,7 @@ class JobTracker:
                 self.started.add(job_id)
                 self.metrics.queue_wait_seconds.observe((self.clock() - job.created_at).total_seconds())
             self.running.add(job_id)
+            self.heard_from[job_id] = (index, time.monotonic())
             self._publish_counts()
             try:
                 await self._run(job)
@@ -166,6 +169,7 @@ class JobTracker:
                 self._failed_attempt(job, error)
             finally:
                 self.running.discard(job_id)
+                self.heard_from.pop(job_id, None)
                 self._publish_counts()
         self.workers.pop(index, None)
 
@@ -237,6 +241,8 @@ class JobTracker:
     def _progress(self, job_id: str, share: float) -> None:
         """Kept in memory only: after a restart a job starts over, and so does its progress."""
         job = self.jobs.get(job_id)
+        if job_id in self.heard_from:
+            self.heard_from[job_id] = (self.heard_from[job_id][0], time.monotonic())
         if job is not None and job.status == JobStatus.in_progress:
             self.jobs[job_id] = job.model_copy(update={"progress": round(share, 4)})
 
@@ -288,8 +294,15 @@ class JobTracker:
         self._publish_counts()
 
     def _warn_if_stalled(self) -> None:
-        """Queued jobs beside a free worker should never outlast a few upkeep rounds: if they do, say what
-        each worker is doing (a stuck call would otherwise hold jobs `in_progress` without a word)."""
+        """Queued jobs beside a free worker should never outlast a few upkeep rounds, nor a running job go
+        `SILENT_JOB_WARNING_S` without progress: if they do, say what the workers are doing (a stuck call
+        would otherwise hold jobs `in_progress` without a word)."""
+        now = time.monotonic()
+        for job_id, (index, heard) in list(self.heard_from.items()):
+            if now - heard >= SILENT_JOB_WARNING_S and index in self.workers:
+                logger.warning("job %s: no progress for %.0f s; worker %d:\n%s", job_id, now - heard, index,
+                               _task_stack(self.workers[index]))  # fmt: skip
+                self.heard_from[job_id] = (index, now)  # again after as long, not every round
         if not self.queue.qsize() or len(self.running) >= self.config.max_concurrent_jobs:
             self.stalled_rounds = 0
             return

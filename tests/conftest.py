@@ -64,7 +64,7 @@ KEYS_FILE = {
 """Keys with a balance or their own limits, from STT_API_KEYS_FILE; API_KEYS come from STT_API_KEYS."""
 
 
-LOG_DIGEST_PATTERN = re.compile(r"WARNING|ERROR|Error|decoded \d+ chunks|CALL transcribe(_streaming)? ")
+LOG_DIGEST_PATTERN = re.compile(r"WARNING|ERROR|Error|File \"|decoded \d+ chunks|CALL transcribe(_streaming)? ")
 ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
 
 
@@ -77,7 +77,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> pytes
     if report.failed and isinstance(service, Service) and service.process.log_path.exists():
         lines = service.process.log_path.read_text(errors="replace").splitlines()
         digest = [ANSI_ESCAPE.sub("", line)[:400] for line in lines if LOG_DIGEST_PATTERN.search(line)]
-        report.sections.append(("the service's log: warnings, errors and batches", "\n".join(digest[-60:])))
+        report.sections.append(("the service's log: warnings, errors and batches", "\n".join(digest[-100:])))
     return report
 
 

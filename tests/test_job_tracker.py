@@ -2,6 +2,7 @@
 
 import asyncio
 import errno
+import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -12,7 +13,13 @@ from deployments.billing import UsageLedger
 from deployments.config import JobsConfig
 from deployments.errors import AudioRejectedError, StorageError
 from deployments.job_store import SQLiteJobStore
-from deployments.job_tracker import MAX_ATTEMPTS, STALL_WARNING_ROUNDS, JobTracker, TooManyJobsError
+from deployments.job_tracker import (
+    MAX_ATTEMPTS,
+    SILENT_JOB_WARNING_S,
+    STALL_WARNING_ROUNDS,
+    JobTracker,
+    TooManyJobsError,
+)
 from deployments.jobs import JobRequest, JobStatus
 from deployments.spool import decoded_copy_path
 from deployments.types import PipelineProgress, PipelineRequest, Segment, Transcript, TranscriptionOptions, Word
@@ -441,9 +448,7 @@ def test_jobs_cut_off_by_a_stopping_application_stay_in_progress_and_run_at_the_
     asyncio.run(next_start())
 
 
-def test_queued_jobs_beside_a_free_worker_are_reported_with_the_workers_stacks(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
+def test_stalled_jobs_are_reported_with_the_workers_stacks(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     async def scenario() -> None:
         tracker = _tracker(tmp_path)
         await asyncio.sleep(0)  # the workers wait on the queue
@@ -455,5 +460,9 @@ def test_queued_jobs_beside_a_free_worker_are_reported_with_the_workers_stacks(
         tracker.queue.get_nowait()
         tracker._warn_if_stalled()
         assert tracker.stalled_rounds == 0
+        tracker.heard_from["a-silent-job"] = (0, time.monotonic() - SILENT_JOB_WARNING_S)  # running, never heard
+        with caplog.at_level("WARNING", logger="ray.serve"):
+            tracker._warn_if_stalled()
+        assert "job a-silent-job: no progress for 120 s; worker 0:" in caplog.text
 
     asyncio.run(scenario())
