@@ -49,7 +49,7 @@ class Lane:
         self.engine_idle = True
         self.admitted = 0  # chunks let into the batch queue whose callers have not had their result
         self.held: list[object] = []  # a token per chunk at the gate, in arrival order: first come, first in
-        self.gather_until = 0.0  # time.monotonic() until which chunks are held for a fuller batch
+        self.gather_until = 0.0  # the loop's time until which chunks are held for a fuller batch
         self.holding_since: float | None = None
         self.last_moved = time.monotonic()  # when a chunk last went in, or a batch started or ended
 
@@ -66,14 +66,15 @@ class Lane:
 
     async def enter(self, batching: BatchingConfig, more_coming: bool) -> None:
         token = object()
+        loop = asyncio.get_running_loop()
         async with self.admission:
-            now = time.monotonic()
+            now = loop.time()  # the loop's clock, the one its timers fire by (see `_may_enter`)
             if self.holding_since is None:
                 self.holding_since = now
             if more_coming:
                 latest = min(now + batching.gather_s, self.holding_since + batching.max_gather_s)
                 self.gather_until = max(self.gather_until, latest)
-                asyncio.get_running_loop().call_later(self.gather_until - now, self._wake)
+                loop.call_at(self.gather_until, self._wake)
             self.held.append(token)
             self.admission.notify_all()  # a batch may be full now
             try:
@@ -90,7 +91,9 @@ class Lane:
         room = max_batch_size - self.admitted
         if not self.engine_idle or self.held.index(token) >= room:
             return False
-        return len(self.held) >= room or time.monotonic() >= self.gather_until
+        # By the loop's clock: uvloop's (Ray's loop) is cached per iteration in whole milliseconds, so by
+        # time.monotonic() the wake-up timer can fire just before gather_until, and no later wake-up comes.
+        return len(self.held) >= room or asyncio.get_running_loop().time() >= self.gather_until
 
     def _wake(self) -> None:
         """The gathering time is over: the held chunks may go (a callback: it cannot take the lock itself)."""

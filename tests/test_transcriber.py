@@ -8,7 +8,7 @@ import pytest
 from ray.serve.batching import _BatchQueue
 
 from deployments import transcriber as transcriber_module
-from deployments.config import WhisperModelConfig
+from deployments.config import BatchingConfig, WhisperModelConfig
 from deployments.types import ChunkOptions, ChunkTranscript
 
 
@@ -173,3 +173,40 @@ def test_a_lane_whose_chunks_stopped_moving_says_so() -> None:
     assert report is not None and "2 let in" in report and "engine idle: True" in report
     lane.engine_idle = False  # a batch is running: slow models get five times as long
     assert lane.stall(stall_s=5) is None and lane.stall(stall_s=1) is not None
+
+
+class _CachedClockLoop(asyncio.SelectorEventLoop):
+    """A loop that reads its clock once per iteration, as uvloop (Ray's loop) does: code that runs long
+    within an iteration sees a stale `loop.time()`, and timers fire by that clock."""
+
+    cached: float | None = None
+
+    def time(self) -> float:
+        return super().time() if self.cached is None else self.cached
+
+    def _run_once(self) -> None:
+        self.cached = None
+        self.cached = self.time()
+        super()._run_once()
+
+
+def test_chunks_held_for_a_fuller_batch_go_when_the_loops_timer_fires() -> None:
+    """A chunk announced as followed by more, with nothing else happening: the gathering time's wake-up
+    timer is the only thing that lets it in, so the gate must read the clock that timer fires by."""
+    lane = transcriber_module.Lane("jobs")
+    batching = BatchingConfig(max_batch_size=8, gather_s=0.25)
+
+    async def enter_after_other_work() -> None:
+        time.sleep(0.05)  # work earlier in this iteration: the loop's clock is 50 ms behind now
+        await lane.enter(batching, more_coming=True)
+
+    async def scenario() -> None:
+        await asyncio.wait_for(enter_after_other_work(), timeout=2)
+        await lane.leave()
+
+    loop = _CachedClockLoop()
+    try:
+        loop.run_until_complete(scenario())
+    finally:
+        loop.close()
+    assert lane.admitted == 0 and not lane.held
