@@ -84,11 +84,10 @@ class JobTracker:
         self.unsaved: dict[str, Job] = {}  # finished jobs whose record the storage refused so far
         self.failures: Counter[str] = Counter()  # unexpected failures per job, for the retry budget
         self.workers: dict[int, asyncio.Task] = {}
-        self.running: set[str] = set()  # jobs a worker is running now
+        self.running: dict[str, tuple[int, float]] = {}  # job being run -> its worker, when it last reported
         self.started: set[str] = set()  # unfinished jobs that have run at least once (for the queue-wait metric)
         self.metrics = JobMetrics()
         self.stalled_rounds = 0
-        self.heard_from: dict[str, tuple[int, float]] = {}  # running job -> its worker, when it last reported
         self._publish_counts()
         self._start_workers()
         self._maintenance = asyncio.get_running_loop().create_task(self._maintain_forever())
@@ -160,16 +159,14 @@ class JobTracker:
             if job_id not in self.started:  # its first run, not a retry
                 self.started.add(job_id)
                 self.metrics.queue_wait_seconds.observe((self.clock() - job.created_at).total_seconds())
-            self.running.add(job_id)
-            self.heard_from[job_id] = (index, time.monotonic())
+            self.running[job_id] = (index, time.monotonic())
             self._publish_counts()
             try:
                 await self._run(job)
             except Exception as error:  # not the input's fault: run it again, within the budget
                 self._failed_attempt(job, error)
             finally:
-                self.running.discard(job_id)
-                self.heard_from.pop(job_id, None)
+                self.running.pop(job_id, None)
                 self._publish_counts()
         self.workers.pop(index, None)
 
@@ -241,8 +238,8 @@ class JobTracker:
     def _progress(self, job_id: str, share: float) -> None:
         """Kept in memory only: after a restart a job starts over, and so does its progress."""
         job = self.jobs.get(job_id)
-        if job_id in self.heard_from:
-            self.heard_from[job_id] = (self.heard_from[job_id][0], time.monotonic())
+        if job_id in self.running:
+            self.running[job_id] = (self.running[job_id][0], time.monotonic())
         if job is not None and job.status == JobStatus.in_progress:
             self.jobs[job_id] = job.model_copy(update={"progress": round(share, 4)})
 
@@ -298,11 +295,11 @@ class JobTracker:
         `SILENT_JOB_WARNING_S` without progress: if they do, say what the workers are doing (a stuck call
         would otherwise hold jobs `in_progress` without a word)."""
         now = time.monotonic()
-        for job_id, (index, heard) in list(self.heard_from.items()):
+        for job_id, (index, heard) in list(self.running.items()):
             if now - heard >= SILENT_JOB_WARNING_S and index in self.workers:
                 logger.warning("job %s: no progress for %.0f s; worker %d:\n%s", job_id, now - heard, index,
                                _task_stack(self.workers[index]))  # fmt: skip
-                self.heard_from[job_id] = (index, now)  # again after as long, not every round
+                self.running[job_id] = (index, now)  # again after as long, not every round
         if not self.queue.qsize() or len(self.running) >= self.config.max_concurrent_jobs:
             self.stalled_rounds = 0
             return

@@ -460,7 +460,7 @@ def test_stalled_jobs_are_reported_with_the_workers_stacks(tmp_path: Path, caplo
         tracker.queue.get_nowait()
         tracker._warn_if_stalled()
         assert tracker.stalled_rounds == 0
-        tracker.heard_from["a-silent-job"] = (0, time.monotonic() - SILENT_JOB_WARNING_S)  # running, never heard
+        tracker.running["a-silent-job"] = (0, time.monotonic() - SILENT_JOB_WARNING_S)  # running, never heard
         with caplog.at_level("WARNING", logger="ray.serve"):
             tracker._warn_if_stalled()
         assert "job a-silent-job: no progress for 120 s; worker 0:" in caplog.text
