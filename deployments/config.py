@@ -44,7 +44,7 @@ class WhisperModelConfig(StrictModel):
         ge=1,
         le=8,
         description="Batches the CTranslate2 engine runs at once (its inter_threads; each with cpu_threads): the"
-        " interactive lane's beside the jobs' lane's.",
+        " interactive lane's beside the jobs' lane's, each lane's batching.lane_batches.",
     )
     beam_size: int = Field(5, ge=1, le=10)
     timestamps: Literal["alignment", "tokens"] = Field(
@@ -65,6 +65,10 @@ class WhisperModelConfig(StrictModel):
     )
 
 
+MAX_LANE_BATCHES = 4
+"""Serve's batch handler takes its concurrency once, at decoration; `lane_batches` may change live below it."""
+
+
 class BatchingConfig(StrictModel):
     """The Transcriber's `user_config` (in the deployment's settings, not the app's args): applied live."""
 
@@ -78,6 +82,14 @@ class BatchingConfig(StrictModel):
         " this long.",
     )
     max_gather_s: float = Field(2.0, ge=0, description="The longest an idle engine holds chunks to fill a batch.")
+    lane_batches: int = Field(
+        1,
+        ge=1,
+        le=MAX_LANE_BATCHES,
+        description="Batches one lane runs in the engine at once. On a CPU, 2 batches of one thread each (with"
+        " whisper.cpu_threads: 1 and parallel_batches ≥ 2 per lane) keep both cores busy where one two-thread"
+        " batch leaves them waiting on each other; on a GPU, 1.",
+    )
     interactive_lane: bool = Field(
         True,
         description="Chunks someone is waiting for (synchronous requests, live sessions) are batched apart from"

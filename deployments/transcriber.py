@@ -4,9 +4,11 @@ Requests arrive one chunk (at most 30 s) each; `@serve.batch` gathers chunks fro
 long files and short ones alike, and the engine decodes each group with equal options as one batch.
 
 Chunks that someone is waiting for now (synchronous requests, live sessions) go to a lane of their own:
-the engine runs two batches at once (one per lane), so such a chunk is decoded at once instead of behind a
-backfill's batches, and jobs keep their lane and are never starved. Batch size, wait time and the lanes
-are `user_config`, applied in `reconfigure` without restarting the replica.
+the engine runs both lanes' batches at once, so such a chunk is decoded at once instead of behind a
+backfill's batches, and jobs keep their lane and are never starved. A lane may itself run `lane_batches`
+batches at once: on a CPU, two one-thread batches keep both cores busy where one two-thread batch has its
+threads wait on each other. Batch size, wait time and the lanes are `user_config`, applied in
+`reconfigure` without restarting the replica.
 """
 
 import asyncio
@@ -17,7 +19,7 @@ from collections import defaultdict
 import numpy as np
 from ray import serve
 
-from deployments.config import BatchingConfig, WhisperModelConfig
+from deployments.config import MAX_LANE_BATCHES, BatchingConfig, WhisperModelConfig
 from deployments.engines import load_engine
 from deployments.metrics import TranscriberMetrics
 from deployments.types import SAMPLE_RATE, ChunkOptions, ChunkTranscript
@@ -31,14 +33,14 @@ STALL_CHECK_S = 30
 
 
 class Lane:
-    """One batch in the engine at a time, and a gate in front of Serve's batch queue.
+    """At most `lane_batches` batches in the engine at a time, and a gate in front of Serve's batch queue.
 
     Serve forms the next batch from whatever is queued even while the engine is still busy with the last
     one, so under load batches would only be as large as arrival bursts, and a chunk that arrived one past
-    a full batch would run alone. Chunks are therefore let into the queue only while the lane's engine call
-    is idle, at most one batch's worth at a time.
+    a full batch would run alone. Chunks are therefore let into the queue only while the lane has room for
+    another batch in the engine, at most one batch's worth at a time.
 
-    An idle engine would also start on the first chunk of a burst whose other chunks are a moment behind
+    A free engine would also start on the first chunk of a burst whose other chunks are a moment behind
     (still being decoded from their files). Senders therefore say when more chunks are on their way, and
     the gate then holds the chunks it has until a full batch is there, or until no such word came for
     `gather_s` (at most `max_gather_s` from the first chunk held)."""
@@ -46,7 +48,8 @@ class Lane:
     def __init__(self, name: str) -> None:
         self.name = name
         self.admission = asyncio.Condition()
-        self.engine_idle = True
+        self.running = 0  # this lane's batches in the engine
+        self.in_engine = 0  # chunks in those batches
         self.admitted = 0  # chunks let into the batch queue whose callers have not had their result
         self.held: list[object] = []  # a token per chunk at the gate, in arrival order: first come, first in
         self.gather_until = 0.0  # the loop's time until which chunks are held for a fuller batch
@@ -57,11 +60,11 @@ class Lane:
         """What the lane looks like when chunks have waited `stall_s` without anything moving (five times that
         while a batch runs: a large model on a CPU is slow), else None."""
         waited = time.monotonic() - self.last_moved
-        if waited < (stall_s if self.engine_idle else 5 * stall_s) or not (self.held or self.admitted):
+        if waited < (stall_s if not self.running else 5 * stall_s) or not (self.held or self.admitted):
             return None
         return (
             f"{self.name} lane: nothing moved for {waited:.0f} s with {len(self.held)} chunks at the gate and"
-            f" {self.admitted} let in (engine idle: {self.engine_idle})"
+            f" {self.admitted} let in, {self.in_engine} in {self.running} running batches"
         )
 
     async def enter(self, batching: BatchingConfig, more_coming: bool) -> None:
@@ -78,7 +81,7 @@ class Lane:
             self.held.append(token)
             self.admission.notify_all()  # a batch may be full now
             try:
-                await self.admission.wait_for(lambda: self._may_enter(token, batching.max_batch_size))
+                await self.admission.wait_for(lambda: self._may_enter(token, batching))
             finally:
                 self.held.remove(token)
                 if not self.held:
@@ -87,9 +90,9 @@ class Lane:
             self.admitted += 1
             self.last_moved = time.monotonic()
 
-    def _may_enter(self, token: object, max_batch_size: int) -> bool:
-        room = max_batch_size - self.admitted
-        if not self.engine_idle or self.held.index(token) >= room:
+    def _may_enter(self, token: object, batching: BatchingConfig) -> bool:
+        room = batching.max_batch_size - (self.admitted - self.in_engine)  # queued chunks: one batch at most
+        if self.running >= batching.lane_batches or self.held.index(token) >= room:
             return False
         # By the loop's clock: uvloop's (Ray's loop) is cached per iteration in whole milliseconds, so by
         # time.monotonic() the wake-up timer can fire just before gather_until, and no later wake-up comes.
@@ -109,9 +112,15 @@ class Lane:
             self.admitted -= 1
             self.admission.notify_all()
 
-    async def set_idle(self, idle: bool) -> None:
+    async def batch_started(self, size: int) -> None:
         async with self.admission:
-            self.engine_idle = idle
+            self.running, self.in_engine = self.running + 1, self.in_engine + size
+            self.last_moved = time.monotonic()
+            self.admission.notify_all()  # the queue is empty again: a next batch may gather for a free slot
+
+    async def batch_ended(self, size: int) -> None:
+        async with self.admission:
+            self.running, self.in_engine = self.running - 1, self.in_engine - size
             self.last_moved = time.monotonic()
             self.admission.notify_all()
 
@@ -168,13 +177,17 @@ class Transcriber:
         self.metrics.chunks_queued.set(max(0, self.received - self.decoding))
 
     @serve.batch(
-        max_batch_size=DEFAULT_BATCHING.max_batch_size, batch_wait_timeout_s=DEFAULT_BATCHING.batch_wait_timeout_s
+        max_batch_size=DEFAULT_BATCHING.max_batch_size,
+        batch_wait_timeout_s=DEFAULT_BATCHING.batch_wait_timeout_s,
+        max_concurrent_batches=MAX_LANE_BATCHES,  # the lane's gate keeps lane_batches
     )
     async def transcribe_batch(self, chunks: list[np.ndarray], options: list[ChunkOptions]) -> list[ChunkTranscript]:
         return await self._run_batch(self.jobs, chunks, options)
 
     @serve.batch(
-        max_batch_size=DEFAULT_BATCHING.max_batch_size, batch_wait_timeout_s=DEFAULT_BATCHING.batch_wait_timeout_s
+        max_batch_size=DEFAULT_BATCHING.max_batch_size,
+        batch_wait_timeout_s=DEFAULT_BATCHING.batch_wait_timeout_s,
+        max_concurrent_batches=MAX_LANE_BATCHES,  # the lane's gate keeps lane_batches
     )
     async def transcribe_interactive_batch(
         self, chunks: list[np.ndarray], options: list[ChunkOptions]
@@ -184,7 +197,7 @@ class Transcriber:
     async def _run_batch(
         self, lane: Lane, chunks: list[np.ndarray], options: list[ChunkOptions]
     ) -> list[ChunkTranscript]:
-        await lane.set_idle(False)
+        await lane.batch_started(len(chunks))
         self.decoding += len(chunks)
         self._count_received(0)
         started, cpu_started = time.perf_counter(), time.process_time()
@@ -204,7 +217,7 @@ class Transcriber:
             self.metrics.batch_size.observe(len(chunks))
             self.metrics.batch_seconds.observe(seconds)
             self.decoding -= len(chunks)
-            await lane.set_idle(True)
+            await lane.batch_ended(len(chunks))
 
     def _decode_grouped(self, chunks: list[np.ndarray], options: list[ChunkOptions]) -> list[ChunkTranscript]:
         """One engine batch per distinct options (language, prompt, ...); results in the callers' order."""

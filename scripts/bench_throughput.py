@@ -466,8 +466,8 @@ def print_table(
     print(
         f"model {whisper.model}, {whisper.device} {whisper.compute_type}, beam {whisper.beam_size}, VAD on; "
         f"faster-whisper and the engines: batch size {batch_size}, {whisper.cpu_threads} threads; the service "
-        f"(configs/local.yaml): batches of {batching.max_batch_size}, {served.cpu_threads} threads; speed-up is "
-        "against the first row of its section"
+        f"(configs/local.yaml): batches of {batching.max_batch_size}, {batching.lane_batches} at once per lane, "
+        f"{served.cpu_threads} thread(s) each; speed-up is against the first row of its section"
     )
     print(f"{'section':34s} {'what':42s} {'wall s':>8s} {'audio s/s':>9s} {'speed-up':>8s} {'WER %':>6s}  note")
     sections: dict[str, Row] = {}

@@ -1,6 +1,7 @@
 """The Transcriber's batching, with a fake engine and Serve's own `@serve.batch` (no cluster needed)."""
 
 import asyncio
+import threading
 import time
 
 import numpy as np
@@ -18,11 +19,18 @@ class _SlowEngine:
     def __init__(self) -> None:
         self.batch_sizes: list[int] = []
         self.batch_lengths: list[list[int]] = []  # each batch's chunk lengths, to tell chunks apart
+        self.running = self.most_running = 0  # batches in the engine now, and at most at once
+        self.lock = threading.Lock()
 
     def transcribe_batch(self, chunks: list[np.ndarray], options: ChunkOptions) -> list[ChunkTranscript]:
-        self.batch_sizes.append(len(chunks))
-        self.batch_lengths.append([len(chunk) for chunk in chunks])
+        with self.lock:
+            self.batch_sizes.append(len(chunks))
+            self.batch_lengths.append([len(chunk) for chunk in chunks])
+            self.running += 1
+            self.most_running = max(self.most_running, self.running)
         time.sleep(0.3)
+        with self.lock:
+            self.running -= 1
         return [ChunkTranscript(language="en", segments=[]) for _ in chunks]
 
 
@@ -47,6 +55,7 @@ def transcriber(replica_and_loop):
     replica, engine, loop = replica_and_loop
     engine.batch_sizes.clear()
     engine.batch_lengths.clear()
+    engine.most_running = 0
     return replica, engine, loop
 
 
@@ -65,6 +74,28 @@ def test_chunks_arriving_while_the_engine_is_busy_form_full_batches(transcriber)
     assert len(results) == 16
     assert engine.batch_sizes == [8, 8]
     assert replica.jobs.admitted == 0
+
+
+def test_a_lane_runs_lane_batches_batches_at_once(transcriber) -> None:
+    """On a CPU the local config runs two one-thread batches per lane: 16 chunks as four batches of 4, two
+    at a time, in two batches' time; never a third batch beside them."""
+    replica, engine, loop = transcriber
+    replica.reconfigure({"max_batch_size": 4, "batch_wait_timeout_s": 0.05, "lane_batches": 2})
+    try:
+
+        async def scenario() -> None:
+            chunk = np.zeros(16_000, dtype=np.float32)
+            await asyncio.gather(*(replica.transcribe_chunk(chunk, ChunkOptions(), True) for _ in range(16)))
+
+        started = time.perf_counter()
+        loop.run_until_complete(scenario())
+        waited = time.perf_counter() - started
+    finally:
+        replica.reconfigure({"max_batch_size": 8, "batch_wait_timeout_s": 0.05})
+    assert engine.batch_sizes == [4, 4, 4, 4]
+    assert engine.most_running == 2
+    assert 2 * 0.3 <= waited < 3 * 0.3
+    assert replica.interactive.admitted == replica.interactive.running == replica.interactive.in_engine == 0
 
 
 def test_an_idle_engine_holds_a_burst_announced_as_on_its_way_for_a_full_batch(transcriber) -> None:
@@ -170,8 +201,8 @@ def test_a_lane_whose_chunks_stopped_moving_says_so() -> None:
     lane.last_moved -= 10
     assert lane.stall(stall_s=60) is None  # waiting, but not long
     report = lane.stall(stall_s=5)
-    assert report is not None and "2 let in" in report and "engine idle: True" in report
-    lane.engine_idle = False  # a batch is running: slow models get five times as long
+    assert report is not None and "2 let in" in report and "0 running batches" in report
+    lane.running = 1  # a batch is running: slow models get five times as long
     assert lane.stall(stall_s=5) is None and lane.stall(stall_s=1) is not None
 
 
