@@ -12,6 +12,7 @@ memory does not grow with the file's length.
 
 import asyncio
 import logging
+import uuid
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
@@ -111,6 +112,7 @@ class FileRun:
         self.limits = pipeline.config.limits
         self.on_event = on_event
         self.max_in_flight = pipeline.config.chunking.max_chunks_in_flight
+        self.sender = uuid.uuid4().hex  # the Transcriber lets senders take turns (`Lane`)
         # A streamed request starts with one chunk in flight and adds one each time a chunk comes back (a
         # slow start: rounds of 1, 2, 4, ... chunks), so its first text comes after one chunk's decoding.
         self.window = 1 if request.stream_text else self.max_in_flight
@@ -240,8 +242,8 @@ class FileRun:
         self, samples: np.ndarray, options: ChunkOptions, more_coming: bool = False
     ) -> ChunkTranscript:
         """One chunk on the Transcriber; sent again if the replica decoding it dies (Serve replaces it)."""
-        transcriber, interactive = self.pipeline.transcriber, self.request.interactive
-        call = lambda: transcriber.transcribe_chunk.remote(samples, options, interactive, more_coming)  # noqa: E731
+        transcriber, interactive, sender = self.pipeline.transcriber, self.request.interactive, self.sender
+        call = lambda: transcriber.transcribe_chunk.remote(samples, options, interactive, more_coming, sender)  # noqa: E731
         return await retry_on_worker_loss(call, "a chunk")
 
     def _report_progress(self) -> None:

@@ -14,7 +14,7 @@ threads wait on each other. Batch size, wait time and the lanes are `user_config
 import asyncio
 import logging
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 
 import numpy as np
 from ray import serve
@@ -43,7 +43,11 @@ class Lane:
     A free engine would also start on the first chunk of a burst whose other chunks are a moment behind
     (still being decoded from their files). Senders therefore say when more chunks are on their way, and
     the gate then holds the chunks it has until a full batch is there, or until no such word came for
-    `gather_s` (at most `max_gather_s` from the first chunk held)."""
+    `gather_s` (at most `max_gather_s` from the first chunk held).
+
+    Senders (one file's run) take turns at the gate: a sender's n-th chunk waiting or let in goes after
+    every other sender's chunks up to their n-th, in arrival order within a turn. A short request that
+    arrives while a long file's chunks wait is then in the next batch, not behind the whole file."""
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -51,7 +55,8 @@ class Lane:
         self.running = 0  # this lane's batches in the engine
         self.in_engine = 0  # chunks in those batches
         self.admitted = 0  # chunks let into the batch queue whose callers have not had their result
-        self.held: list[object] = []  # a token per chunk at the gate, in arrival order: first come, first in
+        self.held: dict[object, object] = {}  # a token per chunk at the gate -> its sender, in arrival order
+        self.sender_admitted: Counter[object] = Counter()  # chunks let in per sender, not yet left
         self.gather_until = 0.0  # the loop's time until which chunks are held for a fuller batch
         self.holding_since: float | None = None
         self.last_moved = time.monotonic()  # when a chunk last went in, or a batch started or ended
@@ -67,7 +72,8 @@ class Lane:
             f" {self.admitted} let in, {self.in_engine} in {self.running} running batches"
         )
 
-    async def enter(self, batching: BatchingConfig, more_coming: bool) -> None:
+    async def enter(self, batching: BatchingConfig, more_coming: bool, sender: object) -> None:
+        """Wait until this chunk may go into the batch queue; `leave(sender)` when its caller is done."""
         token = object()
         loop = asyncio.get_running_loop()
         async with self.admission:
@@ -78,25 +84,35 @@ class Lane:
                 latest = min(now + batching.gather_s, self.holding_since + batching.max_gather_s)
                 self.gather_until = max(self.gather_until, latest)
                 loop.call_at(self.gather_until, self._wake)
-            self.held.append(token)
+            self.held[token] = sender
             self.admission.notify_all()  # a batch may be full now
             try:
                 await self.admission.wait_for(lambda: self._may_enter(token, batching))
             finally:
-                self.held.remove(token)
+                del self.held[token]
                 if not self.held:
                     self.holding_since = None
                 self.admission.notify_all()  # the chunks behind this one moved up
             self.admitted += 1
+            self.sender_admitted[sender] += 1
             self.last_moved = time.monotonic()
 
     def _may_enter(self, token: object, batching: BatchingConfig) -> bool:
         room = batching.max_batch_size - (self.admitted - self.in_engine)  # queued chunks: one batch at most
-        if self.running >= batching.lane_batches or self.held.index(token) >= room:
+        if self.running >= batching.lane_batches or self._turn_order().index(token) >= room:
             return False
         # By the loop's clock: uvloop's (Ray's loop) is cached per iteration in whole milliseconds, so by
         # time.monotonic() the wake-up timer can fire just before gather_until, and no later wake-up comes.
         return len(self.held) >= room or asyncio.get_running_loop().time() >= self.gather_until
+
+    def _turn_order(self) -> list[object]:
+        """The held chunks in the order they go in: by their sender's turn, then by arrival."""
+        turns = Counter(self.sender_admitted)
+        keyed = []
+        for arrival, (token, sender) in enumerate(self.held.items()):
+            keyed.append((turns[sender], arrival, token))
+            turns[sender] += 1
+        return [token for _, _, token in sorted(keyed, key=lambda key: key[:2])]
 
     def _wake(self) -> None:
         """The gathering time is over: the held chunks may go (a callback: it cannot take the lock itself)."""
@@ -106,10 +122,13 @@ class Lane:
         async with self.admission:
             self.admission.notify_all()
 
-    async def leave(self) -> None:
+    async def leave(self, sender: object) -> None:
         """Also when the caller gave up: a leaked admission would shrink every later batch."""
         async with self.admission:
             self.admitted -= 1
+            self.sender_admitted[sender] -= 1
+            if not self.sender_admitted[sender]:
+                del self.sender_admitted[sender]
             self.admission.notify_all()
 
     async def batch_started(self, size: int) -> None:
@@ -143,11 +162,17 @@ class Transcriber:
             batch.set_batch_wait_timeout_s(batching.batch_wait_timeout_s)
 
     async def transcribe_chunk(
-        self, chunk: np.ndarray, options: ChunkOptions, interactive: bool = False, more_coming: bool = False
+        self,
+        chunk: np.ndarray,
+        options: ChunkOptions,
+        interactive: bool = False,
+        more_coming: bool = False,
+        sender: str | None = None,
     ) -> ChunkTranscript:
         """`interactive`: someone is waiting for this chunk now (a synchronous request, a live session), as
         opposed to a job's chunk. `more_coming`: the sender has more chunks for this lane on their way (see
-        `Lane`)."""
+        `Lane`). `sender`: whose chunk this is (one file's run), so that senders take turns; a chunk
+        without one takes its own turn."""
         if interactive and self.batching.interactive_lane:
             lane, batch = self.interactive, self.transcribe_interactive_batch
         else:
@@ -155,12 +180,13 @@ class Transcriber:
         if self.watchdog is None:
             self.watchdog = asyncio.ensure_future(self._watch_lanes())
         self._count_received(+1)
+        turn_key: object = sender if sender is not None else object()
         try:
-            await lane.enter(self.batching, more_coming)
+            await lane.enter(self.batching, more_coming, turn_key)
             try:
                 return await batch(chunk, options)
             finally:
-                await lane.leave()
+                await lane.leave(turn_key)
         finally:
             self._count_received(-1)
 

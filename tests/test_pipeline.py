@@ -39,14 +39,21 @@ class _Transcriber:
         self.calls: list[ChunkOptions] = []
         self.interactive: list[bool] = []
         self.more_coming: list[bool] = []
+        self.senders: list[str | None] = []
         self.delay_s = delay_s
         self.in_flight = self.most_in_flight = 0
         self.transcribe_chunk = Remote(self._transcribe)
 
     async def _transcribe(
-        self, chunk: np.ndarray, options: ChunkOptions, interactive: bool, more_coming: bool = False
+        self,
+        chunk: np.ndarray,
+        options: ChunkOptions,
+        interactive: bool,
+        more_coming: bool = False,
+        sender: str | None = None,
     ) -> ChunkTranscript:
         self.calls.append(options)
+        self.senders.append(sender)
         self.interactive.append(interactive)
         self.more_coming.append(more_coming)
         self.in_flight += 1
@@ -221,6 +228,22 @@ def test_decoding_stops_at_the_duration_limit_without_reading_the_rest() -> None
     assert decoded <= 60 * SAMPLE_RATE  # nothing past the limit was handed on
     full = time.perf_counter() - started
     assert full < 5  # stopped early (a full decode of 10 minutes is not needed to know)
+
+
+def test_each_files_chunks_name_one_sender_of_their_own(tmp_path: Path) -> None:
+    """The Transcriber lets senders take turns, so a file's chunks must say they are that file's."""
+    transcriber = _Transcriber()
+    pipeline = _pipeline(tmp_path, transcriber)
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+    requests = [_request(_wav(tmp_path / name, [(0.1, 10.0)]), "en") for name in ("a", "b")]
+
+    async def both() -> None:
+        await asyncio.gather(*(pipeline.transcribe(request) for request in requests))
+
+    asyncio.run(both())
+    assert len(transcriber.senders) == 4 and None not in transcriber.senders  # two chunks per file
+    assert sorted(transcriber.senders.count(sender) for sender in set(transcriber.senders)) == [2, 2]
 
 
 def test_main_language_ties_go_to_the_earliest_chunk() -> None:

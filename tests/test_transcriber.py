@@ -136,7 +136,7 @@ def test_announced_chunks_that_never_come_hold_the_engine_only_for_the_gathering
     finally:
         replica.reconfigure({"max_batch_size": 8, "batch_wait_timeout_s": 0.05})
     assert 0.2 + 0.3 <= waited < 0.2 + 0.3 + 0.3
-    assert engine.batch_sizes == [1] and replica.interactive.admitted == 0 and replica.interactive.held == []
+    assert engine.batch_sizes == [1] and replica.interactive.admitted == 0 and not replica.interactive.held
 
 
 def test_a_caller_that_gives_up_does_not_hold_its_place(transcriber) -> None:
@@ -155,6 +155,39 @@ def test_a_caller_that_gives_up_does_not_hold_its_place(transcriber) -> None:
     loop.run_until_complete(scenario())
     assert engine.batch_sizes == [8, 8]
     assert replica.jobs.admitted == 0
+
+
+def test_senders_take_turns_so_a_short_request_does_not_wait_behind_a_long_file(transcriber) -> None:
+    """A long file's 32 chunks wait at the gate; a short request's one chunk that arrives during the file's
+    first batch goes into the next one, ahead of the file's later chunks: not into the last batch, behind
+    all of them."""
+    replica, engine, loop = transcriber
+    long_file, short = np.zeros(16_000, dtype=np.float32), np.zeros(8_000, dtype=np.float32)
+
+    async def scenario() -> None:
+        calls = [
+            asyncio.create_task(replica.transcribe_chunk(long_file, ChunkOptions(), True, sender="long file"))
+            for _ in range(32)
+        ]
+        await asyncio.sleep(0.15)  # the file's first batch is running, its next one queued behind it
+        calls.append(asyncio.create_task(replica.transcribe_chunk(short, ChunkOptions(), True, sender="short")))
+        await asyncio.gather(*calls)
+
+    loop.run_until_complete(scenario())
+    short_batch = next(index for index, lengths in enumerate(engine.batch_lengths) if 8_000 in lengths)
+    assert short_batch == 1, engine.batch_lengths  # first come, first in: batch 4, behind all of the file
+    assert sum(engine.batch_sizes) == 33
+    assert replica.interactive.admitted == 0 and not replica.interactive.sender_admitted
+
+
+def test_turn_order_interleaves_senders_and_keeps_each_senders_arrival_order() -> None:
+    lane = transcriber_module.Lane("interactive")
+    lane.sender_admitted["a"] = 2  # two of a's chunks are in already
+    tokens = {name: object() for name in ("a3", "a4", "b1", "b2", "c1")}
+    for name in ("a3", "a4", "b1", "b2", "c1"):
+        lane.held[tokens[name]] = name[0]
+    order = [next(name for name, token in tokens.items() if token is held) for held in lane._turn_order()]
+    assert order == ["b1", "c1", "b2", "a3", "a4"]
 
 
 def _backfill_then_one_interactive_chunk(replica) -> float:  # noqa: ANN001
@@ -229,11 +262,11 @@ def test_chunks_held_for_a_fuller_batch_go_when_the_loops_timer_fires() -> None:
 
     async def enter_after_other_work() -> None:
         time.sleep(0.05)  # work earlier in this iteration: the loop's clock is 50 ms behind now
-        await lane.enter(batching, more_coming=True)
+        await lane.enter(batching, more_coming=True, sender="a file")
 
     async def scenario() -> None:
         await asyncio.wait_for(enter_after_other_work(), timeout=2)
-        await lane.leave()
+        await lane.leave("a file")
 
     loop = _CachedClockLoop()
     try:
