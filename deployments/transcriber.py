@@ -57,6 +57,7 @@ class Lane:
         self.admitted = 0  # chunks let into the batch queue whose callers have not had their result
         self.held: dict[object, object] = {}  # a token per chunk at the gate -> its sender, in arrival order
         self.sender_admitted: Counter[object] = Counter()  # chunks let in per sender, not yet left
+        self.ranks: dict[object, int] | None = None  # held token -> place in the turn order; None: recompute
         self.gather_until = 0.0  # the loop's time until which chunks are held for a fuller batch
         self.holding_since: float | None = None
         self.last_moved = time.monotonic()  # when a chunk last went in, or a batch started or ended
@@ -85,25 +86,34 @@ class Lane:
                 self.gather_until = max(self.gather_until, latest)
                 loop.call_at(self.gather_until, self._wake)
             self.held[token] = sender
+            self.ranks = None
             self.admission.notify_all()  # a batch may be full now
             try:
                 await self.admission.wait_for(lambda: self._may_enter(token, batching))
             finally:
                 del self.held[token]
+                self.ranks = None
                 if not self.held:
                     self.holding_since = None
                 self.admission.notify_all()  # the chunks behind this one moved up
             self.admitted += 1
             self.sender_admitted[sender] += 1
+            self.ranks = None
             self.last_moved = time.monotonic()
 
     def _may_enter(self, token: object, batching: BatchingConfig) -> bool:
         room = batching.max_batch_size - (self.admitted - self.in_engine)  # queued chunks: one batch at most
-        if self.running >= batching.lane_batches or self._turn_order().index(token) >= room:
+        if self.running >= batching.lane_batches or self._rank(token) >= room:
             return False
         # By the loop's clock: uvloop's (Ray's loop) is cached per iteration in whole milliseconds, so by
         # time.monotonic() the wake-up timer can fire just before gather_until, and no later wake-up comes.
         return len(self.held) >= room or asyncio.get_running_loop().time() >= self.gather_until
+
+    def _rank(self, token: object) -> int:
+        """Computed once per change at the gate, not once per waiting chunk: a GPU's lane holds hundreds."""
+        if self.ranks is None:
+            self.ranks = {held: rank for rank, held in enumerate(self._turn_order())}
+        return self.ranks[token]
 
     def _turn_order(self) -> list[object]:
         """The held chunks in the order they go in: by their sender's turn, then by arrival."""
@@ -129,6 +139,7 @@ class Lane:
             self.sender_admitted[sender] -= 1
             if not self.sender_admitted[sender]:
                 del self.sender_admitted[sender]
+            self.ranks = None
             self.admission.notify_all()
 
     async def batch_started(self, size: int) -> None:
