@@ -3,6 +3,7 @@
 import sqlite3
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 
 import httpx
@@ -154,14 +155,22 @@ def test_async_validation_matches_the_synchronous_endpoint(service: Service, spe
 
 
 def test_running_job_cap_per_key_answers_429(service: Service) -> None:
-    """The test config caps each key at 6 running jobs, 2 of them at once: the rest wait while we submit."""
+    """The test config caps each key at 6 running jobs, 2 of them at once. One more than the cap is sent
+    all at once, so that none can finish in between (a short job's chunk may go ahead of others' queued
+    chunks, and one sent after the others could find a place freed): exactly one is refused."""
     long_clip = encode(decode_audio(pyannote_sample()).samples[: 12 * 16_000], "flac")
     cap = JOBS_CONFIG["max_running_jobs_per_key"]
-    ids = [_submit(service, long_clip, api_key=API_KEYS[1])["job_id"] for _ in range(cap)]
-    with service.client(api_key=API_KEYS[1]) as client:
-        refused = client.post(ASYNC, files={"file": ("a.wav", long_clip)})
-    assert refused.status_code == 429
+
+    def submit(_: int) -> httpx.Response:
+        with service.client(api_key=API_KEYS[1]) as client:
+            return client.post(ASYNC, files={"file": ("a.wav", long_clip)})
+
+    with ThreadPoolExecutor(max_workers=cap + 1) as pool:
+        responses = list(pool.map(submit, range(cap + 1)))
+    assert sorted(response.status_code for response in responses) == [200] * cap + [429]
+    refused = next(response for response in responses if response.status_code == 429)
     assert "wait for current jobs" in refused.json()["detail"]
+    ids = [response.json()["job_id"] for response in responses if response.status_code == 200]
     for job_id in ids:
         assert _wait(service, job_id, api_key=API_KEYS[1])["status"] == "complete"
 
