@@ -66,7 +66,7 @@ class Lane:
         """What the lane looks like when chunks have waited `stall_s` without anything moving (five times that
         while a batch runs: a large model on a CPU is slow), else None."""
         waited = time.monotonic() - self.last_moved
-        if waited < (stall_s if not self.running else 5 * stall_s) or not (self.held or self.admitted):
+        if waited < (5 * stall_s if self.running else stall_s) or not (self.held or self.admitted):
             return None
         return (
             f"{self.name} lane: nothing moved for {waited:.0f} s with {len(self.held)} chunks at the gate and"
@@ -90,15 +90,14 @@ class Lane:
             self.admission.notify_all()  # a batch may be full now
             try:
                 await self.admission.wait_for(lambda: self._may_enter(token, batching))
+                self.admitted += 1
+                self.sender_admitted[sender] += 1
             finally:
                 del self.held[token]
                 self.ranks = None
                 if not self.held:
                     self.holding_since = None
                 self.admission.notify_all()  # the chunks behind this one moved up
-            self.admitted += 1
-            self.sender_admitted[sender] += 1
-            self.ranks = None
             self.last_moved = time.monotonic()
 
     def _may_enter(self, token: object, batching: BatchingConfig) -> bool:
@@ -162,7 +161,6 @@ class Transcriber:
         self.batching = DEFAULT_BATCHING
         self.jobs, self.interactive = Lane("jobs"), Lane("interactive")
         self.received = 0  # chunks whose callers have not had their result, admitted or not
-        self.decoding = 0  # chunks in the engine's current batches
         self.metrics = TranscriberMetrics()
         self.watchdog: asyncio.Task | None = None
 
@@ -209,6 +207,11 @@ class Transcriber:
                 if (stalled := lane.stall(STALL_WARNING_S)) is not None:
                     logger.warning("%s; %d chunks received, %d decoding", stalled, self.received, self.decoding)
 
+    @property
+    def decoding(self) -> int:
+        """Chunks in the engine's current batches, both lanes'."""
+        return self.jobs.in_engine + self.interactive.in_engine
+
     def _count_received(self, change: int) -> None:
         self.received += change
         self.metrics.chunks_queued.set(max(0, self.received - self.decoding))
@@ -235,7 +238,6 @@ class Transcriber:
         self, lane: Lane, chunks: list[np.ndarray], options: list[ChunkOptions]
     ) -> list[ChunkTranscript]:
         await lane.batch_started(len(chunks))
-        self.decoding += len(chunks)
         self._count_received(0)
         started, cpu_started = time.perf_counter(), time.process_time()
         try:
@@ -253,7 +255,6 @@ class Transcriber:
             )
             self.metrics.batch_size.observe(len(chunks))
             self.metrics.batch_seconds.observe(seconds)
-            self.decoding -= len(chunks)
             await lane.batch_ended(len(chunks))
 
     def _decode_grouped(self, chunks: list[np.ndarray], options: list[ChunkOptions]) -> list[ChunkTranscript]:
