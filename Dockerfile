@@ -11,7 +11,7 @@ COPY --chown=ray:users serve_app ./serve_app
 COPY --chown=ray:users configs ./configs
 # torch 2.11 from PyPI is its CUDA build; ray is pinned to the image's release so pip keeps the image's.
 RUN pip install --no-cache-dir "ray[serve]==2.60.0" . \
-    && python -c "import serve_app.app, deployments.diarization_pipeline"
+    && python -c "import serve_app.app, deployments.diarization._pyannote"
 
 ENV RAY_USAGE_STATS_ENABLED=0
 # Request header limits (431 over 64 KB, 408 after 30 s) in Serve's HTTP proxy: serve_app/proxy_limits.py.

@@ -192,7 +192,8 @@ class JobsConfig(StrictModel):
 
 
 class ResegmentationConfig(StrictModel):
-    """Embedded pipeline: turns corrected by short-window speaker embeddings (`deployments/resegmentation.py`).
+    """Embedded pipeline: turns corrected by short-window speaker embeddings
+    (`deployments/diarization/_resegmentation.py`).
     Chosen on the development audio (`scripts/bench_diarization.py --resegmentation-sweep`): the AMI
     excerpts' total DER is 24.2-27.7% (34.5% without) for every window from 1 to 3 s and step from 0.25 to
     1 s, and the telephone call is unchanged or better; 1.5 s / 0.5 s sits mid-plateau at a third of the
@@ -244,11 +245,11 @@ class PipelineConfig(StrictModel):
     url_input: UrlInputConfig = UrlInputConfig()
 
 
-class RealtimeConfig(StrictModel):
-    """Live sessions over WebSocket (`/v1/transcribe`): the RealtimeTranscriber's settings and the limits the
+class LiveConfig(StrictModel):
+    """Live sessions over WebSocket (`/v1/transcribe`): the LiveTranscriber's settings and the limits the
     Ingress applies to them."""
 
-    max_sessions: int = Field(16, ge=1, description="Sessions one RealtimeTranscriber replica holds; then 4003.")
+    max_sessions: int = Field(16, ge=1, description="Sessions one LiveTranscriber replica holds; then 4003.")
     max_sessions_per_key: int = Field(4, ge=1, description="Open sessions per key; then 429.")
     idle_timeout_s: float = Field(30, gt=0, description="Without audio or keepalive this long: close 4008.")
     max_backlog_s: float = Field(

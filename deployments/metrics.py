@@ -58,10 +58,10 @@ class DiarizerMetrics:
         )
 
 
-class RealtimeMetrics:
+class LiveMetrics:
     def __init__(self) -> None:
         self.sessions_open = serve_metrics.Gauge(
-            "stt_realtime_sessions_open", description="Live sessions held by this RealtimeTranscriber replica."
+            "stt_live_sessions_open", description="Live sessions held by this LiveTranscriber replica."
         )
 
 

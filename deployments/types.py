@@ -38,7 +38,9 @@ class TranscriptionOptions(BaseModel):
     segment_timestamps: bool = Field(True, description=SEGMENT_TIMESTAMPS_DOC)
     prompt: str | None = None
     temperature: float = 0.0
-    profanity_filter: bool = Field(False, description="Mask profane words in the result (deployments/profanity.py).")
+    profanity_filter: bool = Field(
+        False, description="Mask profane words in the result (deployments/files/_profanity.py)."
+    )
 
 
 class DiarizationOptions(BaseModel):

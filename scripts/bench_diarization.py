@@ -2,7 +2,7 @@
 
 DER is scored the strict way: no forgiveness collar, overlapped speech scored, twice per file: from the
 Diarizer's own turns, and from the `segments` a user gets back for task=diarize (the same code as the
-service: Whisper base words, then `deployments.speakers.diarized_transcription`).
+service: Whisper base words, then `deployments.diarization.words.diarized_transcription`).
 
 - `sample.wav` (30 s, two speakers, shipped with pyannote.audio with `sample.rttm`).
 - `stereo_diarization.wav` (../shared, one speaker per channel): the pipeline hears the mono mix-down;
@@ -33,13 +33,13 @@ from pyannote.core import Annotation, Segment, Timeline
 from pyannote.database.util import load_rttm
 from pyannote.metrics.diarization import DiarizationErrorRate
 
-from deployments.audio import decode_audio
-from deployments.chunking import SpeechChunker, chunk_audio
 from deployments.config import DiarizationConfig, ResegmentationConfig, WhisperModelConfig
-from deployments.diarization_pipeline import CLUSTERING_THRESHOLDS, DiarizationPipeline
-from deployments.engines.ctranslate2_engine import CTranslate2Engine
-from deployments.pipeline import join_chunks
-from deployments.speakers import diarized_transcription
+from deployments.diarization._pyannote import CLUSTERING_THRESHOLDS, DiarizationPipeline
+from deployments.diarization.words import diarized_transcription
+from deployments.files._chunking import SpeechChunker, chunk_audio
+from deployments.files._decode import decode_audio
+from deployments.files.pipeline import join_chunks
+from deployments.transcriber.engines.ctranslate2_engine import CTranslate2Engine
 from deployments.types import SAMPLE_RATE, ChunkOptions, Diarization, DiarizationOptions, Transcript
 from tests.media import SHARED_AUDIO, pyannote_sample
 

@@ -45,12 +45,12 @@ import srt
 import yaml
 from faster_whisper import BatchedInferencePipeline, WhisperModel
 
-from deployments.audio import decode_audio
-from deployments.chunking import SpeechChunker, chunk_audio
 from deployments.config import BatchingConfig, WhisperModelConfig
-from deployments.engines import load_engine
-from deployments.engines.ctranslate2_engine import CTranslate2Engine
-from deployments.pipeline import join_chunks
+from deployments.files._chunking import SpeechChunker, chunk_audio
+from deployments.files._decode import decode_audio
+from deployments.files.pipeline import join_chunks
+from deployments.transcriber.engines import load_engine
+from deployments.transcriber.engines.ctranslate2_engine import CTranslate2Engine
 from deployments.types import SAMPLE_RATE, ChunkOptions, ChunkTranscript, Transcript
 from scripts.local_service import ROOT, LocalService
 from serve_app.config import AppConfig

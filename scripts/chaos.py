@@ -26,8 +26,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from deployments.audio import decode_audio
-from deployments.jobs import owner_of
+from deployments.files._decode import decode_audio
+from deployments.jobs.records import owner_of
 from scripts.local_service import LocalService
 from tests.media import encode, pyannote_sample
 

@@ -34,8 +34,8 @@ class LocalService:
         keys_file: Path | None = None,
         unthrottled: bool = False,
         ingress_replicas: int = 1,
-        realtime: dict | None = None,
-        realtime_replicas: int = 1,
+        live: dict | None = None,
+        live_replicas: int = 1,
         metrics_interval_ms: int | None = None,
         env: dict[str, str] | None = None,
         batching: dict | None = None,
@@ -56,8 +56,8 @@ class LocalService:
         self.ingress_replicas = ingress_replicas
         self.jobs = {"state_dir": str(workdir / "state"), **(jobs or {})}
         self.limits = dict(limits or {})
-        self.realtime = dict(realtime or {})
-        self.realtime_replicas = realtime_replicas
+        self.live = dict(live or {})
+        self.live_replicas = live_replicas
         self.metrics_interval_ms = metrics_interval_ms  # how often Ray exports metrics (its default: 10 s)
         self.batching = dict(batching or {})  # the Transcriber's user_config, over the local config's
         self.env = dict(env or {})  # more environment for `serve run` (and so for every replica)
@@ -73,8 +73,8 @@ class LocalService:
         args["whisper"] = {**args["whisper"], **self.whisper}
         ingress = next(d for d in config["applications"][0]["deployments"] if d["name"] == "Ingress")
         ingress["num_replicas"] = self.ingress_replicas
-        live = next(d for d in config["applications"][0]["deployments"] if d["name"] == "RealtimeTranscriber")
-        live["num_replicas"] = self.realtime_replicas
+        live = next(d for d in config["applications"][0]["deployments"] if d["name"] == "LiveTranscriber")
+        live["num_replicas"] = self.live_replicas
         transcriber = next(d for d in config["applications"][0]["deployments"] if d["name"] == "Transcriber")
         transcriber["user_config"] = {**transcriber.get("user_config", {}), **self.batching}
         if self.gpu:  # the Transcriber gets the GPU; everything else stays on CPU
@@ -82,7 +82,7 @@ class LocalService:
         args["jobs"] = {**args.get("jobs", {}), **self.jobs}
         args["limits"] = {**args.get("limits", {}), **self.limits}
         args["url_input"] = {**args.get("url_input", {}), **self.url_input}
-        args["realtime"] = {**args.get("realtime", {}), **self.realtime}
+        args["live"] = {**args.get("live", {}), **self.live}
         return config
 
     def start(self, timeout_s: float = 240) -> "LocalService":

@@ -1,5 +1,5 @@
-"""How well live sessions' speaker labels (`deployments/live_speakers.py`) follow the reference speakers, for
-a range of similarity thresholds: the evidence behind `realtime.speaker_threshold`.
+"""How well live sessions' speaker labels (`deployments/live/_speakers.py`) follow the reference speakers, for
+a range of similarity thresholds: the evidence behind `live.speaker_threshold`.
 
 For each file with a reference RTTM, Whisper (tiny.en) times the words, each word's voice is embedded by
 CAM++ from the 1.5 s around its middle (as a live session does), and `OnlineSpeakers` labels them in
@@ -16,12 +16,12 @@ from pathlib import Path
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from deployments.audio import decode_audio
 from deployments.config import DiarizationConfig, WhisperModelConfig
-from deployments.diarization_pipeline import DiarizationPipeline
-from deployments.engines import load_engine
-from deployments.live_session import SPEAKER_WINDOW_S
-from deployments.live_speakers import OnlineSpeakers
+from deployments.diarization._pyannote import DiarizationPipeline
+from deployments.files._decode import decode_audio
+from deployments.live._session import SPEAKER_WINDOW_S
+from deployments.live._speakers import OnlineSpeakers
+from deployments.transcriber.engines import load_engine
 from deployments.types import SAMPLE_RATE, ChunkOptions
 from tests.media import SHARED_AUDIO, pyannote_sample
 

@@ -5,17 +5,17 @@ own settings:
 
     Ingress -> TranscriptionPipeline -> Transcriber
             |                        -> Diarizer
-            -> RealtimeTranscriber   -> Transcriber (the same replicas: live readings and file chunks
+            -> LiveTranscriber   -> Transcriber (the same replicas: live readings and file chunks
                                      -> Diarizer      share batches)
 """
 
 from ray.serve import Application
 
 from deployments.config import PipelineConfig
-from deployments.diarizer import Diarizer
-from deployments.pipeline import TranscriptionPipeline
-from deployments.realtime import RealtimeTranscriber
-from deployments.transcriber import Transcriber
+from deployments.diarization.deployment import Diarizer
+from deployments.files.pipeline import TranscriptionPipeline
+from deployments.live.deployment import LiveTranscriber
+from deployments.transcriber.deployment import Transcriber
 from serve_app.config import AppConfig
 from serve_app.ingress import Ingress
 
@@ -25,5 +25,5 @@ def build_app(args: AppConfig) -> Application:
     diarizer = Diarizer.bind(args.diarization)
     pipeline_config = PipelineConfig(chunking=args.chunking, limits=args.limits, url_input=args.url_input)
     pipeline = TranscriptionPipeline.bind(transcriber, diarizer, pipeline_config)
-    realtime = RealtimeTranscriber.bind(transcriber, diarizer, args.realtime)
-    return Ingress.bind(pipeline, realtime, args)
+    live = LiveTranscriber.bind(transcriber, diarizer, args.live)
+    return Ingress.bind(pipeline, live, args)

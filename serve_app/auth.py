@@ -23,7 +23,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, Field, SecretStr, model_validator
 from starlette.requests import HTTPConnection
 
-from deployments.jobs import owner_of
+from deployments.jobs.records import owner_of
 from serve_app.config import BillingConfig, Currency, SecretSettings
 from serve_app.schemas import ErrorResponse
 

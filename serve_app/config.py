@@ -16,7 +16,7 @@ from deployments.config import (
     DiarizationConfig,
     JobsConfig,
     LimitsConfig,
-    RealtimeConfig,
+    LiveConfig,
     StrictModel,
     UrlInputConfig,
     WhisperModelConfig,
@@ -49,7 +49,7 @@ class AppConfig(StrictModel):
     url_input: UrlInputConfig = UrlInputConfig()
     jobs: JobsConfig = JobsConfig()
     diarization: DiarizationConfig = DiarizationConfig()
-    realtime: RealtimeConfig = RealtimeConfig()
+    live: LiveConfig = LiveConfig()
 
 
 class SecretSettings(BaseSettings):

@@ -7,7 +7,7 @@ import srt
 import webvtt
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 
-from deployments.languages import language_name
+from deployments.transcriber.languages import language_name
 from deployments.types import DiarizedTranscript, PipelineResult, Segment, Transcript, Word
 from serve_app.schemas import (
     ResponseFormat,

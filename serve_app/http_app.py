@@ -12,14 +12,16 @@ from deployments.retry import WORKER_LOSS, worker_lost
 from serve_app.auth import AUTH_ERRORS, ApiKeys, require_api_key
 from serve_app.config import AppConfig
 from serve_app.request_metrics import RequestMetrics
-from serve_app.routers import billing, health, jobs, models, realtime, transcriptions, web
+from serve_app.routers import billing, health, jobs, live, models, transcriptions, web
 
 logger = logging.getLogger(__name__)
 
 
-def create_app(config: AppConfig, api_keys: ApiKeys, pipeline, tracker, ledger, rate_limiter, live=None) -> FastAPI:  # noqa: ANN001
-    """`pipeline` and `live` are the TranscriptionPipeline's and RealtimeTranscriber's DeploymentHandles;
-    `tracker`, `ledger` and `rate_limiter` are actor handles. Tests pass anything with the same
+def create_app(  # noqa: ANN001
+    config: AppConfig, api_keys: ApiKeys, pipeline, tracker, ledger, rate_limiter, live_transcriber=None
+) -> FastAPI:
+    """`pipeline` and `live_transcriber` are the TranscriptionPipeline's and LiveTranscriber's
+    DeploymentHandles; `tracker`, `ledger` and `rate_limiter` are actor handles. Tests pass anything with the same
     `.method.remote()` calls."""
     app = FastAPI(
         title="stt-service",
@@ -32,7 +34,7 @@ def create_app(config: AppConfig, api_keys: ApiKeys, pipeline, tracker, ledger, 
     app.state.tracker = tracker
     app.state.ledger = ledger
     app.state.rate_limiter = rate_limiter
-    app.state.realtime = live
+    app.state.live = live_transcriber
     authenticated = {"dependencies": [Depends(require_api_key)], "responses": AUTH_ERRORS}
     app.include_router(health.router)  # no key: load balancers probe it, and it reveals nothing
     app.include_router(web.router)  # no key: the page asks for one and sends it with its own requests
@@ -41,7 +43,7 @@ def create_app(config: AppConfig, api_keys: ApiKeys, pipeline, tracker, ledger, 
     app.include_router(transcriptions.router, **authenticated)
     app.include_router(jobs.router, **authenticated)
     app.include_router(billing.router, **authenticated)
-    app.include_router(realtime.router)  # checks the key itself, before the WebSocket upgrade
+    app.include_router(live.router)  # checks the key itself, before the WebSocket upgrade
     app.add_middleware(RequestMetrics)  # inside ApiV1Alias: it sees the route that answered
     app.add_middleware(ApiV1Alias)
     app.add_exception_handler(RequestValidationError, _validation_error)

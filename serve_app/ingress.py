@@ -1,15 +1,15 @@
 """Ingress: the HTTP entry deployment. It wires handles into the FastAPI app and holds no model code and no
 audio: uploads go to the spool on disk, and the pipeline deployment reads them from there; live audio frames
-are forwarded to the RealtimeTranscriber as they arrive."""
+are forwarded to the LiveTranscriber as they arrive."""
 
 from fastapi import FastAPI
 from ray import serve
 from ray.serve.handle import DeploymentHandle
 
-from deployments.billing import get_or_create_ledger
-from deployments.job_tracker import get_or_create_tracker
-from deployments.languages import whisper_language_names
-from deployments.rate_limiter import get_or_create_rate_limiter
+from deployments.billing.ledger import get_or_create_ledger
+from deployments.billing.rate_limiter import get_or_create_rate_limiter
+from deployments.jobs.tracker import get_or_create_tracker
+from deployments.transcriber.languages import whisper_language_names
 from serve_app.auth import ApiKeys, configured_keys
 from serve_app.config import AppConfig, SecretSettings
 from serve_app.http_app import create_app
@@ -20,11 +20,11 @@ from serve_app.http_app import create_app
 @serve.deployment(max_ongoing_requests=256)
 @serve.ingress()
 class Ingress:
-    async def __init__(self, pipeline: DeploymentHandle, realtime: DeploymentHandle, config: AppConfig) -> None:
+    async def __init__(self, pipeline: DeploymentHandle, live: DeploymentHandle, config: AppConfig) -> None:
         self.config = config
         self.api_keys = ApiKeys(configured_keys(SecretSettings()))
         self.pipeline = pipeline
-        self.realtime = realtime
+        self.live = live
         self.ledger = get_or_create_ledger(config.jobs)
         self.tracker = get_or_create_tracker(config.jobs, pipeline, self.ledger)
         self.rate_limiter = get_or_create_rate_limiter(config.jobs)
@@ -36,5 +36,5 @@ class Ingress:
 
     def __serve_build_asgi_app__(self) -> FastAPI:
         return create_app(
-            self.config, self.api_keys, self.pipeline, self.tracker, self.ledger, self.rate_limiter, self.realtime
+            self.config, self.api_keys, self.pipeline, self.tracker, self.ledger, self.rate_limiter, self.live
         )

@@ -6,8 +6,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, WithJsonSchema, field_validator, model_validator
 
-from deployments.languages import is_whisper_language
-from deployments.realtime_events import SAMPLE_RATES, SessionSettings
+from deployments.live.events import SAMPLE_RATES, SessionSettings
+from deployments.transcriber.languages import is_whisper_language
 from deployments.types import DiarizationOptions, DiarizedTranscript, Segment, TranscriptionOptions, Word
 from serve_app.upload import SpooledFile
 
@@ -333,7 +333,7 @@ DELAYS_MS = (*range(80, 1201, 80), 2400)
 """The emission delays a live session may ask for (the nexara protocol's set)."""
 
 
-class RealtimeQuery(BaseModel):
+class LiveSessionQuery(BaseModel):
     """The query string of `GET /v1/transcribe` (a WebSocket upgrade): the session's parameters. A value out
     of range ends the session with `invalid_config` (close 4000) right after the upgrade."""
 
@@ -363,7 +363,7 @@ class RealtimeQuery(BaseModel):
         return delay
 
     @model_validator(mode="after")
-    def two_channels_to_split(self) -> "RealtimeQuery":
+    def two_channels_to_split(self) -> "LiveSessionQuery":
         if self.multichannel and self.channels != 2:
             raise ValueError("multichannel needs channels=2")
         return self

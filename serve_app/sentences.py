@@ -1,7 +1,7 @@
 """`timestamp_granularities[]=sentence`: the transcript's words grouped into sentences, timed by their words
-(the grouping is `deployments.segmenting`'s, the one that also cuts aligned words into segments)."""
+(the grouping is `deployments.transcriber.segmenting`'s, the one that also cuts aligned words into segments)."""
 
-from deployments.segmenting import sentence_groups
+from deployments.transcriber.segmenting import sentence_groups
 from deployments.types import Word
 from serve_app.schemas import Sentence
 

@@ -19,7 +19,7 @@ from pydantic import BaseModel
 
 from deployments.errors import client_error
 from deployments.retry import worker_lost
-from deployments.spool import remove_spooled
+from deployments.storage.spool import remove_spooled
 from deployments.types import DiarizedTranscript, PipelineProgress, PipelineRequest, PipelineResult, PipelineText
 from serve_app.schemas import (
     StreamError,

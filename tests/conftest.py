@@ -31,7 +31,7 @@ STATE_FILESYSTEM_BYTES = 256 * 1024**2
 """The test service's jobs.state_dir is a filesystem of its own of this size where the machine allows a
 tmpfs mount (root), so that a test can fill it: tests/test_storage_service.py."""
 LIMITS_CONFIG = {"max_upload_bytes": UPLOAD_LIMIT_BYTES}
-REALTIME_CONFIG = {"idle_timeout_s": 3, "max_sessions_per_key": 2}
+LIVE_CONFIG = {"idle_timeout_s": 3, "max_sessions_per_key": 2}
 """A short idle timeout and a small session cap, so that tests reach them quickly."""
 URL_INPUT_CONFIG = {"allowed_networks": ["127.0.0.1/32"], "read_timeout_s": 2}
 """Tests fetch from a server on loopback, which only an allow-list opens; every other private range stays shut."""
@@ -106,10 +106,10 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
             jobs={**JOBS_CONFIG, "state_dir": str(state_dir)},
             limits=LIMITS_CONFIG,
             url_input=URL_INPUT_CONFIG,
-            realtime=REALTIME_CONFIG,
+            live=LIVE_CONFIG,
             keys_file=keys_file,
             ingress_replicas=2,  # two ingress replicas: the request-rate limit must hold across both
-            realtime_replicas=2,  # and two of live sessions: each session's calls must find its replica
+            live_replicas=2,  # and two of live sessions: each session's calls must find its replica
             metrics_interval_ms=1000,  # Ray exports metrics each second, not every 10 s: tests see them sooner
         ) as running:
             yield Service(running.base_url, API_KEYS[0], running, state_dir, state_on_own_filesystem=mounted)

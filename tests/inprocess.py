@@ -14,13 +14,13 @@ from pathlib import Path
 import httpx
 import pytest
 
-from deployments.billing import UsageLedger
+from deployments.billing.ledger import UsageLedger
+from deployments.billing.rate_limiter import RequestRateLimiter
 from deployments.config import JobsConfig, LimitsConfig, UrlInputConfig
 from deployments.errors import AudioRejectedError
-from deployments.job_tracker import JobTracker
-from deployments.rate_limiter import RequestRateLimiter
+from deployments.files._url_fetch import check_url
+from deployments.jobs.tracker import JobTracker
 from deployments.types import PipelineProgress, PipelineRequest, PipelineText, Transcript
-from deployments.url_fetch import check_url
 from serve_app.auth import ApiKey, ApiKeys
 from serve_app.config import AppConfig
 from serve_app.http_app import create_app

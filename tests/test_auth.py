@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from deployments.rate_limiter import RequestRateLimiter
+from deployments.billing.rate_limiter import RequestRateLimiter
 from serve_app.auth import ApiKeys, load_keys_file
 
 

@@ -2,8 +2,7 @@
 
 import numpy as np
 
-from deployments.audio import decode_audio
-from deployments.chunking import (
+from deployments.files._chunking import (
     SpeechChunker,
     StreamingChunker,
     chunk_audio,
@@ -12,7 +11,8 @@ from deployments.chunking import (
     merge_speech,
     speech_samples,
 )
-from deployments.pipeline import join_chunks
+from deployments.files._decode import decode_audio
+from deployments.files.pipeline import join_chunks
 from deployments.types import SAMPLE_RATE, ChunkTranscript, Segment, Word
 from tests.media import pyannote_sample
 

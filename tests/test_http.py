@@ -10,7 +10,7 @@ import srt
 from ray import exceptions as ray_errors
 
 from deployments.errors import StorageError
-from deployments.jobs import owner_of
+from deployments.jobs.records import owner_of
 from tests.fakes import Remote
 from tests.inprocess import BROKE_KEY, KEY, LIMITED_KEY, UPLOAD_LIMIT, call, inprocess  # noqa: F401 (fixture)
 from tests.test_job_tracker import TRANSCRIPT

@@ -9,19 +9,19 @@ from pathlib import Path
 import pytest
 from ray import exceptions as ray_errors
 
-from deployments.billing import UsageLedger
+from deployments.billing.ledger import UsageLedger
 from deployments.config import JobsConfig
 from deployments.errors import AudioRejectedError, StorageError
-from deployments.job_store import SQLiteJobStore
-from deployments.job_tracker import (
+from deployments.jobs._store import SQLiteJobStore
+from deployments.jobs.records import JobRequest, JobStatus
+from deployments.jobs.tracker import (
     MAX_ATTEMPTS,
     SILENT_JOB_WARNING_S,
     STALL_WARNING_ROUNDS,
     JobTracker,
     TooManyJobsError,
 )
-from deployments.jobs import JobRequest, JobStatus
-from deployments.spool import decoded_copy_path
+from deployments.storage.spool import decoded_copy_path
 from deployments.types import PipelineProgress, PipelineRequest, Segment, Transcript, TranscriptionOptions, Word
 from tests.fakes import Actor
 

@@ -8,11 +8,11 @@ import pytest
 import soundfile as sf
 from pydantic import ValidationError
 
-from deployments.live_audio import InvalidAudioError, PcmDecoder
-from deployments.live_speakers import OnlineSpeakers
-from deployments.local_agreement import LocalAgreement, TimedWord
-from deployments.realtime_events import SessionSettings
-from serve_app.schemas import RealtimeQuery
+from deployments.live._audio import InvalidAudioError, PcmDecoder
+from deployments.live._local_agreement import LocalAgreement, TimedWord
+from deployments.live._speakers import OnlineSpeakers
+from deployments.live.events import SessionSettings
+from serve_app.schemas import LiveSessionQuery
 from tests.media import pyannote_sample
 
 with warnings.catch_warnings():
@@ -120,19 +120,19 @@ def test_at_most_four_speakers() -> None:
 
 
 def test_query_defaults_and_refusals() -> None:
-    query = RealtimeQuery.model_validate({"sample_rate": "8000", "diarize": "true", "delay_ms": "960"})
+    query = LiveSessionQuery.model_validate({"sample_rate": "8000", "diarize": "true", "delay_ms": "960"})
     assert query.settings().sample_rate == 8000 and query.settings().diarize and query.delay_ms == 960
     for bad in ({"sample_rate": "11025"}, {"delay_ms": "100"}, {"channels": "3"}, {"encoding": "mp3"},
                 {"multichannel": "true"}, {"turn_detection": "vad"}, {"language": "en"}):  # fmt: skip
         with pytest.raises(ValidationError):
-            RealtimeQuery.model_validate(bad)
+            LiveSessionQuery.model_validate(bad)
 
 
 def test_smart_turn_features_match_pipecats_own_extractor() -> None:
     """The contract with pipecat-ai's model: the features its own extractor computes for Smart Turn."""
     from pipecat.audio.turn.smart_turn._whisper_features import compute_whisper_log_mel_features
 
-    from deployments.smart_turn import SmartTurnModel
+    from deployments.live._smart_turn import SmartTurnModel
 
     model = SmartTurnModel()
     speech = tone(8.0, 16000) * np.linspace(0, 1, 8 * 16000, dtype=np.float32)
@@ -144,7 +144,7 @@ def test_smart_turn_features_match_pipecats_own_extractor() -> None:
 
 
 def test_the_vad_scores_a_stream_as_it_would_score_the_audio_in_one_piece() -> None:
-    from deployments.speech_activity import SpeechDetector
+    from deployments.live._speech_activity import SpeechDetector
 
     call, _ = sf.read(str(pyannote_sample()), dtype="float32")
     whole, pieces = SpeechDetector(), SpeechDetector()

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from deployments.config import RealtimeConfig
-from deployments.live_session import LiveModels, LiveSession
-from deployments.realtime_events import (
+from deployments.config import LiveConfig
+from deployments.live._session import LiveModels, LiveSession
+from deployments.live.events import (
     LiveEvent,
     SessionEnded,
     SessionFailed,
@@ -76,7 +76,7 @@ async def run_session(
 ) -> tuple[list[LiveEvent], FakeModels]:
     audio, script = stream_audio()
     models = FakeModels(script, turn_probability)
-    session = LiveSession(settings, RealtimeConfig(), models.live())
+    session = LiveSession(settings, LiveConfig(), models.live())
     models.session = session
     pcm = (audio * 32767).astype("<i2").tobytes()
     for offset in range(0, len(pcm), frame_bytes):  # 200 ms frames, as fast as the session takes them
@@ -133,7 +133,7 @@ def test_each_channel_is_transcribed_on_its_own() -> None:
     models = FakeModels(script, 0.9)
 
     async def run() -> list[LiveEvent]:
-        session = LiveSession(SessionSettings(channels=2, multichannel=True), RealtimeConfig(), models.live())
+        session = LiveSession(SessionSettings(channels=2, multichannel=True), LiveConfig(), models.live())
         models.session = session
         stereo = np.stack([audio, audio], axis=1).reshape(-1)
         pcm = (stereo * 32767).astype("<i2").tobytes()
@@ -159,7 +159,7 @@ def test_audio_far_ahead_of_transcription_ends_the_session(limit_s: float) -> No
             raise AssertionError
 
         models = LiveModels(transcribe=stuck, embed_voices=stuck, turn_probability=stuck)
-        session = LiveSession(SessionSettings(), RealtimeConfig(max_backlog_s=limit_s), models)
+        session = LiveSession(SessionSettings(), LiveConfig(max_backlog_s=limit_s), models)
         second = np.zeros(SAMPLE_RATE, dtype="<i2").tobytes()
         failure = None
         for _ in range(4):
@@ -173,9 +173,9 @@ def test_audio_far_ahead_of_transcription_ends_the_session(limit_s: float) -> No
 
 def test_a_full_replica_refuses_new_sessions() -> None:
     """4003 session_full: the replica holds `max_sessions` already (the rest of `open` needs Serve)."""
-    from deployments.realtime import RealtimeTranscriber
+    from deployments.live.deployment import LiveTranscriber
 
-    replica = object.__new__(RealtimeTranscriber.func_or_class)
-    replica.config, replica.sessions = RealtimeConfig(max_sessions=1), {"sess_a_b": None}
+    replica = object.__new__(LiveTranscriber.func_or_class)
+    replica.config, replica.sessions = LiveConfig(max_sessions=1), {"sess_a_b": None}
     refused = asyncio.run(replica.open(SessionSettings()))
     assert isinstance(refused, SessionFailed) and refused.code == "session_full" and "retry later" in refused.message

@@ -2,7 +2,7 @@
 
 import pytest
 
-from deployments import model_store
+from deployments.transcriber import _model_store as model_store
 
 
 def test_tiny_en_is_the_packaged_directory() -> None:

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 from ray import exceptions as ray_errors
 
-from deployments.audio import decode_windows
 from deployments.config import ChunkingConfig, LimitsConfig, PipelineConfig
 from deployments.errors import AudioRejectedError
-from deployments.pipeline import FileRun, TranscriptionPipeline, main_language
+from deployments.files._decode import decode_windows
+from deployments.files.pipeline import FileRun, TranscriptionPipeline, main_language
 from deployments.types import (
     SAMPLE_RATE,
     ChunkOptions,
@@ -193,7 +193,7 @@ def test_streamed_text_is_final_in_timeline_order_in_the_first_chunks_language(t
 
 
 def test_profanity_is_masked_in_text_segments_and_words(tmp_path: Path) -> None:
-    from deployments.profanity import mask_text, mask_transcript
+    from deployments.files._profanity import mask_text, mask_transcript
     from deployments.types import Transcript, Word
 
     text = " Oh shit, what the fuck. Assess this class in Scunthorpe."
@@ -268,8 +268,8 @@ def test_rejections_survive_the_trip_between_processes() -> None:
     """Ray rebuilds a replica's exception from its args in the caller's process: status and message too."""
     import pickle
 
-    from deployments.audio import decode_failed
     from deployments.errors import UrlRejectedError
+    from deployments.files._decode import decode_failed
 
     for error in (decode_failed("no audio track"), UrlRejectedError("too big", status=413)):
         copy = pickle.loads(pickle.dumps(error))

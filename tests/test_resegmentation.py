@@ -6,7 +6,7 @@ import numpy as np
 from pyannote.core import Annotation, Segment
 
 from deployments.config import ResegmentationConfig
-from deployments.resegmentation import FRAMES_PER_SECOND, resegment
+from deployments.diarization._resegmentation import FRAMES_PER_SECOND, resegment
 
 VOICES = {"A": np.array([1.0, 0.0, 0.0]), "B": np.array([0.0, 1.0, 0.0]), "C": np.array([0.0, 0.0, 1.0])}
 

@@ -13,7 +13,7 @@ import srt
 from nexara.types.diarization import Diarization
 from nexara.types.transcription import Transcription, VerboseTranscription
 
-from deployments.audio import decode_audio
+from deployments.files._decode import decode_audio
 from tests.conftest import Service
 from tests.media import encode, pyannote_sample
 

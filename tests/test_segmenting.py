@@ -1,6 +1,6 @@
 """Aligned words into segments: sentences, cut again at pauses and when too long."""
 
-from deployments.segmenting import segment_groups
+from deployments.transcriber.segmenting import segment_groups
 from deployments.types import Word
 
 

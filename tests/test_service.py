@@ -9,7 +9,7 @@ import pytest
 import srt
 import webvtt
 
-from deployments.audio import decode_audio
+from deployments.files._decode import decode_audio
 from tests.conftest import API_KEYS, Service
 from tests.media import FORMATS, JFK_REFERENCE, encode, pyannote_sample
 from tests.wer import stm_transcript, word_error_rate

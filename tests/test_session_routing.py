@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 from ray.serve.request_router import PendingRequest, RequestRouter
 
-from deployments.session_routing import SessionAffinityRouter, home_of, session_id_on
+from deployments.live._routing import SessionAffinityRouter, home_of, session_id_on
 
 
 def replica(unique_id: str) -> SimpleNamespace:

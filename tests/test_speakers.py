@@ -1,6 +1,6 @@
-"""Word-level speaker assignment and segment splitting (deployments/speakers.py)."""
+"""Word-level speaker assignment and segment splitting (deployments/diarization/words.py)."""
 
-from deployments.speakers import diarized_transcription, speaker_of, speaker_summaries
+from deployments.diarization.words import diarized_transcription, speaker_of, speaker_summaries
 from deployments.types import Diarization, Segment, SpeakerTurn, Transcript, Word
 
 A, B = "speaker_0", "speaker_1"  # the names clients get; a diarizer's own labels are renamed (tested below)

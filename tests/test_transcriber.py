@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from ray.serve.batching import _BatchQueue
 
-from deployments import transcriber as transcriber_module
 from deployments.config import BatchingConfig, WhisperModelConfig
+from deployments.transcriber import deployment as transcriber_module
 from deployments.types import ChunkOptions, ChunkTranscript
 
 

@@ -6,10 +6,10 @@ import pytest
 import torch
 from faster_whisper.audio import pad_or_trim
 
-from deployments.audio import decode_audio
 from deployments.config import WhisperModelConfig
-from deployments.engines.ctranslate2_engine import CTranslate2Engine
-from deployments.engines.transformers_engine import TransformersEngine
+from deployments.files._decode import decode_audio
+from deployments.transcriber.engines.ctranslate2_engine import CTranslate2Engine
+from deployments.transcriber.engines.transformers_engine import TransformersEngine
 from deployments.types import ChunkOptions
 from tests.media import pyannote_sample
 from tests.wer import word_error_rate

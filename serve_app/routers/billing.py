@@ -8,7 +8,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Request
 
-from deployments.billing import UsageRow
+from deployments.billing.ledger import UsageRow
 from serve_app.auth import ApiKey, price_of, require_api_key
 from serve_app.schemas import Balance, UsageApiKey, UsageItem, UsagePage
 

@@ -6,8 +6,8 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, HTTPException, Request, status
 
 from deployments.config import JobsConfig
-from deployments.job_tracker import TooManyJobsError
-from deployments.jobs import Job, JobRequest
+from deployments.jobs.records import Job, JobRequest
+from deployments.jobs.tracker import TooManyJobsError
 from serve_app.auth import FUNDS_ERROR, ApiKey, require_api_key, require_funds
 from serve_app.formatting import render_body
 from serve_app.routers.transcriptions import UPLOAD_ERRORS, charge_details, check_model, receive_transcription_form

@@ -9,9 +9,9 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from pydantic import ValidationError
 
-from deployments.billing import ChargeDetails
+from deployments.billing.ledger import ChargeDetails
 from deployments.retry import retry_on_worker_loss
-from deployments.spool import remove_spooled
+from deployments.storage.spool import remove_spooled
 from deployments.types import PipelineRequest, PipelineResult
 from serve_app.auth import FUNDS_ERROR, ApiKey, price_of, require_funds
 from serve_app.config import AppConfig

@@ -1,0 +1,198 @@
+"""The usage ledger: what each API key has been charged, one row per completed request or job.
+
+Charges are idempotent: each carries an id (the job id, or the synchronous request's id), and a charge
+whose id is already in the ledger is not added again. So a call that Ray retries after an actor restart,
+or a job that runs again after a crash between its charge and its completion record, is billed once.
+
+A charge that the disk refuses (full, read-only) is kept in memory, counted in the key's usage, and written
+at the next call once the disk takes it again: a full disk neither loses a charge nor fails the request
+that made it.
+
+Each charge also records what a usage statement shows (`GET /v1/billing/usage`): its cost at the key's
+price when it was made, the input's size, the model id, the language and the options that cost extra.
+Rows written before costs were recorded have none (cost NULL): balances price them at the key's rate.
+
+The ledger runs as its own named, detached actor (`get_or_create_ledger`), shared by every ingress replica
+and the job tracker; it shares the SQLite file with the job store (another table, another owner).
+"""
+
+import logging
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import ray
+from pydantic import BaseModel, Field
+
+from deployments.config import JobsConfig
+from deployments.errors import StorageError, sqlite_storage
+from deployments.metrics import UsageMetrics
+from deployments.storage.actors import connect_sqlite, get_or_create
+
+logger = logging.getLogger("ray.serve")  # where Ray shows a replica's or actor's log lines
+
+
+class ChargeDetails(BaseModel):
+    """What a charge records besides who and how long: set by whoever knows it when the work is accepted."""
+
+    task: str = "transcribe"
+    model: str | None = None
+    language: str | None = None
+    bytes: int = Field(0, ge=0, description="Size of the input as received (upload or fetched URL).")
+    rate_per_min: float | None = Field(None, ge=0, description="The key's price per audio minute; None: no cost.")
+    profanity_filter: bool = False
+
+    def completed(self, language: str, source_path: str | Path) -> "ChargeDetails":
+        """These details with what is known once the work is done: the language heard, and the size of the
+        spooled input (0 when it is gone already)."""
+        try:
+            size = os.path.getsize(source_path)
+        except OSError:
+            size = 0
+        return self.model_copy(update={"language": language, "bytes": size})
+
+
+class UsageRow(BaseModel):
+    """One charge as a usage statement lists it (newest first, keyed by `row_id`)."""
+
+    row_id: int
+    charge_id: str
+    created_at: float
+    audio_seconds: float
+    task: str
+    model: str | None
+    language: str | None
+    bytes: int
+    cost: float | None
+    profanity_filter: bool
+
+
+@dataclass(frozen=True)
+class Charge:
+    charge_id: str
+    owner: str
+    audio_seconds: float
+    details: ChargeDetails
+    created_at: float
+
+    @property
+    def cost(self) -> float | None:
+        rate = self.details.rate_per_min
+        return None if rate is None else self.audio_seconds / 60 * rate
+
+    def cost_or_priced_at(self, rate_per_min: float) -> float:
+        """Its cost, or, for a charge recorded without one, its audio priced at `rate_per_min`."""
+        return self.cost if self.cost is not None else self.audio_seconds / 60 * rate_per_min
+
+
+COLUMNS_ADDED = {  # columns that later versions added to `charges`, and their types
+    "model": "TEXT",
+    "language": "TEXT",
+    "bytes": "INTEGER NOT NULL DEFAULT 0",
+    "cost": "REAL",
+    "profanity_filter": "INTEGER NOT NULL DEFAULT 0",
+}
+
+
+class UsageLedger:
+    def __init__(self, path: str | Path) -> None:
+        self.pending: dict[str, Charge] = {}  # charges the disk refused so far, by id
+        self.metrics = UsageMetrics()
+        self.connection = connect_sqlite(path)
+        self.connection.execute(
+            "CREATE TABLE IF NOT EXISTS charges (id INTEGER PRIMARY KEY AUTOINCREMENT, charge_id TEXT UNIQUE NOT NULL,"
+            " owner TEXT NOT NULL, audio_seconds REAL NOT NULL, task TEXT NOT NULL, created_at REAL NOT NULL)"
+        )
+        self.connection.execute("CREATE INDEX IF NOT EXISTS charges_by_owner ON charges (owner, id)")
+        self._add_columns()
+        self._migrate_usage_totals()
+
+    def charge(self, charge_id: str, owner: str, audio_seconds: float, details: ChargeDetails | None = None) -> bool:
+        """Record a charge; False (and nothing recorded) when `charge_id` was charged before."""
+        self.flush()
+        if charge_id in self.pending or self._recorded(charge_id):
+            return False
+        details = details or ChargeDetails()
+        self.pending[charge_id] = Charge(charge_id, owner, audio_seconds, details, time.time())
+        self.flush()
+        if audio_seconds > 0:
+            self.metrics.audio_seconds.inc(audio_seconds, tags={"task": details.task, "model": details.model or "-"})
+        return True
+
+    def usage(self, owner: str) -> float:
+        """Audio seconds charged to `owner` in all, charges still waiting for the disk included."""
+        self.flush()
+        (total,) = self.connection.execute(
+            "SELECT COALESCE(SUM(audio_seconds), 0) FROM charges WHERE owner = ?", (owner,)
+        ).fetchone()
+        return float(total) + sum(charge.audio_seconds for charge in self.pending.values() if charge.owner == owner)
+
+    def spent(self, owner: str, rate_per_min: float) -> float:
+        """Money charged to `owner` in all; charges recorded without a cost are priced at `rate_per_min`."""
+        self.flush()
+        (total,) = self.connection.execute(
+            "SELECT COALESCE(SUM(COALESCE(cost, audio_seconds / 60.0 * ?)), 0) FROM charges WHERE owner = ?",
+            (rate_per_min, owner),
+        ).fetchone()
+        waiting = [charge for charge in self.pending.values() if charge.owner == owner]
+        return float(total) + sum(charge.cost_or_priced_at(rate_per_min) for charge in waiting)
+
+    def usage_page(self, owner: str, before: int | None, limit: int) -> list[UsageRow]:
+        """Up to `limit` of `owner`'s charges older than row `before` (all when None), newest first. Charges
+        still waiting for the disk have no row id yet and are not listed."""
+        self.flush()
+        rows = self.connection.execute(
+            "SELECT id, charge_id, created_at, audio_seconds, task, model, language, bytes, cost, profanity_filter"
+            " FROM charges WHERE owner = ? AND id < ? ORDER BY id DESC LIMIT ?",
+            (owner, before if before is not None else 2**63 - 1, limit),
+        ).fetchall()
+        fields = UsageRow.model_fields
+        return [UsageRow(**dict(zip(fields, row, strict=True))) for row in rows]
+
+    def flush(self) -> None:
+        """Write the charges that wait for the disk; stop at the first refusal (they wait on)."""
+        for charge_id, charge in list(self.pending.items()):
+            try:
+                with sqlite_storage("the usage ledger"):
+                    details = charge.details
+                    self.connection.execute(
+                        "INSERT OR IGNORE INTO charges (charge_id, owner, audio_seconds, task, created_at, model,"
+                        " language, bytes, cost, profanity_filter) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        (charge.charge_id, charge.owner, charge.audio_seconds, details.task, charge.created_at,
+                         details.model, details.language, details.bytes, charge.cost, details.profanity_filter),
+                    )  # fmt: skip
+            except StorageError as error:
+                logger.warning("%d charges wait for the disk: %s", len(self.pending), error)
+                return
+            del self.pending[charge_id]
+
+    def _recorded(self, charge_id: str) -> bool:
+        return self.connection.execute("SELECT 1 FROM charges WHERE charge_id = ?", (charge_id,)).fetchone() is not None
+
+    def _add_columns(self) -> None:
+        """A ledger written by an earlier version gains the newer columns; its rows keep NULL costs."""
+        present = {row[1] for row in self.connection.execute("PRAGMA table_info(charges)")}
+        for column, sql_type in COLUMNS_ADDED.items():
+            if column not in present:
+                self.connection.execute(f"ALTER TABLE charges ADD COLUMN {column} {sql_type}")
+
+    def _migrate_usage_totals(self) -> None:
+        """Earlier versions kept one running total per key in a `usage` table: it becomes one charge each."""
+        if not self.connection.execute("SELECT name FROM sqlite_master WHERE type='table' AND name='usage'").fetchone():
+            return
+        with self.connection:
+            self.connection.execute("BEGIN IMMEDIATE")
+            for owner, seconds in self.connection.execute("SELECT owner, audio_seconds FROM usage").fetchall():
+                self.connection.execute(
+                    "INSERT OR IGNORE INTO charges (charge_id, owner, audio_seconds, task, created_at)"
+                    " VALUES (?, ?, ?, 'migrated', ?)",
+                    (f"usage-total:{owner}", owner, seconds, time.time()),
+                )
+            self.connection.execute("DROP TABLE usage")
+        logger.info("moved per-key usage totals into the charges ledger")
+
+
+def get_or_create_ledger(config: JobsConfig) -> ray.actor.ActorHandle:
+    """The cluster's one ledger, shared by the ingress replicas and the tracker."""
+    return get_or_create(UsageLedger, "UsageLedger", config.tracker_namespace, config.database_path)

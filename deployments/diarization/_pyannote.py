@@ -1,0 +1,129 @@
+"""The speaker-diarization pipeline the Diarizer deployment runs: pyannote.audio on 16 kHz samples.
+
+By default the pipeline is pyannote's own `SpeakerDiarization` on the embedded models
+(`deployments/diarization/_models.py`); any other pyannote pipeline can be configured instead.
+"""
+
+import os
+from pathlib import Path
+
+import numpy as np
+import torch
+from pyannote.audio import Pipeline
+from pyannote.audio.pipelines import SpeakerDiarization
+from pyannote.core import Annotation
+
+from deployments.config import DiarizationConfig
+from deployments.diarization._models import (
+    CamPlusPlusEmbedding,
+    OnnxSegmentation,
+    ResemblyzerEmbedding,
+    SpeakerFramesEmbedding,
+    UnusedPLDA,
+)
+from deployments.diarization._resegmentation import resegment
+from deployments.types import SAMPLE_RATE, Diarization, DiarizationOptions, SpeakerTurn
+
+SETTING_HINTS: dict[str, dict[str, int]] = {
+    "general": {},  # any number of speakers, found by clustering
+    # Meetings: clustering decides too. Measured (scripts/bench_diarization.py): a `min_speakers: 2` hint
+    # made the AMI excerpt dev01 worse (54.7% DER against 47.7%) and dev00 no better.
+    "meeting": {},
+    "telephonic": {"min_speakers": 1, "max_speakers": 2},  # calls: one or two parties, never more
+}
+"""`diarization_setting` presets: speaker-count hints for the pipeline. An explicit `num_speakers` wins."""
+
+
+def speaker_hints(options: DiarizationOptions) -> dict[str, int]:
+    if options.num_speakers is not None:
+        return {"num_speakers": options.num_speakers}
+    return dict(SETTING_HINTS[options.setting])
+
+
+EMBEDDINGS = {"campplus": CamPlusPlusEmbedding, "resemblyzer": ResemblyzerEmbedding}
+CLUSTERING_THRESHOLDS = {"campplus": 0.85, "resemblyzer": 0.5}
+"""Measured on the development audio (scripts/bench_diarization.py --sweep): CAM++ finds the right speaker
+count on every file from 0.8 to 0.9 (0.85 sits mid-plateau); resemblyzer's best was 0.5."""
+
+
+class DiarizationPipeline:
+    """A pyannote pipeline on 16 kHz mono samples."""
+
+    def __init__(self, config: DiarizationConfig) -> None:
+        torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
+        self.resegmentation = config.resegmentation
+        self.embedding: SpeakerFramesEmbedding | None = None
+        if config.pipeline == "embedded":
+            self.embedding = EMBEDDINGS[config.embedding]()
+            self.pipeline = SpeakerDiarization(
+                segmentation=OnnxSegmentation(),
+                embedding=self.embedding,
+                plda=UnusedPLDA(),
+                clustering="AgglomerativeClustering",
+                embedding_exclude_overlap=True,
+                segmentation_batch_size=config.batch_size,
+                embedding_batch_size=config.batch_size,
+            )
+            self.set_threshold(config.clustering_threshold or CLUSTERING_THRESHOLDS[config.embedding])
+        else:
+            location = config.pipeline
+            token = os.environ.get(config.token_env) if not Path(location).is_dir() else None
+            self.pipeline = Pipeline.from_pretrained(location, token=token)
+            if self.pipeline is None:
+                raise RuntimeError(f"could not load the diarization pipeline {location!r}")
+        self.pipeline.to(torch.device(config.device))
+
+    def set_threshold(self, threshold: float) -> None:
+        """The embedded pipeline's parameters; `min_cluster_size` 12 is pyannote's default for 3.x models."""
+        self.pipeline.instantiate(
+            {
+                "segmentation": {"min_duration_off": 0.0},
+                "clustering": {"method": "centroid", "min_cluster_size": 12, "threshold": threshold},
+            }
+        )
+
+    def annotate(self, samples: np.ndarray, **hints: int) -> tuple[Annotation, Annotation]:
+        """(every speaker's turns, the exclusive turns). pyannote.audio 3 pipelines return one Annotation,
+        which then serves as both."""
+        waveform = {"waveform": torch.from_numpy(np.ascontiguousarray(samples))[None], "sample_rate": SAMPLE_RATE}
+        output = self.pipeline(waveform, **hints)
+        if isinstance(output, Annotation):
+            return output, output
+        return output.speaker_diarization, output.exclusive_speaker_diarization
+
+    def embed_voices(self, windows: list[np.ndarray]) -> np.ndarray:
+        """(windows, dimension): the speaker encoder's embedding of each window of one voice."""
+        if self.embedding is None:
+            raise RuntimeError("live speaker labels need the embedded diarization pipeline's speaker encoder")
+        with torch.inference_mode():
+            voices = [self.embedding.embed(self.embedding.frames(torch.from_numpy(window))) for window in windows]
+        return torch.stack(voices).numpy()
+
+    def diarize(self, samples: np.ndarray, options: DiarizationOptions) -> Diarization:
+        turns, exclusive = self.annotate(samples, **speaker_hints(options))
+        if self.resegmentation.enabled:
+            turns, exclusive = self.resegment(samples, turns, exclusive)
+        return Diarization(turns=_turns(turns), exclusive_turns=_turns(exclusive))
+
+    def resegment(self, samples: np.ndarray, turns: Annotation, exclusive: Annotation) -> tuple[Annotation, Annotation]:
+        """The pipeline's turns corrected by the speaker encoder on short windows
+        (deployments/diarization/_resegmentation.py); as they are for a configured pipeline, which embeds no
+        encoder of ours."""
+        embedding = self.embedding
+        if embedding is None:
+            return turns, exclusive
+        waveform = torch.from_numpy(np.ascontiguousarray(samples))
+        return resegment(
+            turns,
+            exclusive,
+            embedding.frame_count(len(samples)),
+            lambda bounds: embedding.embed_windows(waveform, bounds),
+            self.resegmentation,
+        )
+
+
+def _turns(annotation: Annotation) -> list[SpeakerTurn]:
+    return [
+        SpeakerTurn(speaker=str(label), start=round(turn.start, 3), end=round(turn.end, 3))
+        for turn, _, label in annotation.itertracks(yield_label=True)
+    ]

@@ -1,0 +1,56 @@
+"""The asynchronous job record: what the tracker stores and what clients poll (rendered by the HTTP layer)."""
+
+import hashlib
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from deployments.billing.ledger import ChargeDetails
+from deployments.types import DiarizationOptions, PipelineResult, TranscriptionOptions
+
+
+class JobStatus(StrEnum):
+    in_progress = "in_progress"
+    complete = "complete"
+    error = "error"
+
+
+class JobRequest(BaseModel):
+    """Everything needed to (re)run a job after a restart: the spooled input and the client's choices."""
+
+    source_path: str
+    url: str | None = Field(None, description="Fetched into source_path when the job runs.")
+    options: TranscriptionOptions
+    diarization: DiarizationOptions | None = Field(None, description="Set for task=diarize.")
+    response_format: str
+    timestamp_granularities: list[str] = Field(
+        default_factory=list, description="As the client gave them; empty for jobs stored by earlier versions."
+    )
+    include_words: bool = Field(False, description="Jobs stored before granularities were kept: word asked for.")
+    charge: ChargeDetails | None = Field(
+        None, description="How to bill the job (price, model); language and size are filled in when it is done."
+    )
+
+
+class Job(BaseModel):
+    job_id: str
+    owner: str = Field(description="SHA-256 of the API key: the store never holds a key itself.")
+    status: JobStatus = JobStatus.in_progress
+    created_at: datetime
+    completed_at: datetime | None = None
+    progress: float = 0.0
+    transcript: PipelineResult | None = Field(
+        None, description="The domain result; the HTTP layer renders it in the request's format when polled."
+    )
+    result: dict[str, Any] | str | None = Field(
+        None, description="A body rendered by versions before the tracker stored domain results (kept 12 h)."
+    )
+    error: str | None = None
+    audio_seconds: float | None = None
+    request: JobRequest
+
+
+def owner_of(api_key: str) -> str:
+    return hashlib.sha256(api_key.encode()).hexdigest()

@@ -1,0 +1,96 @@
+"""LiveTranscriber: the deployment that holds live sessions (`deployments/live/_session.py`).
+
+The Ingress owns the WebSocket and forwards raw PCM frames here (`push`), reading events back from one
+streaming call per session (`events`); decoded audio lives only here. Whisper runs on the shared, batched
+Transcriber (live readings and file chunks share its batches), speaker embeddings on the Diarizer, and
+the Smart Turn model, small, here.
+
+A session's calls must reach the replica that holds it: its id names that replica, and the deployment's
+request router (`deployments/live/_routing.py`) sends every call there, so the deployment scales to any
+number of replicas. A call for a session its replica no longer holds (it restarted) ends the session with
+`internal`.
+"""
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import numpy as np
+from ray import serve
+from ray.serve.config import RequestRouterConfig
+from ray.serve.handle import DeploymentHandle
+
+from deployments.config import LiveConfig
+from deployments.live._routing import SessionAffinityRouter, session_id_on
+from deployments.live._session import LiveModels, LiveSession
+from deployments.live._smart_turn import SmartTurnModel
+from deployments.live.events import LiveEvent, SessionFailed, SessionReady, SessionSettings
+from deployments.metrics import LiveMetrics
+from deployments.retry import retry_on_worker_loss
+from deployments.types import ChunkOptions, ChunkTranscript
+
+SESSION_GONE = "the session is not on this server any more (it restarted): open a new one"
+
+
+@serve.deployment(
+    max_ongoing_requests=1000,  # sessions wait on other deployments; capacity is `max_sessions`
+    request_router_config=RequestRouterConfig(request_router_class=SessionAffinityRouter),
+)
+class LiveTranscriber:
+    def __init__(self, transcriber: DeploymentHandle, diarizer: DeploymentHandle, config: LiveConfig) -> None:
+        self.transcriber = transcriber
+        self.diarizer = diarizer
+        self.config = config
+        self.smart_turn = SmartTurnModel()
+        self.sessions: dict[str, LiveSession] = {}
+        self.metrics = LiveMetrics()
+        self.models = LiveModels(
+            transcribe=self._transcribe, embed_voices=self._embed_voices, turn_probability=self._turn_probability
+        )
+
+    async def open(self, settings: SessionSettings) -> str | SessionFailed:
+        """A new session's id, or why there is none."""
+        if len(self.sessions) >= self.config.max_sessions:
+            message = f"all {self.config.max_sessions} live sessions of this server are in use: retry later"
+            return SessionFailed(code="session_full", message=message)
+        session_id = session_id_on(serve.get_replica_context().replica_id.unique_id)
+        self.sessions[session_id] = LiveSession(settings, self.config, self.models)
+        self.metrics.sessions_open.set(len(self.sessions))
+        return session_id
+
+    async def push(self, session_id: str, frame: bytes) -> SessionFailed | None:
+        session = self.sessions.get(session_id)
+        if session is None:
+            return SessionFailed(code="internal", message=SESSION_GONE)
+        return session.push(frame)
+
+    async def end_input(self, session_id: str) -> None:
+        if (session := self.sessions.get(session_id)) is not None:
+            session.end_input()
+
+    async def events(self, session_id: str) -> AsyncIterator[LiveEvent]:
+        """`SessionReady`, then the session's events as they happen; the session is gone once they end."""
+        session = self.sessions.get(session_id)
+        if session is None:
+            yield SessionFailed(code="internal", message=SESSION_GONE)
+            return
+        yield SessionReady()
+        try:
+            async for event in session.events():
+                yield event
+        finally:
+            await self.close(session_id)
+
+    async def close(self, session_id: str) -> None:
+        if (session := self.sessions.pop(session_id, None)) is not None:
+            self.metrics.sessions_open.set(len(self.sessions))
+            await session.close()
+
+    async def _transcribe(self, samples: np.ndarray, options: ChunkOptions) -> ChunkTranscript:
+        call = lambda: self.transcriber.transcribe_chunk.remote(samples, options, True)  # noqa: E731 (interactive)
+        return await retry_on_worker_loss(call, "a live reading")
+
+    async def _embed_voices(self, windows: list[np.ndarray]) -> np.ndarray:
+        return await retry_on_worker_loss(lambda: self.diarizer.embed_voices.remote(windows), "live speakers")
+
+    async def _turn_probability(self, speech: np.ndarray) -> float:
+        return await asyncio.to_thread(self.smart_turn.probability, speech)

@@ -1,0 +1,262 @@
+"""Whisper on CTranslate2 through faster-whisper: int8 on CPU, float16 on GPU.
+
+A batch is one encoder pass, one language detection (a single decoder step on that encoder output, only
+when no language was given) and one beam search for all chunks; word alignment is faster-whisper's own.
+
+Timed output (`timestamps: alignment`, the default) decodes the same text-only tokens as plain text does,
+then aligns the batch's words in one more decoder pass over the same encoder output (cross-attention and
+dynamic time warping, `find_alignment`) and cuts each chunk into segments at sentence ends and pauses
+(`deployments.transcriber.segmenting`). With `timestamps: tokens`, segments come from Whisper's timestamp tokens, split
+by faster-whisper. The steps are faster-whisper's `BatchedInferencePipeline.forward`, with two changes:
+- the languages it detects are kept (its pipeline detects them but does not return them), so detection
+  runs once per batch;
+- word timestamps of each chunk are finished on their own (faster-whisper carries the end of the last word
+  from one batch item into the next, so a chunk's word times would depend on its neighbours).
+
+This reaches inside faster-whisper (`WhisperModel._split_segments_by_timestamps`, and
+`add_word_timestamps` calling `find_alignment` and `frames_per_second` on its model), so faster-whisper is
+pinned to 1.2.x and `tests/test_ctranslate2_engine.py` holds the contract: the same segments and words as
+`BatchedInferencePipeline` for one chunk, and the same words for a chunk alone and beside another.
+"""
+
+from math import ceil
+
+import numpy as np
+from faster_whisper import WhisperModel
+from faster_whisper.audio import pad_or_trim
+from faster_whisper.tokenizer import Tokenizer
+from faster_whisper.transcribe import TranscriptionOptions as FasterWhisperOptions
+from faster_whisper.transcribe import get_compression_ratio, get_suppressed_tokens
+
+from deployments.config import WhisperModelConfig
+from deployments.transcriber._model_store import resolve_ctranslate2_model
+from deployments.transcriber.segmenting import segment_groups
+from deployments.types import SAMPLE_RATE, ChunkOptions, ChunkTranscript, Segment, Word
+
+
+class _OneItemAlignment:
+    """Stands in for the WhisperModel inside `add_word_timestamps` for one batch item: it answers
+    `find_alignment` with that item's alignment, computed for the whole batch at once."""
+
+    def __init__(self, alignment: list[dict], frames_per_second: int) -> None:
+        self.alignment = alignment
+        self.frames_per_second = frames_per_second
+
+    def find_alignment(self, *args: object, **kwargs: object) -> list[list[dict]]:
+        return [self.alignment]
+
+
+class CTranslate2Engine:
+    def __init__(self, config: WhisperModelConfig) -> None:
+        self.config = config
+        self.model = WhisperModel(
+            resolve_ctranslate2_model(config.model),
+            device=config.device,
+            compute_type=config.compute_type,
+            cpu_threads=config.cpu_threads,
+            num_workers=config.parallel_batches,  # concurrent calls from two threads run in parallel
+            local_files_only=config.model.startswith("embedded:"),
+        )
+
+    def transcribe_batch(self, chunks: list[np.ndarray], options: ChunkOptions) -> list[ChunkTranscript]:
+        multilingual = self.model.model.is_multilingual
+        detect = multilingual and options.language is None
+        language = options.language or "en"  # with `detect`, only a placeholder in the prompt
+        tokenizer = Tokenizer(self.model.hf_tokenizer, multilingual, task="transcribe", language=language)
+        timed_by_alignment = options.segment_timestamps and self.config.timestamps == "alignment"
+        whisper_options = self._options(tokenizer, options, timed_by_alignment)
+        features = np.stack([pad_or_trim(self.model.feature_extractor(chunk)[..., :-1]) for chunk in chunks])
+        encoder_output = self.model.encode(features)
+
+        prompt = self.model.get_prompt(
+            tokenizer,
+            previous_tokens=tokenizer.encode(options.prompt) if options.prompt else [],
+            without_timestamps=whisper_options.without_timestamps,
+        )
+        prompts = [prompt.copy() for _ in chunks]
+        languages = [language] * len(chunks)
+        if detect:  # one decoder step on the encoder output; the prompt then carries each chunk's language
+            found = self.model.model.detect_language(encoder_output)
+            languages = [item[0][0].strip("<|>") for item in found]
+            slot = prompt.index(tokenizer.language)
+            for item_prompt, item in zip(prompts, found, strict=True):
+                item_prompt[slot] = tokenizer.tokenizer.token_to_id(item[0][0])
+
+        results = self.model.model.generate(
+            encoder_output,
+            prompts,
+            beam_size=whisper_options.beam_size,
+            patience=whisper_options.patience,
+            length_penalty=whisper_options.length_penalty,
+            max_length=self.model.max_length,
+            suppress_blank=whisper_options.suppress_blank,
+            suppress_tokens=whisper_options.suppress_tokens,
+            return_scores=True,
+            return_no_speech_prob=True,
+            sampling_temperature=whisper_options.temperatures[0],
+            repetition_penalty=whisper_options.repetition_penalty,
+            no_repeat_ngram_size=whisper_options.no_repeat_ngram_size,
+        )
+        durations = [len(chunk) / SAMPLE_RATE for chunk in chunks]
+        sizes = [int(ceil(duration) * self.model.frames_per_second) for duration in durations]
+        segmented = [
+            self._segments(tokenizer, result, duration, size, whisper_options.length_penalty)
+            for result, duration, size in zip(results, durations, sizes, strict=True)
+        ]
+        if whisper_options.word_timestamps:
+            self._add_word_timestamps(segmented, tokenizer, encoder_output, sizes, whisper_options)
+        transcripts = [
+            self._chunk_transcript(segments, chunk_language, options.temperature)
+            for segments, chunk_language in zip(segmented, languages, strict=True)
+        ]
+        if timed_by_alignment:
+            transcripts = [self._segments_from_words(transcript, tokenizer, options) for transcript in transcripts]
+        return transcripts
+
+    def _segments_from_words(
+        self, transcript: ChunkTranscript, tokenizer: Tokenizer, options: ChunkOptions
+    ) -> ChunkTranscript:
+        """A chunk decoded as text only (one segment) cut into segments timed by its aligned words."""
+        if not transcript.words:  # nothing aligned: the chunk's one segment stays as it is
+            return transcript
+        (whole,) = transcript.segments
+        groups = segment_groups(
+            transcript.words, transcript.language, self.config.segment_pause_s, self.config.max_segment_s
+        )
+        segments = []
+        for index, words in enumerate(groups):
+            text = "".join(word.word for word in words)
+            segments.append(
+                whole.model_copy(
+                    update={
+                        "id": index,
+                        "start": words[0].start,
+                        "end": words[-1].end,
+                        "text": text,
+                        "tokens": tokenizer.encode(text),
+                        "compression_ratio": get_compression_ratio(text),
+                    }
+                )
+            )
+        words = transcript.words if options.word_timestamps else []
+        return transcript.model_copy(update={"segments": segments, "words": words})
+
+    def _segments(
+        self,
+        tokenizer: Tokenizer,
+        result,  # noqa: ANN001 (a ctranslate2 WhisperGenerationResult)
+        duration: float,
+        size: int,
+        length_penalty: float,
+    ) -> list[dict]:
+        """One chunk's tokens split into segments at its timestamp tokens (one segment without them)."""
+        tokens = result.sequences_ids[0]
+        avg_logprob = result.scores[0] * (len(tokens) ** length_penalty) / (len(tokens) + 1)
+        subsegments, _, _ = self.model._split_segments_by_timestamps(
+            tokenizer=tokenizer, tokens=tokens, time_offset=0.0, segment_size=size, segment_duration=duration, seek=0
+        )
+        return [
+            {
+                "text": tokenizer.decode(sub["tokens"]),
+                "avg_logprob": avg_logprob,
+                "no_speech_prob": result.no_speech_prob,
+                "tokens": sub["tokens"],
+                "start": sub["start"],
+                "end": sub["end"],
+                "compression_ratio": get_compression_ratio(tokenizer.decode(sub["tokens"])),
+                "seek": 0,
+            }
+            for sub in subsegments
+        ]
+
+    def _add_word_timestamps(
+        self,
+        segmented: list[list[dict]],
+        tokenizer: Tokenizer,
+        encoder_output,  # noqa: ANN001 (a ctranslate2.StorageView)
+        sizes: list[int],
+        whisper_options: FasterWhisperOptions,
+    ) -> None:
+        """Align the whole batch in one call, then finish each chunk's word times on its own, each starting
+        from silence (a chunk starts at the end of a pause)."""
+        text_tokens = [
+            [token for segment in segments for token in segment["tokens"] if token < tokenizer.eot]
+            for segments in segmented
+        ]
+        alignments = self.model.find_alignment(tokenizer, text_tokens, encoder_output, sizes)
+        for segments, alignment, size in zip(segmented, alignments, sizes, strict=True):
+            if not segments:
+                continue
+            WhisperModel.add_word_timestamps(
+                _OneItemAlignment(alignment, self.model.frames_per_second),
+                [segments],
+                tokenizer,
+                encoder_output,
+                [size],
+                whisper_options.prepend_punctuations,
+                whisper_options.append_punctuations,
+                0.0,
+            )
+
+    def _options(
+        self, tokenizer: Tokenizer, options: ChunkOptions, timed_by_alignment: bool = False
+    ) -> FasterWhisperOptions:
+        """faster-whisper's batched defaults. Timed by alignment, the text is decoded without timestamp
+        tokens and every word is aligned; else timestamp tokens are decoded when segments must be timed."""
+        return FasterWhisperOptions(
+            beam_size=options.beam_size or self.config.beam_size,
+            best_of=5,
+            patience=1,
+            length_penalty=1,
+            repetition_penalty=1,
+            no_repeat_ngram_size=0,
+            log_prob_threshold=-1.0,
+            no_speech_threshold=0.6,
+            compression_ratio_threshold=2.4,
+            condition_on_previous_text=False,
+            prompt_reset_on_temperature=0.5,
+            temperatures=[options.temperature],
+            initial_prompt=options.prompt,
+            prefix=None,
+            suppress_blank=True,
+            suppress_tokens=get_suppressed_tokens(tokenizer, [-1]),
+            without_timestamps=timed_by_alignment or not options.segment_timestamps,
+            max_initial_timestamp=0.0,
+            word_timestamps=timed_by_alignment or options.word_timestamps,
+            prepend_punctuations="\"'“¿([{-",
+            append_punctuations="\"'.。,，!！?？:：”)]}、",
+            multilingual=False,  # detection happens in transcribe_batch, once
+            max_new_tokens=None,
+            clip_timestamps="0",
+            hallucination_silence_threshold=None,
+            hotwords=None,
+        )
+
+    @staticmethod
+    def _chunk_transcript(segments: list[dict], language: str, temperature: float) -> ChunkTranscript:
+        out = ChunkTranscript(language=language, segments=[])
+        for index, segment in enumerate(segments):
+            out.segments.append(
+                Segment(
+                    id=index,
+                    seek=0,
+                    start=round(float(segment["start"]), 3),
+                    end=round(float(segment["end"]), 3),
+                    text=segment["text"],
+                    tokens=list(segment["tokens"]),
+                    temperature=temperature,
+                    avg_logprob=float(segment["avg_logprob"]),
+                    compression_ratio=float(segment["compression_ratio"]),
+                    no_speech_prob=float(segment["no_speech_prob"]),
+                )
+            )
+            out.words.extend(
+                Word(
+                    word=word["word"],
+                    start=round(float(word["start"]), 3),
+                    end=round(float(word["end"]), 3),
+                    prob=float(word["probability"]),
+                )
+                for word in segment.get("words") or ()
+            )
+        return out

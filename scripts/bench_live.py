@@ -1,0 +1,116 @@
+"""Live sessions at real time: latency of each word, whether the service keeps up, and the transcript's
+accuracy against the same audio sent as a file (the baseline), on one freshly started local service.
+
+For each session count N (`--sessions 1,2,4`), N sessions of the nexara SDK's realtime client stream the
+pyannote call (30 s, two speakers), paced at real time in 100 ms frames, starting together. A word's
+latency is the time from the moment its last audio frame was sent to the moment its `transcript` event
+arrived. A session keeps up when, after its last frame, `session.ended` comes within --keep-up-s.
+Accuracy: the WER of the streamed text and of the file transcription (json, same service, same audio),
+both against the call's reference transcript.
+
+    .venv/bin/python -m scripts.bench_live [--model embedded:tiny.en] [--sessions 1,2,4] [--delay-ms 480]
+"""
+
+import argparse
+import asyncio
+import math
+import statistics
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+from nexara import AsyncNexara
+from nexara.types.realtime import RealtimeTranscript
+
+from deployments.files._decode import decode_audio
+from scripts.local_service import LocalService
+from tests.media import encode, pyannote_sample
+from tests.wer import stm_transcript, word_error_rate
+
+KEY = "bench"
+FRAME_S = 0.1
+
+
+@dataclass
+class SessionRun:
+    latencies_s: list[float] = field(default_factory=list)
+    flush_s: float = math.nan
+    wall_s: float = math.nan
+    text: str = ""
+
+
+async def one_session(client: AsyncNexara, pcm: bytes, diarize: bool, delay_ms: int) -> SessionRun:
+    run = SessionRun()
+    frame = int(16_000 * FRAME_S) * 2
+    loop = asyncio.get_running_loop()
+    async with client.realtime.connect(diarize=diarize, delay_ms=delay_ms) as session:
+        started = loop.time()
+
+        async def frames():  # noqa: ANN202
+            for index, offset in enumerate(range(0, len(pcm), frame)):
+                yield pcm[offset : offset + frame]
+                await asyncio.sleep(max(0.0, started + (index + 1) * FRAME_S - loop.time()))
+
+        async for event in session.stream(frames()):
+            if isinstance(event, RealtimeTranscript):
+                now = loop.time()
+                for word in event.words:  # sent when the frame holding its last sample was sent
+                    sent_at = started + math.ceil(word.end / 1000 / FRAME_S) * FRAME_S
+                    run.latencies_s.append(now - sent_at)
+        finished = loop.time()
+        audio_s = len(pcm) / 32_000
+        run.flush_s = finished - (started + audio_s)
+        run.wall_s = finished - started
+        run.text = session.ended.text if session.ended else ""
+    return run
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))] if ordered else math.nan
+
+
+async def measure(base_url: str, pcm: bytes, sessions: int, diarize: bool, delay_ms: int) -> list[SessionRun]:
+    client = AsyncNexara(api_key=KEY, base_url=f"{base_url}/v1", streaming_url=base_url.replace("http", "ws"))
+    return await asyncio.gather(*(one_session(client, pcm, diarize, delay_ms) for _ in range(sessions)))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", default="embedded:tiny.en")
+    parser.add_argument("--sessions", default="1,2,4")
+    parser.add_argument("--delay-ms", type=int, default=480)
+    parser.add_argument("--diarize", action="store_true")
+    parser.add_argument("--keep-up-s", type=float, default=3.0)
+    args = parser.parse_args()
+
+    call = decode_audio(pyannote_sample()).samples
+    pcm = (call * 32767).astype("<i2").tobytes()
+    reference = stm_transcript(pyannote_sample().with_suffix(".stm"))
+    with LocalService(Path(tempfile.mkdtemp()), [KEY], model=args.model, unthrottled=True) as service:
+        with httpx.Client(base_url=service.base_url, headers={"Authorization": f"Bearer {KEY}"}, timeout=600) as http:
+            started = time.perf_counter()
+            filed = http.post("/v1/audio/transcriptions", files={"file": ("call.flac", encode(call, "flac"))})
+            file_s = time.perf_counter() - started
+            filed.raise_for_status()
+        file_wer = word_error_rate(reference, filed.json()["text"])
+        asyncio.run(measure(service.base_url, pcm[: 3 * 32_000], 1, args.diarize, args.delay_ms))  # warm up
+        print(f"{args.model}, delay_ms {args.delay_ms}, diarize {args.diarize}; pyannote call, 30 s, real time")
+        print(f"baseline: the file as one request: {file_s:.2f} s, WER {file_wer:.1%}")
+        print("sessions  p50 latency(s)  p95 latency(s)  flush after end(s)  real-time factor  kept up  WER  WER-file")
+        for count in [int(n) for n in args.sessions.split(",")]:
+            runs = asyncio.run(measure(service.base_url, pcm, count, args.diarize, args.delay_ms))
+            latencies = [value for run in runs for value in run.latencies_s]
+            flush = max(run.flush_s for run in runs)
+            factor = statistics.mean(run.wall_s for run in runs) / (len(pcm) / 32_000)
+            live_wer = statistics.mean(word_error_rate(reference, run.text) for run in runs)
+            kept_up = "yes" if flush <= args.keep_up_s else "no"
+            p50, p95 = percentile(latencies, 0.5), percentile(latencies, 0.95)
+            print(f"{count:>8}  {p50:14.2f}  {p95:14.2f}  {flush:18.2f}  {factor:16.2f}  {kept_up:>7}"
+                  f"  {live_wer:4.1%}  {live_wer - file_wer:+7.1%}")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

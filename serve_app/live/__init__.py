@@ -1,0 +1,1 @@
+"""The edge of live sessions: one WebSocket's frames in, events out (`connection`)."""

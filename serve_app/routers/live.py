@@ -1,0 +1,52 @@
+"""`GET /v1/transcribe` upgraded to a WebSocket: live transcription in the nexara realtime protocol.
+
+Before the upgrade the key is checked like any request's, and a refusal is an HTTP answer with a JSON
+`detail`: 401 (bad key), 402 (balance spent), 429 (request rate, or the key's open sessions). After it,
+a bad query is an `error` frame and close 4000. The session itself runs in `serve_app/live/connection.py`.
+"""
+
+from fastapi import APIRouter, HTTPException, WebSocket, status
+from fastapi.responses import JSONResponse
+from pydantic import ValidationError
+
+from serve_app.auth import BEARER_SUBPROTOCOL, funds_of, require_api_key, subprotocol_key
+from serve_app.live.connection import LiveConnection
+from serve_app.schemas import LiveSessionQuery
+
+router = APIRouter(tags=["live"])
+
+
+@router.websocket("/v1/transcribe")
+async def transcribe_live(websocket: WebSocket) -> None:
+    state = websocket.app.state
+    try:  # the same checks, in the same order, as every HTTP route's
+        key = await require_api_key(websocket)
+        funds = await funds_of(websocket, key)
+        funds.raise_if_exhausted()
+    except HTTPException as refusal:
+        return await _refuse(websocket, refusal)
+    limit = state.config.live.max_sessions_per_key
+    if not await state.rate_limiter.open_session.remote(key.owner, limit):
+        detail = f"this key already has {limit} live sessions open: close one first"
+        return await _refuse(websocket, HTTPException(status.HTTP_429_TOO_MANY_REQUESTS, detail, {"Retry-After": "1"}))
+    try:
+        subprotocol = BEARER_SUBPROTOCOL if subprotocol_key(websocket) is not None else None
+        await websocket.accept(subprotocol=subprotocol)  # a browser's socket fails unless its subprotocol is chosen
+        try:
+            query = LiveSessionQuery.model_validate(dict(websocket.query_params))
+        except ValidationError as error:
+            problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'query'}: {e['msg']}" for e in error.errors())
+            return await LiveConnection.refuse(websocket, "invalid_config", problems)
+        await LiveConnection(websocket, state, key, query, funds).run()
+    finally:
+        await state.rate_limiter.close_session.remote(key.owner)
+
+
+async def _refuse(websocket: WebSocket, refusal: HTTPException) -> None:
+    """An HTTP answer instead of the upgrade, where the server can send one (ASGI's WebSocket denial
+    response); else the handshake is refused, which clients see as 403."""
+    response = JSONResponse({"detail": refusal.detail}, status_code=refusal.status_code, headers=refusal.headers)
+    if "websocket.http.response" in websocket.scope.get("extensions", {}):
+        await websocket.send_denial_response(response)
+    else:
+        await websocket.close(code=1008, reason=str(refusal.detail)[:120])

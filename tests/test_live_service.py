@@ -1,0 +1,250 @@
+"""Live transcription through the running service (`/v1/transcribe`), with the nexara SDK's own realtime
+client, unchanged but for its `streaming_url`: final timed words as the audio is sent, speakers, turns,
+billing, and every error the protocol names."""
+
+import asyncio
+import json
+import warnings
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import nexara
+import numpy as np
+import pytest
+import soxr
+import websockets
+from nexara import AsyncNexara
+from nexara.types.realtime import RealtimeTranscript, RealtimeTurnEnd
+from scipy.optimize import linear_sum_assignment
+
+from deployments.files._decode import decode_audio
+from tests.conftest import LIVE_CONFIG, Service
+from tests.media import encode, pyannote_sample
+from tests.test_live_session import stream_audio
+from tests.wer import stm_transcript, word_error_rate
+
+LIVE_KEY = "test-key-live"  # conftest.KEYS_FILE: 5 RUB at 0.6 RUB a minute, id 43, used by this module only
+FRAME_S = 0.1
+
+
+CALL_S = 20
+"""The first 20 s of pyannote's call: both speakers, several exchanges."""
+
+
+@pytest.fixture(scope="module")
+def call_samples() -> np.ndarray:
+    return decode_audio(pyannote_sample()).samples[: CALL_S * 16_000]
+
+
+@pytest.fixture(scope="module")
+def call_pcm(call_samples: np.ndarray) -> bytes:
+    return (call_samples * 32767).astype("<i2").tobytes()
+
+
+def live_client(service: Service, key: str = LIVE_KEY) -> AsyncNexara:
+    return AsyncNexara(
+        api_key=key, base_url=f"{service.base_url}/v1", streaming_url=service.base_url.replace("http", "ws")
+    )
+
+
+async def paced(pcm: bytes, speed: float = 1.0) -> AsyncIterator[bytes]:
+    """The audio in 100 ms frames, sent `speed` times faster than it plays."""
+    frame = int(16_000 * FRAME_S) * 2
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    for index, offset in enumerate(range(0, len(pcm), frame)):
+        yield pcm[offset : offset + frame]
+        await asyncio.sleep(max(0.0, started + (index + 1) * FRAME_S / speed - loop.time()))
+
+
+def speaker_agreement(words: list[tuple[float, int]], rttm: Path) -> float:
+    """The share of words whose live speaker is the reference's, under the best one-to-one mapping."""
+    reference = [line.split() for line in rttm.read_text().splitlines() if line.startswith("SPEAKER")]
+    turns = [(float(r[3]), float(r[3]) + float(r[4]), r[7]) for r in reference]
+    pairs = []
+    for middle, speaker in words:
+        covering = [name for start, end, name in turns if start <= middle <= end]
+        if len(covering) == 1:  # overlapped speech has no single right answer
+            pairs.append((speaker, covering[0]))
+    ours, theirs = sorted({p[0] for p in pairs}), sorted({p[1] for p in pairs})
+    counts = np.zeros((len(ours), len(theirs)))
+    for speaker, name in pairs:
+        counts[ours.index(speaker), theirs.index(name)] += 1
+    rows, cols = linear_sum_assignment(-counts)
+    return counts[rows, cols].sum() / len(pairs)
+
+
+def test_sdk_streams_final_timed_words_with_speakers(
+    service: Service, call_samples: np.ndarray, call_pcm: bytes
+) -> None:
+    """The call at twice real time (the test's budget), with speakers and turn detection."""
+
+    async def run() -> tuple[list, object, float, float]:
+        client = live_client(service)
+        async with client.realtime.connect(diarize=True, turn_detection="smart", client_id="test") as session:
+            assert session.info.client_id == "test" and session.info.diarization.max_speakers == 4
+            events, first_at = [], None
+            sent = paced(call_pcm, speed=2.0)
+            loop = asyncio.get_running_loop()
+            started = loop.time()
+            async for event in session.stream(sent):
+                if first_at is None and isinstance(event, RealtimeTranscript):
+                    first_at = loop.time() - started
+                events.append(event)
+            return events, session.ended, first_at, loop.time() - started
+
+    events, ended, first_at, took = asyncio.run(run())
+    transcripts = [e for e in events if isinstance(e, RealtimeTranscript)]
+    assert first_at < took / 2  # words arrive while the audio is still being sent
+    words = [w for e in transcripts for w in e.words]
+    assert all(w.start % 80 == 0 and w.end % 80 == 0 and w.end > w.start for w in words)
+    assert all(b.start >= a.end for a, b in zip(words, words[1:], strict=False))  # monotonic, no repeats
+    assert "".join(e.text for e in transcripts).strip() == ended.text  # nothing revised or sent twice
+    assert ended.audio_duration_ms == ended.billed_ms == CALL_S * 1000 and ended.channels_transcribed == 1
+
+    reference = stm_transcript(pyannote_sample().with_suffix(".stm"), until=CALL_S)
+    with service.client(api_key=LIVE_KEY) as http:
+        filed = http.post(
+            "/v1/audio/transcriptions",
+            files={"file": ("call.wav", encode(call_samples, "wav"))},
+        )
+    assert filed.status_code == 200, filed.text
+    live_wer, file_wer = word_error_rate(reference, ended.text), word_error_rate(reference, filed.json()["text"])
+    assert live_wer <= file_wer + 0.10, (live_wer, file_wer)  # at 2x speed; the benchmark measures real time
+
+    labelled = [((w.start + w.end) / 2000, w.speaker) for w in words]
+    assert len({speaker for _, speaker in labelled}) >= 2
+    assert speaker_agreement(labelled, pyannote_sample().with_suffix(".rttm")) >= 0.75
+    turn_ends = [e for e in events if isinstance(e, RealtimeTurnEnd)]
+    assert turn_ends and all(e.turn is not None for e in transcripts)
+
+    usage = nexara.Nexara(api_key=LIVE_KEY, base_url=f"{service.base_url}/v1").billing.usage(limit=5)
+    live = [item for item in usage.items if item.task == "realtime"]
+    assert live and live[0].seconds == pytest.approx(CALL_S) and live[0].api_key.id == 43
+
+
+def test_a_turn_ends_where_one_speaker_stops_and_the_other_starts(service: Service) -> None:
+    audio, _ = stream_audio()  # one speaker, 3.5 s of silence, the other
+    pcm = (audio * 32767).astype("<i2").tobytes()
+
+    async def run() -> list:
+        async with live_client(service).realtime.connect(turn_detection="smart", diarize=True) as session:
+            return [event async for event in session.stream(paced(pcm, speed=2.0))]
+
+    events = asyncio.run(run())
+    first, second = [e for e in events if isinstance(e, RealtimeTurnEnd)]
+    assert abs(first.end - 3_550) <= 500 and "New Jersey" in first.text and "Yankee" in second.text
+    assert first.confidence is not None and second.start >= 7_000
+    assert {w.speaker for w in first.words} != {w.speaker for w in second.words}
+
+
+def test_refusals_before_the_upgrade_are_the_sdks_exceptions(service: Service) -> None:
+    async def connect(key: str) -> None:
+        async with live_client(service, key).realtime.connect():
+            pass
+
+    with pytest.raises(nexara.AuthenticationError):
+        asyncio.run(connect("not-a-key"))
+    with pytest.raises(nexara.InsufficientBalanceError):
+        asyncio.run(connect("test-key-broke"))
+
+    async def too_many() -> None:
+        client = live_client(service, "test-key-2")
+        sessions = [client.realtime.connect() for _ in range(LIVE_CONFIG["max_sessions_per_key"] + 1)]
+        opened = []
+        try:
+            for session in sessions:
+                opened.append(await session.__aenter__())
+        finally:
+            for session in opened:
+                await session.close()
+
+    with pytest.raises(nexara.RateLimitError):
+        asyncio.run(too_many())
+
+
+async def raw_session(
+    service: Service, query: str, frames: list[bytes | str], key: str = "test-key-1"
+) -> tuple[list[dict], int | None]:
+    """What a plain websockets client gets back for these frames: the JSON frames and the close code."""
+    url = service.base_url.replace("http", "ws") + "/v1/transcribe" + query
+    received = []
+    async with websockets.connect(url, additional_headers={"Authorization": f"Bearer {key}"}) as socket:
+        for frame in frames:
+            await socket.send(frame)
+        try:
+            while True:
+                received.append(json.loads(await asyncio.wait_for(socket.recv(), 30)))
+        except websockets.ConnectionClosed:
+            return received, socket.close_code
+
+
+@pytest.mark.parametrize(
+    ("query", "frames", "code", "reason"),
+    [
+        ("?sample_rate=11025", [], 4000, "invalid_config"),
+        ("?delay_ms=100&bogus=1", [], 4000, "invalid_config"),
+        ("", ["not json"], 4004, "invalid_message"),
+        ("", ['{"type": "transcribe.please"}'], 4004, "invalid_message"),
+        ("?encoding=pcm_f32le", [np.array([np.inf] * 64, "<f4").tobytes(), b""], 4002, "invalid_audio"),
+        ("", [b"\0" * (2**20 + 2)], 4002, "invalid_audio"),
+        ("", [b"\0" * 3200], 4008, "idle_timeout"),  # then nothing for longer than the test's 3 s timeout
+    ],
+)
+def test_errors_are_an_error_frame_then_the_close_code(
+    service: Service, query: str, frames: list, code: int, reason: str
+) -> None:
+    received, close_code = asyncio.run(raw_session(service, query, frames))
+    assert received[-1]["type"] == "error" and received[-1]["code"] == reason and received[-1]["message"]
+    assert close_code == code
+
+
+def test_a_session_ends_with_4402_when_the_balance_runs_out(service: Service, call_pcm: bytes) -> None:
+    """test-key-live-short holds 4 audio seconds: what was heard in them is sent, then the error."""
+
+    async def run() -> list:
+        events = []
+        async with live_client(service, "test-key-live-short").realtime.connect() as session:
+            with pytest.raises(nexara.InsufficientBalanceError):
+                async for event in session.stream(paced(call_pcm[6 * 32_000 : 16 * 32_000], speed=4.0)):
+                    events.append(event)
+        return events
+
+    events = asyncio.run(run())
+    assert "hello" in "".join(e.text for e in events).lower()  # "Hello? Hello? Oh, hello." lies in those 4 s
+    with service.client(api_key="test-key-live-short") as http:
+        assert http.get("/v1/billing/balance").json()["balance"] <= 0
+
+
+def test_two_channels_of_8_khz_mu_law_are_transcribed_each_on_its_own(
+    service: Service, call_samples: np.ndarray
+) -> None:
+    """Telephony: one party per channel, G.711 mu-law at 8 kHz, interleaved; resampled and split here."""
+    left, right = call_samples[6 * 16_000 : 10 * 16_000], call_samples[14 * 16_000 + 6_400 : 18 * 16_000 + 6_400]
+    stereo = np.stack([soxr.resample(channel, 16_000, 8_000) for channel in (left, right)], axis=1).reshape(-1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        import audioop
+    pcm = audioop.lin2ulaw((np.clip(stereo, -1, 1) * 32767).astype("<i2").tobytes(), 2)
+
+    async def run() -> tuple[list, object]:
+        client = live_client(service)
+        async with client.realtime.connect(
+            encoding="pcm_mulaw", sample_rate=8000, channels=2, multichannel=True
+        ) as session:
+            frame = 1600  # 100 ms of two 8 kHz 1-byte channels
+            events = []
+
+            async def frames() -> AsyncIterator[bytes]:
+                for offset in range(0, len(pcm), frame):
+                    yield pcm[offset : offset + frame]
+                    await asyncio.sleep(FRAME_S / 4)
+
+            async for event in session.stream(frames()):
+                events.append(event)
+            return events, session.ended
+
+    events, ended = asyncio.run(run())
+    assert {e.channel for e in events if isinstance(e, RealtimeTranscript)} == {0, 1}
+    assert "hello" in ended.text[0].lower() and "chicago" in ended.text[1].lower()
+    assert ended.channels_transcribed == 2 and ended.audio_duration_ms == 4_000 and ended.billed_ms == 8_000
