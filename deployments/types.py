@@ -2,6 +2,7 @@
 renders these domain objects; workers never build HTTP bodies."""
 
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Annotated, Literal
 
 import numpy as np
@@ -43,11 +44,48 @@ class TranscriptionOptions(BaseModel):
     )
 
 
+# The enums below carry no docstring on purpose: pydantic would put it into the HTTP API's schema.
+
+
+# What kind of conversation a diarized recording is: a preset of speaker-count hints for the pipeline
+# (deployments/diarization/_pyannote.py); the edge's `diarization_setting` form field.
+class DiarizationSetting(StrEnum):
+    general = "general"
+    meeting = "meeting"
+    telephonic = "telephonic"
+
+
 class DiarizationOptions(BaseModel):
     """What a client may ask of the diarization pipeline for one request."""
 
     num_speakers: int | None = Field(None, ge=1, description="Exact number of speakers, when known.")
-    setting: Literal["general", "meeting", "telephonic"] = "general"
+    setting: DiarizationSetting = DiarizationSetting.general
+
+
+# The shape the edge renders a transcript in (OpenAI's `response_format`).
+class ResponseFormat(StrEnum):
+    json = "json"
+    text = "text"
+    srt = "srt"
+    verbose_json = "verbose_json"
+    vtt = "vtt"
+
+
+# What verbose_json times besides the text (OpenAI's `timestamp_granularities[]`, plus sentences).
+class TimestampGranularity(StrEnum):
+    segment = "segment"
+    word = "word"
+    sentence = "sentence"
+
+
+class RenderSpec(BaseModel):
+    """How the edge renders a result for the client who asked: chosen with the request, and stored with a
+    job so that the job's result is rendered the same way whenever it is polled."""
+
+    response_format: ResponseFormat = ResponseFormat.json
+    timestamp_granularities: list[TimestampGranularity] = Field(
+        default_factory=lambda: [TimestampGranularity.segment], description="As the client gave them."
+    )
 
 
 class SpeakerTurn(BaseModel):
@@ -138,23 +176,18 @@ class DiarizedWord(Word):
 
 
 class DiarizedSegment(BaseModel):
-    """One speaker's stretch of speech (OpenAI's diarized_json segment fields)."""
+    """One speaker's stretch of speech."""
 
-    type: Literal["transcript.text.segment"] = "transcript.text.segment"
     id: int
     start: float
     end: float
     text: str
     speaker: str
-    words: list[DiarizedWord] = Field(
-        default_factory=list,
-        exclude=True,
-        description="The segment's words; clients get them all in the top-level list.",
-    )
+    words: list[DiarizedWord] = Field(default_factory=list, description="The segment's words, with its speaker.")
 
 
 class DiarizedTranscript(BaseModel):
-    """The result of task=diarize: always this JSON object, whatever response_format says."""
+    """The result of task=diarize: the transcript split into speakers' segments, and who speaks when."""
 
     task: Literal["diarize"] = "diarize"
     text: str

@@ -40,7 +40,7 @@ from deployments.files._chunking import SpeechChunker, chunk_audio
 from deployments.files._decode import decode_audio
 from deployments.files.pipeline import join_chunks
 from deployments.transcriber.engines.ctranslate2_engine import CTranslate2Engine
-from deployments.types import SAMPLE_RATE, ChunkOptions, Diarization, DiarizationOptions, Transcript
+from deployments.types import SAMPLE_RATE, ChunkOptions, Diarization, DiarizationOptions, DiarizationSetting, Transcript
 from tests.media import SHARED_AUDIO, pyannote_sample
 
 
@@ -49,7 +49,7 @@ class Case:
     name: str
     samples: np.ndarray
     reference: Annotation
-    setting: str
+    setting: DiarizationSetting
     uem: Timeline | None = None
 
 
@@ -68,7 +68,7 @@ def ami_cases() -> list[Case]:
             f"{name}.wav (AMI)",
             decode_audio(SHARED_AUDIO / f"{name}.wav").samples,
             references[name],
-            "meeting",
+            DiarizationSetting.meeting,
             Timeline([Segment(0, 30)]),
         )  # fmt: skip
         for name in sorted(references)
@@ -101,7 +101,7 @@ def annotation(turns) -> Annotation:  # noqa: ANN001
 def sample_case() -> Case:
     path = pyannote_sample()
     reference = next(iter(load_rttm(str(path.with_suffix(".rttm"))).values()))
-    return Case("sample.wav", decode_audio(path).samples, reference, "telephonic")
+    return Case("sample.wav", decode_audio(path).samples, reference, DiarizationSetting.telephonic)
 
 
 def channels(path: str) -> np.ndarray:
@@ -127,7 +127,12 @@ def stereo_case() -> Case | None:
     for channel, samples in enumerate(stereo):
         for start, end in speech_of(np.ascontiguousarray(samples)):
             reference[Segment(start, end), f"{channel}"] = f"channel {channel}"
-    return Case("stereo_diarization.wav (mono mix)", stereo.mean(axis=0).astype(np.float32), reference, "telephonic")
+    return Case(
+        "stereo_diarization.wav (mono mix)",
+        stereo.mean(axis=0).astype(np.float32),
+        reference,
+        DiarizationSetting.telephonic,
+    )
 
 
 SWEEP_THRESHOLDS = [0.4, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 1.0]

@@ -10,6 +10,7 @@ from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from deployments.transcriber.languages import language_name
 from deployments.types import DiarizedTranscript, PipelineResult, Segment, Transcript, Word
 from serve_app.schemas import (
+    DiarizedTranscription,
     ResponseFormat,
     TimestampGranularity,
     TranscriptionJson,
@@ -77,7 +78,7 @@ def render_body(
     """The body for `response_format`: a JSON object for the JSON formats, a string for the others.
     A diarized transcript is always its JSON object."""
     if isinstance(transcript, DiarizedTranscript):
-        return transcript.model_copy(update={"words": stripped(transcript.words)}).model_dump()
+        return DiarizedTranscription.of(transcript, stripped(transcript.words)).model_dump()
     match response_format:
         case ResponseFormat.json:
             return TranscriptionJson(text=transcript.text).model_dump()

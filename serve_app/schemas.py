@@ -8,7 +8,20 @@ from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, WithJsonSche
 
 from deployments.live.events import SAMPLE_RATES, SessionSettings
 from deployments.transcriber.languages import is_whisper_language
-from deployments.types import DiarizationOptions, DiarizedTranscript, Segment, TranscriptionOptions, Word
+from deployments.types import (
+    DiarizationOptions,
+    DiarizationSetting,
+    DiarizedTranscript,
+    DiarizedWord,
+    RenderSpec,
+    ResponseFormat,
+    Segment,
+    SpeakerSummary,
+    SpeakerTurn,
+    TimestampGranularity,
+    TranscriptionOptions,
+    Word,
+)
 from serve_app.upload import SpooledFile
 
 MODEL_ID = "whisper-1"
@@ -19,29 +32,9 @@ UtcDatetime = Annotated[datetime, PlainSerializer(lambda moment: moment.isoforma
 """ISO 8601 with an explicit offset (`+00:00`), which every client's parser accepts."""
 
 
-class ResponseFormat(StrEnum):
-    json = "json"
-    text = "text"
-    srt = "srt"
-    verbose_json = "verbose_json"
-    vtt = "vtt"
-
-
 class Task(StrEnum):
     transcribe = "transcribe"
     diarize = "diarize"
-
-
-class DiarizationSetting(StrEnum):
-    general = "general"
-    meeting = "meeting"
-    telephonic = "telephonic"
-
-
-class TimestampGranularity(StrEnum):
-    segment = "segment"
-    word = "word"
-    sentence = "sentence"
 
 
 TEXT_ONLY_FORMATS = (ResponseFormat.json, ResponseFormat.text)
@@ -152,7 +145,10 @@ class TranscriptionForm(BaseModel):
     def diarization_options(self) -> DiarizationOptions | None:
         if self.task != Task.diarize:
             return None
-        return DiarizationOptions(num_speakers=self.num_speakers, setting=self.diarization_setting.value)
+        return DiarizationOptions(num_speakers=self.num_speakers, setting=self.diarization_setting)
+
+    def render_spec(self) -> RenderSpec:
+        return RenderSpec(response_format=self.response_format, timestamp_granularities=self.timestamp_granularities)
 
 
 class TranscriptionJson(BaseModel):
@@ -178,8 +174,44 @@ class TranscriptionVerboseJson(BaseModel):
     )
 
 
-DiarizedTranscription = DiarizedTranscript
-"""The result of task=diarize, as the pipeline returns it: always this JSON object, whatever response_format says."""
+class DiarizedJsonSegment(BaseModel):
+    """One speaker's stretch of speech (OpenAI's diarized_json segment fields)."""
+
+    type: Literal["transcript.text.segment"] = "transcript.text.segment"
+    id: int
+    start: float
+    end: float
+    text: str
+    speaker: str
+
+
+class DiarizedTranscription(BaseModel):
+    """The result of task=diarize: always this JSON object, whatever response_format says."""
+
+    task: Literal["diarize"] = "diarize"
+    text: str
+    language: str
+    duration: float
+    speakers: list[SpeakerSummary] = Field(description="In order of first appearance; empty for silence.")
+    segments: list[DiarizedJsonSegment]
+    words: list[DiarizedWord] = Field(default_factory=list, description="Every word, with its speaker.")
+    turns: list[SpeakerTurn] = Field(
+        default_factory=list,
+        description="Who speaks when, as the diarizer found it: overlapping where people talk at once.",
+    )
+
+    @classmethod
+    def of(cls, transcript: DiarizedTranscript, words: list[DiarizedWord]) -> "DiarizedTranscription":
+        """`transcript` as clients get it, with `words` (the transcript's, as the edge renders words)."""
+        return cls(
+            text=transcript.text,
+            language=transcript.language,
+            duration=transcript.duration,
+            speakers=transcript.speakers,
+            segments=[DiarizedJsonSegment(**segment.model_dump(exclude={"words"})) for segment in transcript.segments],
+            words=words,
+            turns=transcript.turns,
+        )
 
 
 class Balance(BaseModel):

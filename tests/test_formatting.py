@@ -7,7 +7,16 @@ import srt
 import webvtt
 
 from deployments.transcriber.languages import language_name
-from deployments.types import Segment, Transcript, Word
+from deployments.types import (
+    DiarizedSegment,
+    DiarizedTranscript,
+    DiarizedWord,
+    Segment,
+    SpeakerSummary,
+    SpeakerTurn,
+    Transcript,
+    Word,
+)
 from serve_app.formatting import render, render_srt, render_vtt
 from serve_app.schemas import ResponseFormat, TimestampGranularity
 from serve_app.sentences import sentences
@@ -60,6 +69,37 @@ def test_verbose_json_names_the_language_as_openai_does() -> None:
     french = TRANSCRIPT.model_copy(update={"language": "fr"})
     assert json.loads(render(french, ResponseFormat.verbose_json, SEGMENT).body)["language"] == "french"
     assert language_name("xx") == "xx"  # not a Whisper language: the code as it is
+
+
+def test_a_diarized_transcript_is_always_openais_diarized_json_object() -> None:
+    """The wire shape is the edge's: segments typed `transcript.text.segment`, without their words, which
+    clients get once, at the top level, without Whisper's leading space."""
+    words = [
+        DiarizedWord(word=" Hi", start=0.0, end=0.4, prob=0.9, speaker="speaker_0"),
+        DiarizedWord(word=" yo", start=1.0, end=1.3, speaker="speaker_1"),
+    ]
+    diarized = DiarizedTranscript(
+        text="Hi yo",
+        language="en",
+        duration=2.0,
+        speakers=[SpeakerSummary(speaker="speaker_0", speaking_time=0.5)],
+        segments=[DiarizedSegment(id=0, start=0.0, end=0.4, text=" Hi", speaker="speaker_0", words=words[:1])],
+        words=words,
+        turns=[SpeakerTurn(speaker="speaker_0", start=0.0, end=0.5)],
+    )
+    expected = (
+        b'{"task":"diarize","text":"Hi yo","language":"en","duration":2.0,'
+        b'"speakers":[{"speaker":"speaker_0","speaking_time":0.5}],'
+        b'"segments":[{"type":"transcript.text.segment","id":0,"start":0.0,"end":0.4,"text":" Hi",'
+        b'"speaker":"speaker_0"}],'
+        b'"words":[{"word":"Hi","start":0.0,"end":0.4,"prob":0.9,"speaker":"speaker_0"},'
+        b'{"word":"yo","start":1.0,"end":1.3,"prob":null,"speaker":"speaker_1"}],'
+        b'"turns":[{"speaker":"speaker_0","start":0.0,"end":0.5}]}'
+    )
+    for response_format in ResponseFormat:
+        response = render(diarized, response_format, SEGMENT)
+        assert response.body == expected and response.media_type == "application/json"
+    assert diarized.words[0].word == " Hi"  # the domain object is left as it is
 
 
 def _words(text: str, language_gap: float = 0.5) -> list[Word]:

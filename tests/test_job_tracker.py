@@ -22,7 +22,16 @@ from deployments.jobs.tracker import (
     TooManyJobsError,
 )
 from deployments.storage.spool import decoded_copy_path
-from deployments.types import PipelineProgress, PipelineRequest, Segment, Transcript, TranscriptionOptions, Word
+from deployments.types import (
+    PipelineProgress,
+    PipelineRequest,
+    RenderSpec,
+    ResponseFormat,
+    Segment,
+    Transcript,
+    TranscriptionOptions,
+    Word,
+)
 from tests.fakes import Actor
 
 TRANSCRIPT = Transcript(
@@ -67,11 +76,13 @@ class Clock:
         return self.now
 
 
-def _request(tmp_path: Path, name: str = "clip.wav", response_format: str = "json") -> JobRequest:
+def _request(
+    tmp_path: Path, name: str = "clip.wav", response_format: ResponseFormat = ResponseFormat.json
+) -> JobRequest:
     source = tmp_path / name
     source.write_bytes(b"audio")
     return JobRequest(
-        source_path=str(source), options=TranscriptionOptions(), response_format=response_format, include_words=False
+        source_path=str(source), options=TranscriptionOptions(), render=RenderSpec(response_format=response_format)
     )
 
 
@@ -114,7 +125,7 @@ def test_a_decoded_copy_left_by_a_cut_off_run_goes_with_the_jobs_input(tmp_path:
 def test_completed_job_keeps_the_domain_transcript_and_is_charged_once(tmp_path: Path) -> None:
     async def scenario() -> None:
         tracker = _tracker(tmp_path)
-        request = _request(tmp_path, response_format="srt")
+        request = _request(tmp_path, response_format=ResponseFormat.srt)
         job = await tracker.submit("alice", request)
         done = await _until_finished(tracker, job.job_id)
         assert done.status == JobStatus.complete and done.progress == 1.0

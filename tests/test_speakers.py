@@ -1,7 +1,8 @@
 """Word-level speaker assignment and segment splitting (deployments/diarization/words.py)."""
 
 from deployments.diarization.words import diarized_transcription, speaker_of, speaker_summaries
-from deployments.types import Diarization, Segment, SpeakerTurn, Transcript, Word
+from deployments.types import Diarization, ResponseFormat, Segment, SpeakerTurn, TimestampGranularity, Transcript, Word
+from serve_app.formatting import render_body
 
 A, B = "speaker_0", "speaker_1"  # the names clients get; a diarizer's own labels are renamed (tested below)
 TURNS = [SpeakerTurn(speaker=A, start=0.0, end=2.0), SpeakerTurn(speaker=B, start=2.5, end=5.0)]
@@ -107,7 +108,8 @@ def test_speakers_are_named_in_order_of_appearance_and_every_word_has_one() -> N
     assert [(w.word, w.speaker, w.prob) for w in result.words] == [(" Hi.", A, 0.8), (" Hello.", B, 0.7)]
     assert [s.speaker for s in result.segments] == [A, B] and [s.speaker for s in result.speakers] == [A, B]
     assert [t.speaker for t in result.turns] == [A, B]
-    assert "words" not in result.segments[0].model_dump()  # clients get them once, at the top level
+    body = render_body(result, ResponseFormat.json, [TimestampGranularity.segment])
+    assert "words" not in body["segments"][0]  # clients get them once, at the top level
 
     unheard = diarized_transcription(transcript, Diarization(turns=[], exclusive_turns=[]))
     assert {s.speaker for s in unheard.segments} == {A} and {w.speaker for w in unheard.words} == {A}

@@ -22,16 +22,16 @@ from deployments.diarization._models import (
     UnusedPLDA,
 )
 from deployments.diarization._resegmentation import resegment
-from deployments.types import SAMPLE_RATE, Diarization, DiarizationOptions, SpeakerTurn
+from deployments.types import SAMPLE_RATE, Diarization, DiarizationOptions, DiarizationSetting, SpeakerTurn
 
-SETTING_HINTS: dict[str, dict[str, int]] = {
-    "general": {},  # any number of speakers, found by clustering
+SETTING_HINTS: dict[DiarizationSetting, dict[str, int]] = {
+    DiarizationSetting.general: {},  # any number of speakers, found by clustering
     # Meetings: clustering decides too. Measured (scripts/bench_diarization.py): a `min_speakers: 2` hint
     # made the AMI excerpt dev01 worse (54.7% DER against 47.7%) and dev00 no better.
-    "meeting": {},
-    "telephonic": {"min_speakers": 1, "max_speakers": 2},  # calls: one or two parties, never more
+    DiarizationSetting.meeting: {},
+    DiarizationSetting.telephonic: {"min_speakers": 1, "max_speakers": 2},  # calls: one or two parties, never more
 }
-"""`diarization_setting` presets: speaker-count hints for the pipeline. An explicit `num_speakers` wins."""
+"""Each `DiarizationSetting`'s speaker-count hints for the pipeline. An explicit `num_speakers` wins."""
 
 
 def speaker_hints(options: DiarizationOptions) -> dict[str, int]:

@@ -3,12 +3,11 @@
 import hashlib
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
 
 from pydantic import BaseModel, Field
 
 from deployments.billing.ledger import ChargeDetails
-from deployments.types import DiarizationOptions, PipelineResult, TranscriptionOptions
+from deployments.types import DiarizationOptions, PipelineResult, RenderSpec, TranscriptionOptions
 
 
 class JobStatus(StrEnum):
@@ -24,11 +23,7 @@ class JobRequest(BaseModel):
     url: str | None = Field(None, description="Fetched into source_path when the job runs.")
     options: TranscriptionOptions
     diarization: DiarizationOptions | None = Field(None, description="Set for task=diarize.")
-    response_format: str
-    timestamp_granularities: list[str] = Field(
-        default_factory=list, description="As the client gave them; empty for jobs stored by earlier versions."
-    )
-    include_words: bool = Field(False, description="Jobs stored before granularities were kept: word asked for.")
+    render: RenderSpec = Field(description="How the edge renders the job's result when it is polled.")
     charge: ChargeDetails | None = Field(
         None, description="How to bill the job (price, model); language and size are filled in when it is done."
     )
@@ -42,10 +37,7 @@ class Job(BaseModel):
     completed_at: datetime | None = None
     progress: float = 0.0
     transcript: PipelineResult | None = Field(
-        None, description="The domain result; the HTTP layer renders it in the request's format when polled."
-    )
-    result: dict[str, Any] | str | None = Field(
-        None, description="A body rendered by versions before the tracker stored domain results (kept 12 h)."
+        None, description="The domain result; the HTTP layer renders it as `request.render` says when polled."
     )
     error: str | None = None
     audio_seconds: float | None = None

@@ -15,8 +15,6 @@ from serve_app.schemas import (
     ErrorResponse,
     JobCreated,
     JobObject,
-    ResponseFormat,
-    TimestampGranularity,
     TranscriptionForm,
     multipart_request_body,
 )
@@ -58,8 +56,7 @@ async def create_job(request: Request, key: Annotated[ApiKey, Depends(require_fu
         url=form.url,
         options=form.transcription_options(),
         diarization=form.diarization_options(),
-        response_format=form.response_format.value,
-        timestamp_granularities=[granularity.value for granularity in form.timestamp_granularities],
+        render=form.render_spec(),
         charge=charge_details(request, key, form),
     )
     try:
@@ -101,10 +98,9 @@ async def get_job(request: Request, job_id: str, key: Annotated[ApiKey, Depends(
 
 
 def _rendered(job: Job) -> dict | str | None:
-    """The result in the format the job was submitted with, rendered now from the stored transcript."""
+    """The result as the job was submitted to have it, rendered now from the stored transcript; None while
+    the job runs, or when it failed."""
     if job.transcript is None:
-        return job.result  # None while running or failed; a body stored by an earlier version otherwise
-    granularities = [TimestampGranularity(value) for value in job.request.timestamp_granularities]
-    if not granularities:  # stored by a version before granularities were kept
-        granularities = [TimestampGranularity.word] if job.request.include_words else [TimestampGranularity.segment]
-    return render_body(job.transcript, ResponseFormat(job.request.response_format), granularities)
+        return None
+    spec = job.request.render
+    return render_body(job.transcript, spec.response_format, spec.timestamp_granularities)
