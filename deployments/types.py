@@ -122,6 +122,24 @@ class ChunkOptions(BaseModel):
     )
 
 
+class BatchHints(BaseModel):
+    """How the Transcriber should schedule one chunk among the others (its lanes and batches); they change
+    no word of the chunk's transcript. One object, so that every caller says the same things the same way."""
+
+    model_config = ConfigDict(frozen=True)
+
+    interactive: bool = Field(
+        False,
+        description="Someone waits for this chunk now (a synchronous request, a live session): not a job's lane.",
+    )
+    more_coming: bool = Field(
+        False, description="The sender has more chunks for this lane on their way: an idle engine waits for them."
+    )
+    sender: str | None = Field(
+        None, description="Whose chunk this is (one file's run), so that senders take turns; None: a turn of its own."
+    )
+
+
 class Word(BaseModel):
     word: str
     start: float

@@ -36,9 +36,9 @@ from pyannote.metrics.diarization import DiarizationErrorRate
 from deployments.config import DiarizationConfig, ResegmentationConfig, WhisperModelConfig
 from deployments.diarization._pyannote import CLUSTERING_THRESHOLDS, DiarizationPipeline
 from deployments.diarization.words import diarized_transcription
+from deployments.files._assembly import join_chunks
 from deployments.files._chunking import SpeechChunker, chunk_audio
 from deployments.files._decode import decode_audio
-from deployments.files.pipeline import join_chunks
 from deployments.transcriber.engines.ctranslate2_engine import CTranslate2Engine
 from deployments.types import SAMPLE_RATE, ChunkOptions, Diarization, DiarizationOptions, DiarizationSetting, Transcript
 from tests.media import SHARED_AUDIO, pyannote_sample

@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from deployments.files._assembly import join_chunks
 from deployments.files._chunking import (
     SpeechChunker,
     StreamingChunker,
@@ -12,7 +13,6 @@ from deployments.files._chunking import (
     speech_samples,
 )
 from deployments.files._decode import decode_audio
-from deployments.files.pipeline import join_chunks
 from deployments.types import SAMPLE_RATE, ChunkTranscript, Segment, Word
 from tests.media import pyannote_sample
 

@@ -1,8 +1,9 @@
 """The contract with faster-whisper that the CTranslate2 engine relies on (faster-whisper is pinned to
 1.2.x): on real speech, its batch step with timestamp tokens gives what faster-whisper's own
-`BatchedInferencePipeline` gives, language detection runs once per batch, and a chunk's word times do not
-depend on its batch neighbours. Timed by alignment (the default), segments carry the text-only decode's
-words at the times the timestamp-token decode gives them."""
+`BatchedInferencePipeline` gives (each segment and word fitted into the chunk with a length of its own),
+language detection runs once per batch, and a chunk's word times do not depend on its batch neighbours.
+Timed by alignment (the default), segments carry the text-only decode's words at the times the
+timestamp-token decode gives them, and no segment or word is without a length."""
 
 import itertools
 import statistics
@@ -16,7 +17,8 @@ from faster_whisper.tokenizer import Tokenizer
 from deployments.config import WhisperModelConfig
 from deployments.files._decode import decode_audio
 from deployments.transcriber.engines.ctranslate2_engine import CTranslate2Engine
-from deployments.types import SAMPLE_RATE, ChunkOptions
+from deployments.transcriber.segmenting import fit_in_chunk
+from deployments.types import SAMPLE_RATE, ChunkOptions, Word
 from tests.media import pyannote_sample
 from tests.wer import matched_words
 
@@ -52,12 +54,12 @@ def test_one_chunk_gives_what_faster_whispers_batched_pipeline_gives(tiny_tokens
     metadata = [{"offset": 0.0, "duration": len(chunk) / SAMPLE_RATE, "segments": []}]
     (theirs,) = pipeline.forward(features, tokenizer, metadata, tiny._options(tokenizer, options))
 
-    assert [(s.text, s.start, s.end) for s in ours.segments] == [
-        (s["text"], round(s["start"], 3), round(s["end"], 3)) for s in theirs
-    ]
-    assert [(w.word, w.start, w.end) for w in ours.words] == [
-        (w["word"], round(w["start"], 3), round(w["end"], 3)) for s in theirs for w in s["words"]
-    ]
+    def fitted(timed: list[dict], text: str) -> list[tuple[str, float, float]]:  # as ours are: none zero-length
+        spans = [Word(word=item[text], start=round(item["start"], 3), end=round(item["end"], 3)) for item in timed]
+        return [(span.word, span.start, span.end) for span in fit_in_chunk(spans, len(chunk) / SAMPLE_RATE)]
+
+    assert [(s.text, s.start, s.end) for s in ours.segments] == fitted(theirs, "text")
+    assert [(w.word, w.start, w.end) for w in ours.words] == fitted([w for s in theirs for w in s["words"]], "word")
 
 
 def test_word_times_of_a_chunk_do_not_depend_on_its_batch_neighbour(tiny: CTranslate2Engine, speech) -> None:
@@ -90,6 +92,8 @@ def test_alignment_times_the_text_only_decode_as_timestamp_tokens_would(
             assert "".join(w.word for w in mine) == segment.text
             assert (segment.start, segment.end) == (mine[0].start, mine[-1].end)
             assert 0 <= segment.start < segment.end <= len(chunk) / SAMPLE_RATE
+        assert all(0 <= w.start < w.end <= len(chunk) / SAMPLE_RATE for w in ours.words)  # none without a length
+        assert all(a.end <= b.start for a, b in itertools.pairwise(ours.words))  # in order, none overlapping
         starts += [abs(a.start - b.start) for a, b in matched_words(ours.words, theirs.words)]
     assert len(starts) > 40 and statistics.median(starts) <= 0.1
 

@@ -12,10 +12,13 @@ from ray import exceptions as ray_errors
 
 from deployments.config import ChunkingConfig, LimitsConfig, PipelineConfig
 from deployments.errors import AudioRejectedError
+from deployments.files._assembly import main_language
 from deployments.files._decode import decode_windows
-from deployments.files.pipeline import FileRun, TranscriptionPipeline, main_language
+from deployments.files._file_run import FileRun
+from deployments.files.pipeline import TranscriptionPipeline
 from deployments.types import (
     SAMPLE_RATE,
+    BatchHints,
     ChunkOptions,
     ChunkTranscript,
     Diarization,
@@ -44,18 +47,11 @@ class _Transcriber:
         self.in_flight = self.most_in_flight = 0
         self.transcribe_chunk = Remote(self._transcribe)
 
-    async def _transcribe(
-        self,
-        chunk: np.ndarray,
-        options: ChunkOptions,
-        interactive: bool,
-        more_coming: bool = False,
-        sender: str | None = None,
-    ) -> ChunkTranscript:
+    async def _transcribe(self, chunk: np.ndarray, options: ChunkOptions, hints: BatchHints) -> ChunkTranscript:
         self.calls.append(options)
-        self.senders.append(sender)
-        self.interactive.append(interactive)
-        self.more_coming.append(more_coming)
+        self.senders.append(hints.sender)
+        self.interactive.append(hints.interactive)
+        self.more_coming.append(hints.more_coming)
         self.in_flight += 1
         self.most_in_flight = max(self.most_in_flight, self.in_flight)
         await asyncio.sleep(self.delay_s)
@@ -253,7 +249,7 @@ def test_main_language_ties_go_to_the_earliest_chunk() -> None:
 
 def test_a_failed_run_cancels_its_chunks_and_removes_the_decoded_spool(tmp_path: Path) -> None:
     class _Failing(_Transcriber):
-        async def _transcribe(self, chunk: np.ndarray, options: ChunkOptions, *flags: bool) -> ChunkTranscript:
+        async def _transcribe(self, chunk: np.ndarray, options: ChunkOptions, hints: BatchHints) -> ChunkTranscript:
             raise RuntimeError("engine failed")
 
     transcriber = _Failing()
@@ -281,11 +277,11 @@ def test_a_chunk_whose_transcriber_replica_died_is_sent_again(tmp_path: Path) ->
     transcriber = _Transcriber()
     answer, deaths = transcriber._transcribe, []
 
-    async def dies_once_per_chunk(chunk: np.ndarray, options: ChunkOptions, *flags: bool) -> ChunkTranscript:
+    async def dies_once_per_chunk(chunk: np.ndarray, options: ChunkOptions, hints: BatchHints) -> ChunkTranscript:
         if len(deaths) < 2:
             deaths.append(1)
             raise ray_errors.ActorDiedError()
-        return await answer(chunk, options, *flags)
+        return await answer(chunk, options, hints)
 
     transcriber.transcribe_chunk = Remote(dies_once_per_chunk)
     request = _request(_wav(tmp_path, [(0.1, 10.0)]), "en").model_copy(update={"interactive": True})

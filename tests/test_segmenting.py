@@ -1,6 +1,9 @@
-"""Aligned words into segments: sentences, cut again at pauses and when too long."""
+"""Aligned words into segments: sentences, cut again at pauses and when too long; and every word or
+segment fitted into its chunk with a length of its own."""
 
-from deployments.transcriber.segmenting import segment_groups
+import itertools
+
+from deployments.transcriber.segmenting import MIN_DURATION_S, fit_in_chunk, segment_groups
 from deployments.types import Word
 
 
@@ -49,3 +52,58 @@ def test_no_segment_runs_longer_than_the_limit_after_a_cut_at_a_comma() -> None:
     groups = segment_groups(said, "en", pause_s=0.8, max_duration_s=5.5)
     assert texts(groups) == ["one,", "two", "three four."]  # "two three" would last 5.8 s
     assert all(group[-1].end - group[0].start <= 5.5 for group in groups)
+
+
+def spans(timed: list[Word]) -> list[tuple[float, float]]:
+    return [(word.start, word.end) for word in timed]
+
+
+def assert_fitted(timed: list[Word], chunk_s: float) -> None:
+    """Every word lasts, within the chunk, in order and none overlapping the next."""
+    assert all(0 <= word.start < word.end <= chunk_s for word in timed)
+    assert all(a.end <= b.start for a, b in itertools.pairwise(timed))
+
+
+def test_a_word_without_time_takes_what_it_lacks_from_what_follows() -> None:
+    said = words(
+        (" Hello.", 8.94, 8.94), (" Hello.", 8.94, 8.94), (" I", 8.98, 8.98), (" didn't", 8.98, 9.2),
+        (" know.", 9.2, 9.4), (" So", 9.8, 9.8), (" I", 9.8, 10.24),
+    )  # fmt: skip
+    fitted = fit_in_chunk(said, 22.0)
+    assert_fitted(fitted, 22.0)
+    assert spans(fitted) == [
+        (8.94, 8.96), (8.96, 8.98), (8.98, 9.0), (9.0, 9.2), (9.2, 9.4), (9.8, 9.82), (9.82, 10.24),
+    ]  # fmt: skip
+    assert [word.word for word in fitted] == [word.word for word in said]
+    assert all(b - a >= MIN_DURATION_S - 1e-9 for a, b in spans(fitted))
+
+
+def test_words_that_already_fit_are_left_as_they_are() -> None:
+    said = words((" and", 0.0, 0.3), (" then", 0.3, 0.6), (" we", 2.0, 2.2), (" left.", 2.2, 2.6))
+    assert fit_in_chunk(said, 3.0) == said
+
+
+def test_at_the_chunks_end_words_without_time_move_back() -> None:
+    said = words((" now,", 20.92, 21.28), (" though", 21.99, 21.99), (" yes.", 22.0, 22.4))  # past the end too
+    fitted = fit_in_chunk(said, 22.0)
+    assert_fitted(fitted, 22.0)
+    assert spans(fitted) == [(20.92, 21.28), (21.96, 21.98), (21.98, 22.0)]
+
+
+def test_words_all_at_one_instant_are_spread_within_the_chunk() -> None:
+    said = words(*((f" w{i}", 0.5, 0.5) for i in range(5)), (" end", 0.0, 0.0))  # the last one out of order too
+    fitted = fit_in_chunk(said, 0.6)
+    assert_fitted(fitted, 0.6)
+
+
+def test_more_words_than_the_minimum_length_leaves_room_for_still_get_a_length_each() -> None:
+    said = words(*((f" w{i}", 0.0, 0.0) for i in range(10)))
+    fitted = fit_in_chunk(said, 0.1)  # 10 ms each, not 20
+    assert_fitted(fitted, 0.1)
+
+
+def test_segments_made_from_fitted_words_have_a_length_each() -> None:
+    said = fit_in_chunk(words((" Hello.", 8.94, 8.94), (" Hello.", 8.94, 8.94), (" Bye.", 9.0, 9.0)), 10.0)
+    groups = segment_groups(said, "en", pause_s=0.8, max_duration_s=10)
+    assert texts(groups) == ["Hello.", "Hello.", "Bye."]
+    assert all(group[0].start < group[-1].end for group in groups)

@@ -10,7 +10,10 @@ from ray.serve.batching import _BatchQueue
 
 from deployments.config import BatchingConfig, WhisperModelConfig
 from deployments.transcriber import deployment as transcriber_module
-from deployments.types import ChunkOptions, ChunkTranscript
+from deployments.types import BatchHints, ChunkOptions, ChunkTranscript
+
+INTERACTIVE = BatchHints(interactive=True)
+MORE_COMING = BatchHints(interactive=True, more_coming=True)
 
 
 class _SlowEngine:
@@ -85,7 +88,7 @@ def test_a_lane_runs_lane_batches_batches_at_once(transcriber) -> None:
 
         async def scenario() -> None:
             chunk = np.zeros(16_000, dtype=np.float32)
-            await asyncio.gather(*(replica.transcribe_chunk(chunk, ChunkOptions(), True) for _ in range(16)))
+            await asyncio.gather(*(replica.transcribe_chunk(chunk, ChunkOptions(), INTERACTIVE) for _ in range(16)))
 
         started = time.perf_counter()
         loop.run_until_complete(scenario())
@@ -107,8 +110,8 @@ def test_an_idle_engine_holds_a_burst_announced_as_on_its_way_for_a_full_batch(t
         chunk = np.zeros(16_000, dtype=np.float32)
         calls = []
         for index in range(8):
-            more_coming = index < 7
-            calls.append(asyncio.create_task(replica.transcribe_chunk(chunk, ChunkOptions(), True, more_coming)))
+            hints = BatchHints(interactive=True, more_coming=index < 7)
+            calls.append(asyncio.create_task(replica.transcribe_chunk(chunk, ChunkOptions(), hints)))
             await asyncio.sleep(0.1)  # two batch wait timeouts apart
         await asyncio.gather(*calls)
 
@@ -120,7 +123,7 @@ def test_a_chunk_with_nothing_announced_behind_it_goes_at_once(transcriber) -> N
     replica, engine, loop = transcriber
     chunk = np.zeros(16_000, dtype=np.float32)
     started = time.perf_counter()
-    loop.run_until_complete(replica.transcribe_chunk(chunk, ChunkOptions(), True, False))
+    loop.run_until_complete(replica.transcribe_chunk(chunk, ChunkOptions(), INTERACTIVE))
     assert time.perf_counter() - started < 0.3 + 0.2  # its batch (0.3 s) and little else
     assert engine.batch_sizes == [1]
 
@@ -131,7 +134,7 @@ def test_announced_chunks_that_never_come_hold_the_engine_only_for_the_gathering
     try:
         chunk = np.zeros(16_000, dtype=np.float32)
         started = time.perf_counter()
-        loop.run_until_complete(replica.transcribe_chunk(chunk, ChunkOptions(), True, True))
+        loop.run_until_complete(replica.transcribe_chunk(chunk, ChunkOptions(), MORE_COMING))
         waited = time.perf_counter() - started
     finally:
         replica.reconfigure({"max_batch_size": 8, "batch_wait_timeout_s": 0.05})
@@ -165,12 +168,10 @@ def test_senders_take_turns_so_a_short_request_does_not_wait_behind_a_long_file(
     long_file, short = np.zeros(16_000, dtype=np.float32), np.zeros(8_000, dtype=np.float32)
 
     async def scenario() -> None:
-        calls = [
-            asyncio.create_task(replica.transcribe_chunk(long_file, ChunkOptions(), True, sender="long file"))
-            for _ in range(32)
-        ]
+        hints, short_hints = (BatchHints(interactive=True, sender=name) for name in ("long file", "short"))
+        calls = [asyncio.create_task(replica.transcribe_chunk(long_file, ChunkOptions(), hints)) for _ in range(32)]
         await asyncio.sleep(0.15)  # the file's first batch is running, its next one queued behind it
-        calls.append(asyncio.create_task(replica.transcribe_chunk(short, ChunkOptions(), True, sender="short")))
+        calls.append(asyncio.create_task(replica.transcribe_chunk(short, ChunkOptions(), short_hints)))
         await asyncio.gather(*calls)
 
     loop.run_until_complete(scenario())
@@ -200,7 +201,7 @@ def _backfill_then_one_interactive_chunk(replica) -> float:  # noqa: ANN001
         queued = [asyncio.create_task(replica.transcribe_chunk(job_chunk, ChunkOptions())) for _ in range(16)]
         await asyncio.sleep(0.02)
         started = time.perf_counter()
-        await replica.transcribe_chunk(interactive_chunk, ChunkOptions(), True)
+        await replica.transcribe_chunk(interactive_chunk, ChunkOptions(), INTERACTIVE)
         waited = time.perf_counter() - started
         await asyncio.gather(*running, *queued)
         return waited

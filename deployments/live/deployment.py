@@ -26,7 +26,7 @@ from deployments.live._smart_turn import SmartTurnModel
 from deployments.live.events import LiveEvent, SessionFailed, SessionReady, SessionSettings
 from deployments.metrics import LiveMetrics
 from deployments.retry import retry_on_worker_loss
-from deployments.types import ChunkOptions, ChunkTranscript
+from deployments.types import BatchHints, ChunkOptions, ChunkTranscript
 
 SESSION_GONE = "the session is not on this server any more (it restarted): open a new one"
 
@@ -86,7 +86,8 @@ class LiveTranscriber:
             await session.close()
 
     async def _transcribe(self, samples: np.ndarray, options: ChunkOptions) -> ChunkTranscript:
-        call = lambda: self.transcriber.transcribe_chunk.remote(samples, options, True)  # noqa: E731 (interactive)
+        hints = BatchHints(interactive=True)  # someone is listening
+        call = lambda: self.transcriber.transcribe_chunk.remote(samples, options, hints)  # noqa: E731
         return await retry_on_worker_loss(call, "a live reading")
 
     async def _embed_voices(self, windows: list[np.ndarray]) -> np.ndarray:

@@ -22,7 +22,7 @@ from ray import serve
 from deployments.config import MAX_LANE_BATCHES, BatchingConfig, WhisperModelConfig
 from deployments.metrics import TranscriberMetrics
 from deployments.transcriber.engines import load_engine
-from deployments.types import SAMPLE_RATE, ChunkOptions, ChunkTranscript
+from deployments.types import SAMPLE_RATE, BatchHints, ChunkOptions, ChunkTranscript
 
 logger = logging.getLogger("ray.serve")
 
@@ -30,6 +30,7 @@ logger = logging.getLogger("ray.serve")
 DEFAULT_BATCHING = BatchingConfig()
 STALL_WARNING_S = 120  # far beyond any batch's time: chunks waiting this long are stuck
 STALL_CHECK_S = 30
+NO_HINTS = BatchHints()  # a job's chunk, with nothing said about others: it takes a turn of its own
 
 
 class Lane:
@@ -171,27 +172,20 @@ class Transcriber:
             batch.set_batch_wait_timeout_s(batching.batch_wait_timeout_s)
 
     async def transcribe_chunk(
-        self,
-        chunk: np.ndarray,
-        options: ChunkOptions,
-        interactive: bool = False,
-        more_coming: bool = False,
-        sender: str | None = None,
+        self, chunk: np.ndarray, options: ChunkOptions, hints: BatchHints = NO_HINTS
     ) -> ChunkTranscript:
-        """`interactive`: someone is waiting for this chunk now (a synchronous request, a live session), as
-        opposed to a job's chunk. `more_coming`: the sender has more chunks for this lane on their way (see
-        `Lane`). `sender`: whose chunk this is (one file's run), so that senders take turns; a chunk
-        without one takes its own turn."""
-        if interactive and self.batching.interactive_lane:
+        """`hints` say which lane the chunk takes, whether its sender has more on their way and whose it is
+        (see `BatchHints` and `Lane`); they change when it is decoded, never what it decodes to."""
+        if hints.interactive and self.batching.interactive_lane:
             lane, batch = self.interactive, self.transcribe_interactive_batch
         else:
             lane, batch = self.jobs, self.transcribe_batch
         if self.watchdog is None:
             self.watchdog = asyncio.ensure_future(self._watch_lanes())
         self._count_received(+1)
-        turn_key: object = sender if sender is not None else object()
+        turn_key: object = hints.sender if hints.sender is not None else object()
         try:
-            await lane.enter(self.batching, more_coming, turn_key)
+            await lane.enter(self.batching, hints.more_coming, turn_key)
             try:
                 return await batch(chunk, options)
             finally:

@@ -16,7 +16,8 @@ by faster-whisper. The steps are faster-whisper's `BatchedInferencePipeline.forw
 This reaches inside faster-whisper (`WhisperModel._split_segments_by_timestamps`, and
 `add_word_timestamps` calling `find_alignment` and `frames_per_second` on its model), so faster-whisper is
 pinned to 1.2.x and `tests/test_ctranslate2_engine.py` holds the contract: the same segments and words as
-`BatchedInferencePipeline` for one chunk, and the same words for a chunk alone and beside another.
+`BatchedInferencePipeline` for one chunk, and the same words for a chunk alone and beside another. Either
+way, every segment and word is then fitted into its chunk with a length of its own (`fit_in_chunk`).
 """
 
 from math import ceil
@@ -30,7 +31,7 @@ from faster_whisper.transcribe import get_compression_ratio, get_suppressed_toke
 
 from deployments.config import WhisperModelConfig
 from deployments.transcriber._model_store import resolve_ctranslate2_model
-from deployments.transcriber.segmenting import segment_groups
+from deployments.transcriber.segmenting import fit_in_chunk, segment_groups
 from deployments.types import SAMPLE_RATE, ChunkOptions, ChunkTranscript, Segment, Word
 
 
@@ -106,8 +107,8 @@ class CTranslate2Engine:
         if whisper_options.word_timestamps:
             self._add_word_timestamps(segmented, tokenizer, encoder_output, sizes, whisper_options)
         transcripts = [
-            self._chunk_transcript(segments, chunk_language, options.temperature)
-            for segments, chunk_language in zip(segmented, languages, strict=True)
+            self._chunk_transcript(segments, chunk_language, options.temperature, duration)
+            for segments, chunk_language, duration in zip(segmented, languages, durations, strict=True)
         ]
         if timed_by_alignment:
             transcripts = [self._segments_from_words(transcript, tokenizer, options) for transcript in transcripts]
@@ -233,7 +234,9 @@ class CTranslate2Engine:
         )
 
     @staticmethod
-    def _chunk_transcript(segments: list[dict], language: str, temperature: float) -> ChunkTranscript:
+    def _chunk_transcript(segments: list[dict], language: str, temperature: float, duration: float) -> ChunkTranscript:
+        """The chunk's segments and words, each fitted into the chunk with a length of its own (`fit_in_chunk`):
+        the alignment can give a word no time, and faster-whisper then gives its segment none either."""
         out = ChunkTranscript(language=language, segments=[])
         for index, segment in enumerate(segments):
             out.segments.append(
@@ -259,4 +262,6 @@ class CTranslate2Engine:
                 )
                 for word in segment.get("words") or ()
             )
-        return out
+        return out.model_copy(
+            update={"segments": fit_in_chunk(out.segments, duration), "words": fit_in_chunk(out.words, duration)}
+        )

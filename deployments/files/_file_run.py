@@ -1,0 +1,131 @@
+"""One file through the pipeline: fetched, decoded a window at a time and cut into chunks that a
+`ChunkSender` sends on, then put together by a `TranscriptAssembly` (and diarized)."""
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from deployments.diarization.words import diarized_transcription
+from deployments.errors import AudioRejectedError
+from deployments.files._assembly import TranscriptAssembly
+from deployments.files._chunking import StreamingChunker
+from deployments.files._decode import declared_duration, decode_windows, too_long
+from deployments.files._profanity import mask_transcript
+from deployments.files._sending import ChunkSender, FileProgress
+from deployments.files._url_fetch import fetch_to_file
+from deployments.retry import retry_on_worker_loss
+from deployments.storage.spool import decoded_copy_path
+from deployments.types import (
+    SAMPLE_RATE,
+    ChunkOptions,
+    Diarization,
+    DiarizationOptions,
+    PipelineProgress,
+    PipelineRequest,
+    PipelineResult,
+    PipelineText,
+)
+
+if TYPE_CHECKING:
+    from deployments.files.pipeline import TranscriptionPipeline
+
+
+class FileRun:
+    """One file through the pipeline."""
+
+    def __init__(
+        self,
+        pipeline: "TranscriptionPipeline",
+        request: PipelineRequest,
+        on_event: Callable[[PipelineProgress | PipelineText], None] | None = None,
+    ) -> None:
+        self.pipeline = pipeline
+        self.request = request
+        self.limits = pipeline.config.limits
+        options = request.options
+        if request.diarization is not None:  # speakers are given to words, so words need their times
+            options = options.model_copy(update={"word_timestamps": True})
+        # Decoded audio goes to disk when it is needed again: by the Diarizer, or to decode a chunk again
+        # in the file's language once that is known.
+        needs_decoded = request.diarization is not None or request.options.language is None
+        self.decoded_path = decoded_copy_path(request.source_path) if needs_decoded else None
+        self.progress = FileProgress(on_event)
+        self.sender = ChunkSender(
+            pipeline.transcriber,
+            ChunkOptions(**options.model_dump()),
+            interactive=request.interactive,
+            max_in_flight=pipeline.config.chunking.max_chunks_in_flight,
+            slow_start=request.stream_text,
+            progress=self.progress,
+            decoded_path=self.decoded_path,
+        )
+        self.assembly = TranscriptAssembly(
+            self.sender, request.options.profanity_filter, stream_text=request.stream_text, on_text=on_event
+        )
+
+    async def result(self) -> PipelineResult:
+        source = Path(self.request.source_path)
+        try:
+            if self.request.url is not None:
+                await fetch_to_file(self.request.url, source, self.request.max_bytes, self.pipeline.config.url_input)
+            declared = await asyncio.to_thread(declared_duration, source)
+            if declared is not None and declared > self.limits.max_duration_s + 1:  # refused before decoding
+                raise too_long(self.limits.max_duration_s, declared)
+            if declared is not None:
+                self.progress.expected_samples = int(declared * SAMPLE_RATE)
+            await self._decode_and_send()
+            duration = self.progress.decoded_samples / SAMPLE_RATE
+            if duration < self.limits.min_duration_s:
+                raise AudioRejectedError(
+                    f"audio is too short ({duration:.2f} s): the minimum is {self.limits.min_duration_s} s"
+                )
+            if self.request.diarization is None:
+                result: PipelineResult = await self.assembly.transcript(duration)
+            else:
+                transcript, diarization = await asyncio.gather(
+                    self.assembly.transcript(duration), self._diarize(self.request.diarization)
+                )
+                result = diarized_transcription(transcript, diarization)
+            if self.request.options.profanity_filter:
+                result = await asyncio.to_thread(mask_transcript, result)
+            return result
+        finally:
+            self.sender.cancel()
+            self.assembly.cancel()
+            if self.decoded_path is not None:
+                self.decoded_path.unlink(missing_ok=True)
+
+    async def _decode_and_send(self) -> None:
+        """Decode window by window and hand every chunk to the sender as soon as it is cut; at most
+        `max_chunks_in_flight` chunks are held or in flight at once, and decoding waits for room."""
+        windows = decode_windows(self.request.source_path, max_duration_s=self.limits.max_duration_s)
+        streaming = StreamingChunker(self.pipeline.chunker)
+        spool = None
+        if self.decoded_path is not None:
+            spool = self.decoded_path.open("wb")
+        lane, decoding = self.request.interactive, self.pipeline.files_decoding
+        decoding[lane] += 1
+        try:
+            while (window := await asyncio.to_thread(next, windows, None)) is not None:
+                if spool is not None:
+                    await asyncio.to_thread(spool.write, window.tobytes())
+                self.progress.decoded_samples += len(window)
+                for chunk in await asyncio.to_thread(list, streaming.feed(window)):
+                    await self.sender.hold(chunk)
+            for chunk in await asyncio.to_thread(list, streaming.finish()):
+                await self.sender.hold(chunk)
+            # The file's last chunk: more come only from other files (this one counts).
+            self.sender.send_held(more_coming=decoding[lane] > 1)
+        finally:
+            decoding[lane] -= 1
+            self.sender.end()
+            windows.close()
+            if spool is not None:
+                spool.close()
+
+    async def _diarize(self, options: DiarizationOptions) -> Diarization:
+        if not self.sender.transcripts:  # no speech was found, so there is no one to find
+            return Diarization(turns=[], exclusive_turns=[])
+        diarizer, path = self.pipeline.diarizer, str(self.decoded_path)
+        return await retry_on_worker_loss(lambda: diarizer.diarize_file.remote(path, options), "diarization")
