@@ -1,30 +1,28 @@
-"""API keys, request rate and funds: every API route depends on `require_api_key`, and routes that start
-work also on `require_funds`.
+"""API keys and request rate; the 402 of a spent balance. Every API route depends on `require_api_key`
+(`serve_app.dependencies`, over `authenticate` here), and routes that start work also on `require_funds`.
 
 Keys come from the environment: `STT_API_KEYS` (comma-separated, no balance: unlimited) and/or
 `STT_API_KEYS_FILE` (JSON or YAML: a list of keys with a name, a balance and price and optional per-key
-limits). Keys are compared in constant time and never logged; usage is stored by SHA-256.
-
-Balances are money: `balance` in the key's `currency`, spent at `rate_per_min` per audio minute (both
-default to `billing` in the app config). A key written with `balance_seconds` (earlier versions) keeps
-working: that many audio seconds at the key's rate.
+limits). Keys are compared in constant time and never logged; usage is stored by SHA-256. What a key pays
+and whether it may still spend is billing's (`deployments/billing/pricing.py`); this module only answers
+the spent balance with 402.
 """
 
 import hmac
 import json
 import math
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
 
 import yaml
-from fastapi import Depends, HTTPException, status
+from fastapi import HTTPException, status
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, Field, SecretStr, model_validator
+from ray.actor import ActorHandle
 from starlette.requests import HTTPConnection
 
+from deployments.billing.pricing import Currency, Funds
 from deployments.jobs.records import owner_of
-from serve_app.config import BillingConfig, Currency, SecretSettings
+from serve_app.config import SecretSettings
 from serve_app.schemas import ErrorResponse
 
 INVALID_CREDENTIALS = "authentication credentials were not provided or are invalid"
@@ -73,22 +71,6 @@ class ApiKey(BaseModel):
         return self.name or f"Key #{self.key_id}"
 
 
-class Price(BaseModel):
-    """A key's price and balance, with the app's defaults filled in."""
-
-    rate_per_min: float
-    currency: Currency
-    balance: float | None = Field(description="Money the key may spend in all; None: unlimited.")
-
-    @classmethod
-    def of(cls, key: ApiKey, defaults: BillingConfig) -> "Price":
-        rate = key.rate_per_min if key.rate_per_min is not None else defaults.rate_per_min
-        balance = key.balance
-        if key.balance_seconds is not None and rate > 0:  # at no price, audio seconds cost nothing
-            balance = key.balance_seconds / 60 * rate
-        return cls(rate_per_min=rate, currency=key.currency or defaults.currency, balance=balance)
-
-
 class KeysFile(BaseModel):
     keys: list[ApiKey]
 
@@ -125,19 +107,19 @@ class ApiKeys:
         return found
 
 
-async def require_api_key(request: HTTPConnection) -> ApiKey:
-    """The caller's key, or 401; then one request off its rate, or 429 with Retry-After. Also called by the
-    WebSocket route before the upgrade, with the WebSocket as the connection."""
-    credentials: HTTPAuthorizationCredentials | None = await _bearer(request)
-    api_keys: ApiKeys = request.app.state.api_keys
-    secret = credentials.credentials if credentials is not None else subprotocol_key(request)
+async def authenticate(
+    connection: HTTPConnection, api_keys: ApiKeys, rate_limiter: ActorHandle, default_rate: float
+) -> ApiKey:
+    """The caller's key, or 401; then one request off its rate (the key's own, else `default_rate`), or 429
+    with Retry-After."""
+    credentials: HTTPAuthorizationCredentials | None = await _bearer(connection)
+    secret = credentials.credentials if credentials is not None else subprotocol_key(connection)
     key = api_keys.lookup(secret) if secret is not None else None
     if key is None:
         raise HTTPException(
             status.HTTP_401_UNAUTHORIZED, detail=INVALID_CREDENTIALS, headers={"WWW-Authenticate": "Bearer"}
         )
-    rate = key.requests_per_second or request.app.state.config.limits.requests_per_second
-    wait_s = await request.app.state.rate_limiter.acquire.remote(key.owner, rate)
+    wait_s = await rate_limiter.acquire.remote(key.owner, key.requests_per_second or default_rate)
     if wait_s > 0:
         retry_after = str(max(1, math.ceil(wait_s)))
         raise HTTPException(status.HTTP_429_TOO_MANY_REQUESTS, REQUEST_LIMIT_EXCEEDED, {"Retry-After": retry_after})
@@ -158,48 +140,12 @@ def subprotocol_key(connection: HTTPConnection) -> str | None:
     return None
 
 
-def price_of(request: HTTPConnection, key: ApiKey) -> Price:
-    return Price.of(key, request.app.state.config.billing)
-
-
-@dataclass(frozen=True)
-class Funds:
-    """A key's price and what it has spent so far, from the ledger."""
-
-    price: Price
-    spent: float
-
-    @property
-    def left(self) -> float | None:
-        """Money left on the balance; None: unlimited."""
-        return None if self.price.balance is None else self.price.balance - self.spent
-
-    def raise_if_exhausted(self) -> None:
-        """402 when the balance is spent."""
-        if self.left is not None and self.left <= 0:
-            price = self.price
-            raise HTTPException(
-                status.HTTP_402_PAYMENT_REQUIRED,
-                f"insufficient funds: this key's balance of {price.balance:.4g} {price.currency} is spent"
-                f" ({self.spent:.4g} {price.currency} used); top it up to continue",
-            )
-
-    def audio_s(self, channels: int) -> float:
-        """Seconds of audio per channel the money left pays for, with `channels` transcribed."""
-        if self.left is None or self.price.rate_per_min <= 0:
-            return math.inf
-        return self.left / self.price.rate_per_min * 60 / channels
-
-
-async def funds_of(request: HTTPConnection, key: ApiKey) -> Funds:
-    price = price_of(request, key)
-    if price.balance is None:
-        return Funds(price=price, spent=0.0)
-    return Funds(price=price, spent=await request.app.state.ledger.spent.remote(key.owner, price.rate_per_min))
-
-
-async def require_funds(request: HTTPConnection, key: Annotated[ApiKey, Depends(require_api_key)]) -> ApiKey:
-    """402 when the key's balance is spent. Completed work is charged by audio duration, once, so the last
-    request may take a balance below zero."""
-    (await funds_of(request, key)).raise_if_exhausted()
-    return key
+def raise_if_exhausted(funds: Funds) -> None:
+    """402 when the balance is spent."""
+    if funds.exhausted:
+        price = funds.price
+        raise HTTPException(
+            status.HTTP_402_PAYMENT_REQUIRED,
+            f"insufficient funds: this key's balance of {price.balance:.4g} {price.currency} is spent"
+            f" ({funds.spent:.4g} {price.currency} used); top it up to continue",
+        )

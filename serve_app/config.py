@@ -1,16 +1,16 @@
 """The application's configuration, from two sources, on purpose:
 - `AppConfig` comes from the Serve config YAML (`applications[].args`) and holds everything that is not
   secret. Serve validates it against this model at deploy time; its parts are the workers' own settings
-  (`deployments/config.py`), handed to each owner by the application builder.
+  (`deployments/config.py`, and billing's default price in `deployments/billing/pricing.py`), handed to
+  each owner by the application builder.
 - `SecretSettings` comes from the environment (`STT_API_KEYS`), so keys never sit in a file that is
   committed or shown by `serve status`. The Ingress reads it once, when it starts.
 """
 
-from typing import Literal
-
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from deployments.billing.pricing import BillingConfig
 from deployments.config import (
     ChunkingConfig,
     DiarizationConfig,
@@ -21,16 +21,6 @@ from deployments.config import (
     UrlInputConfig,
     WhisperModelConfig,
 )
-
-Currency = Literal["EUR", "RUB"]
-"""The currencies the nexara SDK's billing types accept."""
-
-
-class BillingConfig(StrictModel):
-    """The price of keys that do not set their own (`rate_per_min`, `currency` in the keys file)."""
-
-    rate_per_min: float = Field(0.006, ge=0, description="Price of one minute of audio.")
-    currency: Currency = "EUR"
 
 
 class AppConfig(StrictModel):

@@ -1,4 +1,4 @@
-"""The FastAPI application: routers, auth and error handling. No model code; handles come in."""
+"""The FastAPI application: routers, auth and error handling. No model code; the handles come in as `Services`."""
 
 import logging
 
@@ -9,32 +9,23 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from deployments.errors import STORAGE_FULL, InputRejectedError, client_error, storage_failure
 from deployments.retry import WORKER_LOSS, worker_lost
-from serve_app.auth import AUTH_ERRORS, ApiKeys, require_api_key
-from serve_app.config import AppConfig
+from serve_app.auth import AUTH_ERRORS
+from serve_app.dependencies import require_api_key
 from serve_app.request_metrics import RequestMetrics
 from serve_app.routers import billing, health, jobs, live, models, transcriptions, web
+from serve_app.services import Services
 
 logger = logging.getLogger(__name__)
 
 
-def create_app(  # noqa: ANN001
-    config: AppConfig, api_keys: ApiKeys, pipeline, tracker, ledger, rate_limiter, live_transcriber=None
-) -> FastAPI:
-    """`pipeline` and `live_transcriber` are the TranscriptionPipeline's and LiveTranscriber's
-    DeploymentHandles; `tracker`, `ledger` and `rate_limiter` are actor handles. Tests pass anything with the same
-    `.method.remote()` calls."""
+def create_app(services: Services) -> FastAPI:
+    """The app over `services`; routes reach its parts through `serve_app.dependencies`."""
     app = FastAPI(
         title="stt-service",
         summary="OpenAI-compatible speech-to-text on Ray Serve.",
         version="0.1.0",
     )
-    app.state.config = config
-    app.state.api_keys = api_keys
-    app.state.pipeline = pipeline
-    app.state.tracker = tracker
-    app.state.ledger = ledger
-    app.state.rate_limiter = rate_limiter
-    app.state.live = live_transcriber
+    app.state.services = services
     authenticated = {"dependencies": [Depends(require_api_key)], "responses": AUTH_ERRORS}
     app.include_router(health.router)  # no key: load balancers probe it, and it reveals nothing
     app.include_router(web.router)  # no key: the page asks for one and sends it with its own requests

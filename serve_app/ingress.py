@@ -13,6 +13,7 @@ from deployments.transcriber.languages import whisper_language_names
 from serve_app.auth import ApiKeys, configured_keys
 from serve_app.config import AppConfig, SecretSettings
 from serve_app.http_app import create_app
+from serve_app.services import Services
 
 
 # Requests spend their time awaiting other deployments, so one replica holds many at once; Serve's default
@@ -21,20 +22,24 @@ from serve_app.http_app import create_app
 @serve.ingress()
 class Ingress:
     async def __init__(self, pipeline: DeploymentHandle, live: DeploymentHandle, config: AppConfig) -> None:
-        self.config = config
-        self.api_keys = ApiKeys(configured_keys(SecretSettings()))
-        self.pipeline = pipeline
-        self.live = live
-        self.ledger = get_or_create_ledger(config.jobs)
-        self.tracker = get_or_create_tracker(config.jobs, pipeline, self.ledger)
-        self.rate_limiter = get_or_create_rate_limiter(config.jobs)
+        api_keys = ApiKeys(configured_keys(SecretSettings()))  # first: no keys, no service
+        ledger = get_or_create_ledger(config.jobs)
+        tracker = get_or_create_tracker(config.jobs, pipeline, ledger)
+        rate_limiter = get_or_create_rate_limiter(config.jobs)
         # The tracker is detached and outlives a redeploy: hand it this deployment's config and handles.
-        await self.tracker.reconfigure.remote(config.jobs, pipeline, self.ledger)
-        await self.ledger.__ray_ready__.remote()  # not ready to serve until the actors are
-        await self.rate_limiter.__ray_ready__.remote()
+        await tracker.reconfigure.remote(config.jobs, pipeline, ledger)
+        await ledger.__ray_ready__.remote()  # not ready to serve until the actors are
+        await rate_limiter.__ray_ready__.remote()
+        self.services = Services(
+            config=config,
+            api_keys=api_keys,
+            pipeline=pipeline,
+            tracker=tracker,
+            ledger=ledger,
+            rate_limiter=rate_limiter,
+            live=live,
+        )
         whisper_language_names()  # read now, so that the first request with a `language` does not wait for it
 
     def __serve_build_asgi_app__(self) -> FastAPI:
-        return create_app(
-            self.config, self.api_keys, self.pipeline, self.tracker, self.ledger, self.rate_limiter, self.live
-        )
+        return create_app(self.services)

@@ -13,9 +13,9 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
-from fastapi import Request
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel
+from ray.serve.handle import DeploymentHandle
 
 from deployments.errors import client_error
 from deployments.retry import worker_lost
@@ -35,11 +35,11 @@ ChargeResult = Callable[[PipelineResult], Awaitable[None]]
 
 
 async def stream_transcription(
-    request: Request, pipeline_request: PipelineRequest, charge: ChargeResult
+    pipeline: DeploymentHandle, pipeline_request: PipelineRequest, charge: ChargeResult
 ) -> StreamingResponse:
     """Start the pipeline and wait for its first event, so that input it refuses gets a 4xx; then stream.
     The response owns the spooled input from here on and removes it when it ends."""
-    events = request.app.state.pipeline.options(stream=True).transcribe_streaming.remote(pipeline_request)
+    events = pipeline.options(stream=True).transcribe_streaming.remote(pipeline_request)
     first = await events.__anext__()
     return StreamingResponse(
         _server_sent_events(first, events, charge, Path(pipeline_request.source_path)),

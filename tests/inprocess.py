@@ -1,4 +1,5 @@
-"""The HTTP app in-process, over `create_app` with fake handles: no Ray, no models, milliseconds a request.
+"""The HTTP app in-process, over `create_app` with fake handles in its `Services`: no Ray, no models, milliseconds
+a request.
 
 The fakes answer the same `.method.remote()` calls as the real handles. The rate limiter and the ledger
 are the real classes; the pipeline checks URLs with the real SSRF rules and answers with a fixed
@@ -24,6 +25,7 @@ from deployments.types import PipelineProgress, PipelineRequest, PipelineText, T
 from serve_app.auth import ApiKey, ApiKeys
 from serve_app.config import AppConfig
 from serve_app.http_app import create_app
+from serve_app.services import Services
 from tests.fakes import Actor, Remote
 from tests.test_job_tracker import TRANSCRIPT
 
@@ -118,7 +120,15 @@ def inprocess(tmp_path: Path) -> Iterator[InProcessService]:
 
     async def start() -> tuple[httpx.AsyncClient, JobTracker]:
         tracker = JobTracker(config.jobs, pipeline, Actor(ledger))
-        app = create_app(config, keys, pipeline, Actor(tracker), Actor(ledger), Actor(RequestRateLimiter()))
+        services = Services(
+            config=config,
+            api_keys=keys,
+            pipeline=pipeline,
+            tracker=Actor(tracker),
+            ledger=Actor(ledger),
+            rate_limiter=Actor(RequestRateLimiter()),
+        )
+        app = create_app(services)
         transport = httpx.ASGITransport(app=app)
         client = httpx.AsyncClient(transport=transport, base_url="http://test", headers=_auth(KEY))
         return client, tracker

@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 import ray
 
 from deployments.billing.ledger import ChargeDetails
+from deployments.billing.pricing import charge
 from deployments.config import JobsConfig
 from deployments.errors import StorageError, client_error, original_message, storage_failure
 from deployments.jobs._store import JobStore, SQLiteJobStore
@@ -202,7 +203,7 @@ class JobTracker:
             return
         details = request.charge or ChargeDetails(task="diarize" if request.diarization is not None else "transcribe")
         details = details.completed(result.language, request.source_path)
-        await self.ledger.charge.remote(job.job_id, job.owner, result.duration, details)  # once, by job id
+        await charge(self.ledger, job.job_id, job.owner, result.duration, details)  # once, by job id
         self._finish(job, transcript=result)
 
     @property

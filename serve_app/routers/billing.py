@@ -6,19 +6,19 @@ A key sees only its own usage: charges are stored by the key's SHA-256 and looke
 from datetime import UTC, datetime
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Query
 
+from deployments.billing import pricing
 from deployments.billing.ledger import UsageRow
-from serve_app.auth import ApiKey, price_of, require_api_key
+from serve_app.dependencies import CurrentKey, KeyPrice, LedgerDependency
 from serve_app.schemas import Balance, UsageApiKey, UsageItem, UsagePage
 
 router = APIRouter(tags=["billing"])
 
 
 @router.get("/v1/billing/balance", response_model=Balance)
-async def get_balance(request: Request, key: Annotated[ApiKey, Depends(require_api_key)]) -> Balance:
-    price = price_of(request, key)
-    spent = await request.app.state.ledger.spent.remote(key.owner, price.rate_per_min)
+async def get_balance(key: CurrentKey, price: KeyPrice, ledger: LedgerDependency) -> Balance:
+    spent = await pricing.spent(ledger, key.owner, price)
     return Balance(
         balance=round((price.balance or 0.0) - spent, 6),
         rate_per_min=price.rate_per_min,
@@ -29,14 +29,15 @@ async def get_balance(request: Request, key: Annotated[ApiKey, Depends(require_a
 
 @router.get("/v1/billing/usage", response_model=UsagePage)
 async def get_usage(
-    request: Request,
-    key: Annotated[ApiKey, Depends(require_api_key)],
+    key: CurrentKey,
+    price: KeyPrice,
+    ledger: LedgerDependency,
     limit: Annotated[int, Query(ge=1, le=100, description="Page size.")] = 50,
     cursor: Annotated[int | None, Query(ge=1, description="The previous page's next_cursor.")] = None,
 ) -> UsagePage:
     """Newest first, keyset-paginated over the ledger's row id: charges made while paging appear above the
     first page instead of shifting rows across pages."""
-    rows: list[UsageRow] = await request.app.state.ledger.usage_page.remote(key.owner, cursor, limit + 1)
+    rows: list[UsageRow] = await ledger.usage_page.remote(key.owner, cursor, limit + 1)
     has_more = len(rows) > limit
     rows = rows[:limit]
     api_key = UsageApiKey(id=key.key_id, name=key.display_name, deleted=False)
@@ -44,7 +45,7 @@ async def get_usage(
         items=[_item(row, api_key) for row in rows],
         next_cursor=rows[-1].row_id if has_more else None,
         has_more=has_more,
-        currency=price_of(request, key).currency,
+        currency=price.currency,
     )
 
 

@@ -1,16 +1,22 @@
 """`POST /v1/audio/transcriptions/async` and `GET /v1/audio/transcriptions/async/{job_id}`."""
 
 import uuid
-from typing import Annotated
 
-from fastapi import APIRouter, Depends, HTTPException, Request, status
+from fastapi import APIRouter, HTTPException, Request, status
 
-from deployments.config import JobsConfig
 from deployments.jobs.records import Job, JobRequest
 from deployments.jobs.tracker import TooManyJobsError
-from serve_app.auth import FUNDS_ERROR, ApiKey, require_api_key, require_funds
+from serve_app.auth import FUNDS_ERROR
+from serve_app.dependencies import (
+    ConfigDependency,
+    CurrentKey,
+    FundedKey,
+    KeyPrice,
+    PipelineDependency,
+    TrackerDependency,
+)
 from serve_app.formatting import render_body
-from serve_app.routers.transcriptions import UPLOAD_ERRORS, charge_details, check_model, receive_transcription_form
+from serve_app.intake import UPLOAD_ERRORS, charge_details, check_model, receive_transcription_form
 from serve_app.schemas import (
     ErrorResponse,
     JobCreated,
@@ -30,10 +36,16 @@ JOB_NOT_FOUND = "Job not found"
     responses={**UPLOAD_ERRORS, **FUNDS_ERROR},
     openapi_extra={"requestBody": multipart_request_body(TranscriptionForm)},
 )
-async def create_job(request: Request, key: Annotated[ApiKey, Depends(require_funds)]) -> JobCreated:
+async def create_job(
+    request: Request,
+    key: FundedKey,
+    price: KeyPrice,
+    app_config: ConfigDependency,
+    pipeline: PipelineDependency,
+    tracker: TrackerDependency,
+) -> JobCreated:
     """Stream the upload to the spool and queue the job; returns before any decoding or inference."""
-    config: JobsConfig = request.app.state.config.jobs
-    tracker = request.app.state.tracker
+    config = app_config.jobs
     max_running = key.max_running_jobs or config.max_running_jobs_per_key
     if not await tracker.has_room.remote(key.owner, max_running):  # before reading a long upload for nothing
         raise too_many_jobs(max_running)
@@ -41,13 +53,13 @@ async def create_job(request: Request, key: Annotated[ApiKey, Depends(require_fu
     spool_path = config.spool_dir / job_id
     form = await receive_transcription_form(request, spool_path, config.max_upload_bytes)
     try:
-        check_model(form.model, request.app.state.config)
+        check_model(form.model, app_config)
         if form.stream:
             raise HTTPException(
                 status.HTTP_400_BAD_REQUEST, "stream=true is for POST /v1/audio/transcriptions; poll jobs instead"
             )
         if form.url is not None:  # refuse a non-public URL now; the job checks again when it fetches
-            await request.app.state.pipeline.check_url.remote(form.url)
+            await pipeline.check_url.remote(form.url)
     except BaseException:
         spool_path.unlink(missing_ok=True)
         raise
@@ -57,7 +69,7 @@ async def create_job(request: Request, key: Annotated[ApiKey, Depends(require_fu
         options=form.transcription_options(),
         diarization=form.diarization_options(),
         render=form.render_spec(),
-        charge=charge_details(request, key, form),
+        charge=charge_details(price, form),
     )
     try:
         job: Job = await tracker.submit.remote(key.owner, job_request, job_id, max_running)
@@ -82,8 +94,8 @@ def too_many_jobs(limit: int) -> HTTPException:
     response_model=JobObject,
     responses={404: {"model": ErrorResponse}},
 )
-async def get_job(request: Request, job_id: str, key: Annotated[ApiKey, Depends(require_api_key)]) -> JobObject:
-    job: Job | None = await request.app.state.tracker.get.remote(job_id, key.owner)
+async def get_job(job_id: str, key: CurrentKey, tracker: TrackerDependency) -> JobObject:
+    job: Job | None = await tracker.get.remote(job_id, key.owner)
     if job is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, JOB_NOT_FOUND)
     return JobObject(

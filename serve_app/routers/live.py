@@ -9,7 +9,9 @@ from fastapi import APIRouter, HTTPException, WebSocket, status
 from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 
-from serve_app.auth import BEARER_SUBPROTOCOL, funds_of, require_api_key, subprotocol_key
+from deployments.billing import pricing
+from serve_app.auth import BEARER_SUBPROTOCOL, raise_if_exhausted, subprotocol_key
+from serve_app.dependencies import ServicesDependency, price_of, require_api_key
 from serve_app.live.connection import LiveConnection
 from serve_app.schemas import LiveSessionQuery
 
@@ -17,16 +19,16 @@ router = APIRouter(tags=["live"])
 
 
 @router.websocket("/v1/transcribe")
-async def transcribe_live(websocket: WebSocket) -> None:
-    state = websocket.app.state
-    try:  # the same checks, in the same order, as every HTTP route's
-        key = await require_api_key(websocket)
-        funds = await funds_of(websocket, key)
-        funds.raise_if_exhausted()
+async def transcribe_live(websocket: WebSocket, services: ServicesDependency) -> None:
+    try:  # the same checks, in the same order, as every HTTP route's; called here, so a refusal is an answer
+        key = await require_api_key(websocket, services)
+        funds = await pricing.funds(services.ledger, key.owner, price_of(key, services.config))
+        raise_if_exhausted(funds)
     except HTTPException as refusal:
         return await _refuse(websocket, refusal)
-    limit = state.config.live.max_sessions_per_key
-    if not await state.rate_limiter.open_session.remote(key.owner, limit):
+    rate_limiter = services.rate_limiter
+    limit = services.config.live.max_sessions_per_key
+    if not await rate_limiter.open_session.remote(key.owner, limit):
         detail = f"this key already has {limit} live sessions open: close one first"
         return await _refuse(websocket, HTTPException(status.HTTP_429_TOO_MANY_REQUESTS, detail, {"Retry-After": "1"}))
     try:
@@ -37,9 +39,9 @@ async def transcribe_live(websocket: WebSocket) -> None:
         except ValidationError as error:
             problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'query'}: {e['msg']}" for e in error.errors())
             return await LiveConnection.refuse(websocket, "invalid_config", problems)
-        await LiveConnection(websocket, state, key, query, funds).run()
+        await LiveConnection(websocket, services, key, query, funds).run()
     finally:
-        await state.rate_limiter.close_session.remote(key.owner)
+        await rate_limiter.close_session.remote(key.owner)
 
 
 async def _refuse(websocket: WebSocket, refusal: HTTPException) -> None:

@@ -2,93 +2,30 @@
 
 import uuid
 from pathlib import Path
-from typing import Annotated
 
-from fastapi import APIRouter, Depends, HTTPException, Request, status
-from fastapi.exceptions import RequestValidationError
+from fastapi import APIRouter, Request
 from fastapi.responses import Response
-from pydantic import ValidationError
+from ray.actor import ActorHandle
 
+from deployments.billing import pricing
 from deployments.billing.ledger import ChargeDetails
 from deployments.retry import retry_on_worker_loss
 from deployments.storage.spool import remove_spooled
 from deployments.types import PipelineRequest, PipelineResult
-from serve_app.auth import FUNDS_ERROR, ApiKey, price_of, require_funds
-from serve_app.config import AppConfig
+from serve_app.auth import FUNDS_ERROR
+from serve_app.dependencies import ConfigDependency, FundedKey, KeyPrice, LedgerDependency, PipelineDependency
 from serve_app.formatting import render
+from serve_app.intake import UPLOAD_ERRORS, charge_details, check_model, receive_transcription_form
 from serve_app.schemas import (
     DiarizedTranscription,
-    ErrorResponse,
     TranscriptionForm,
     TranscriptionJson,
     TranscriptionVerboseJson,
-    ValidationErrorResponse,
     multipart_request_body,
 )
 from serve_app.streaming import stream_transcription
-from serve_app.upload import receive_form
 
 router = APIRouter(tags=["transcriptions"])
-
-UPLOAD_ERRORS = {
-    400: {"model": ErrorResponse, "description": "The form or the audio cannot be processed."},
-    413: {"model": ErrorResponse, "description": "The file or a form field is too large."},
-    415: {"model": ErrorResponse, "description": "The body is not a form."},
-    422: {"model": ValidationErrorResponse, "description": "A form field is invalid."},
-}
-LIST_FIELDS = {
-    "timestamp_granularities[]": "timestamp_granularities[]",
-    "timestamp_granularities": "timestamp_granularities[]",
-}
-FORM_FIELDS = frozenset(
-    {field.alias or name for name, field in TranscriptionForm.model_fields.items()} | set(LIST_FIELDS)
-)
-OFF_VALUES = frozenset({"false", "0", "none", "null"})
-"""A field this service does not know, given one of these values, asks for nothing: it is let through."""
-
-
-def unsupported_fields(error: ValidationError) -> list[str]:
-    return [str(issue["loc"][0]) for issue in error.errors() if issue["type"] == "extra_forbidden"]
-
-
-def check_model(model: str, config: AppConfig) -> None:
-    if model not in config.model_ids:
-        raise HTTPException(
-            status.HTTP_400_BAD_REQUEST,
-            f"unknown model {model[:64]!r}: this service offers {', '.join(config.model_ids)} (GET /v1/models)",
-        )
-
-
-async def receive_transcription_form(request: Request, spool_path: Path, max_file_bytes: int) -> TranscriptionForm:
-    """Stream the form in (the file to `spool_path`) and validate it; on any error the spool file is gone."""
-    received = await receive_form(request, spool_path, max_file_bytes)
-    values: dict[str, object] = {}
-    for name, given in received.fields.items():
-        given = [value for value in given if value != ""]  # an empty field means "not given", as in HTML forms
-        if name not in FORM_FIELDS and all(value.strip().lower() in OFF_VALUES for value in given):
-            continue
-        if given:
-            values[LIST_FIELDS.get(name, name)] = given if name in LIST_FIELDS else given[-1]
-    if received.file is not None:
-        values["file"] = received.file
-    try:
-        try:
-            form = TranscriptionForm.model_validate(values)
-        except ValidationError as error:
-            if unsupported := unsupported_fields(error):
-                raise HTTPException(
-                    status.HTTP_400_BAD_REQUEST,
-                    f"not supported by this service: {', '.join(repr(name[:64]) for name in unsupported)}; remove"
-                    " the field (see the API reference at /docs for the fields it takes)",
-                ) from None
-            issues = [{**issue, "loc": ("body", *issue["loc"])} for issue in error.errors()]
-            raise RequestValidationError(issues) from None
-        if form.file is not None and form.file.size == 0:
-            raise HTTPException(status.HTTP_400_BAD_REQUEST, "the uploaded file is empty")
-    except BaseException:
-        spool_path.unlink(missing_ok=True)
-        raise
-    return form
 
 
 @router.post(
@@ -104,9 +41,15 @@ async def receive_transcription_form(request: Request, spool_path: Path, max_fil
     },
     openapi_extra={"requestBody": multipart_request_body(TranscriptionForm)},
 )
-async def create_transcription(request: Request, key: Annotated[ApiKey, Depends(require_funds)]) -> Response:
+async def create_transcription(
+    request: Request,
+    key: FundedKey,
+    price: KeyPrice,
+    config: ConfigDependency,
+    pipeline: PipelineDependency,
+    ledger: LedgerDependency,
+) -> Response:
     """Spool the upload (or later the URL's file), let the pipeline deployment transcribe it, charge, render."""
-    config: AppConfig = request.app.state.config
     request_id = str(uuid.uuid4())
     spool_path = config.jobs.spool_dir / request_id
     streaming = False
@@ -122,12 +65,11 @@ async def create_transcription(request: Request, key: Annotated[ApiKey, Depends(
             stream_text=form.stream,
             interactive=True,
         )
-        charge = Charge(request, request_id, key, charge_details(request, key, form), spool_path)
+        charge = Charge(ledger, request_id, key.owner, charge_details(price, form), spool_path)
         if form.stream:
-            response = await stream_transcription(request, pipeline_request, charge)
+            response = await stream_transcription(pipeline, pipeline_request, charge)
             streaming = True  # the stream removes the spooled file when it ends
             return response
-        pipeline = request.app.state.pipeline
         result: PipelineResult = await retry_on_worker_loss(  # once more if its pipeline replica dies
             lambda: pipeline.transcribe.remote(pipeline_request), "a synchronous request", attempts=2
         )
@@ -138,23 +80,13 @@ async def create_transcription(request: Request, key: Annotated[ApiKey, Depends(
     return render(result, form.response_format, form.timestamp_granularities)
 
 
-def charge_details(request: Request, key: ApiKey, form: TranscriptionForm) -> ChargeDetails:
-    """How a request of this form is billed: the key's price, the model id asked for."""
-    return ChargeDetails(
-        task=form.task.value,
-        model=form.model,
-        rate_per_min=price_of(request, key).rate_per_min,
-        profanity_filter=form.profanity_filter,
-    )
-
-
 class Charge:
     """Charges one synchronous request's completed work, once (by request id)."""
 
-    def __init__(self, request: Request, request_id: str, key: ApiKey, details: ChargeDetails, source: Path) -> None:
-        self.ledger, self.request_id, self.owner = request.app.state.ledger, request_id, key.owner
+    def __init__(self, ledger: ActorHandle, request_id: str, owner: str, details: ChargeDetails, source: Path) -> None:
+        self.ledger, self.request_id, self.owner = ledger, request_id, owner
         self.details, self.source = details, source
 
     async def __call__(self, result: PipelineResult) -> None:
         details = self.details.completed(result.language, self.source)
-        await self.ledger.charge.remote(self.request_id, self.owner, result.duration, details)
+        await pricing.charge(self.ledger, self.request_id, self.owner, result.duration, details)

@@ -1,0 +1,102 @@
+"""What a key pays, whether it may still spend, and the one way work is charged.
+
+Every path that bills (a synchronous request, a streamed one, a live session, an async job) prices with
+`Price.of`, checks funds with `funds`, and records its completed work with `charge`, so a rule about money
+changes in one place. The edge only translates the answer to HTTP (402).
+
+Balances are money: `balance` in the key's `currency`, spent at `rate_per_min` per audio minute (both
+default to `BillingConfig`). A key written with `balance_seconds` (earlier versions) keeps working: that
+many audio seconds at the key's rate.
+"""
+
+import math
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+from pydantic import BaseModel, Field
+from ray.actor import ActorHandle
+
+from deployments.billing.ledger import ChargeDetails
+from deployments.config import StrictModel
+
+Currency = Literal["EUR", "RUB"]
+"""The currencies the nexara SDK's billing types accept."""
+
+
+class BillingConfig(StrictModel):
+    """The price of keys that do not set their own (`rate_per_min`, `currency` in the keys file)."""
+
+    rate_per_min: float = Field(0.006, ge=0, description="Price of one minute of audio.")
+    currency: Currency = "EUR"
+
+
+class PricedKey(Protocol):
+    """What pricing reads of an API key: its own price and balance, each None where the defaults apply."""
+
+    @property
+    def rate_per_min(self) -> float | None: ...
+    @property
+    def currency(self) -> Currency | None: ...
+    @property
+    def balance(self) -> float | None: ...
+    @property
+    def balance_seconds(self) -> float | None: ...
+
+
+class Price(BaseModel):
+    """A key's price and balance, with the defaults filled in."""
+
+    rate_per_min: float
+    currency: Currency
+    balance: float | None = Field(description="Money the key may spend in all; None: unlimited.")
+
+    @classmethod
+    def of(cls, key: PricedKey, defaults: BillingConfig) -> "Price":
+        rate = key.rate_per_min if key.rate_per_min is not None else defaults.rate_per_min
+        balance = key.balance
+        if key.balance_seconds is not None and rate > 0:  # at no price, audio seconds cost nothing
+            balance = key.balance_seconds / 60 * rate
+        return cls(rate_per_min=rate, currency=key.currency or defaults.currency, balance=balance)
+
+
+@dataclass(frozen=True)
+class Funds:
+    """A key's price and what it has spent so far, from the ledger."""
+
+    price: Price
+    spent: float
+
+    @property
+    def left(self) -> float | None:
+        """Money left on the balance; None: unlimited."""
+        return None if self.price.balance is None else self.price.balance - self.spent
+
+    @property
+    def exhausted(self) -> bool:
+        """The balance is spent: no new work is accepted (completed work is still charged, so the last
+        request may take a balance below zero)."""
+        return self.left is not None and self.left <= 0
+
+    def audio_s(self, channels: int) -> float:
+        """Seconds of audio per channel the money left pays for, with `channels` transcribed."""
+        if self.left is None or self.price.rate_per_min <= 0:
+            return math.inf
+        return self.left / self.price.rate_per_min * 60 / channels
+
+
+async def spent(ledger: ActorHandle, owner: str, price: Price) -> float:
+    """Money charged to `owner` in all; charges recorded without a cost are priced at `price`."""
+    return await ledger.spent.remote(owner, price.rate_per_min)
+
+
+async def funds(ledger: ActorHandle, owner: str, price: Price) -> Funds:
+    """`owner`'s funds; an unlimited key's without asking the ledger."""
+    if price.balance is None:
+        return Funds(price=price, spent=0.0)
+    return Funds(price=price, spent=await spent(ledger, owner, price))
+
+
+async def charge(ledger: ActorHandle, charge_id: str, owner: str, seconds: float, details: ChargeDetails) -> bool:
+    """Charge `seconds` of completed audio to `owner`, once per `charge_id` (the ledger ignores a repeat:
+    False). `details.rate_per_min`, set from the key's `Price` when the work was accepted, prices it."""
+    return await ledger.charge.remote(charge_id, owner, seconds, details)

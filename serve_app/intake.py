@@ -1,0 +1,84 @@
+"""The transcription form's intake, shared by the synchronous route and the async jobs route: stream it in
+(the file to the spool), validate it, check the model, and price what it asks for."""
+
+from pathlib import Path
+
+from fastapi import HTTPException, Request, status
+from fastapi.exceptions import RequestValidationError
+from pydantic import ValidationError
+
+from deployments.billing.ledger import ChargeDetails
+from deployments.billing.pricing import Price
+from serve_app.config import AppConfig
+from serve_app.schemas import ErrorResponse, TranscriptionForm, ValidationErrorResponse
+from serve_app.upload import receive_form
+
+UPLOAD_ERRORS = {
+    400: {"model": ErrorResponse, "description": "The form or the audio cannot be processed."},
+    413: {"model": ErrorResponse, "description": "The file or a form field is too large."},
+    415: {"model": ErrorResponse, "description": "The body is not a form."},
+    422: {"model": ValidationErrorResponse, "description": "A form field is invalid."},
+}
+LIST_FIELDS = {
+    "timestamp_granularities[]": "timestamp_granularities[]",
+    "timestamp_granularities": "timestamp_granularities[]",
+}
+FORM_FIELDS = frozenset(
+    {field.alias or name for name, field in TranscriptionForm.model_fields.items()} | set(LIST_FIELDS)
+)
+OFF_VALUES = frozenset({"false", "0", "none", "null"})
+"""A field this service does not know, given one of these values, asks for nothing: it is let through."""
+
+
+def unsupported_fields(error: ValidationError) -> list[str]:
+    return [str(issue["loc"][0]) for issue in error.errors() if issue["type"] == "extra_forbidden"]
+
+
+def check_model(model: str, config: AppConfig) -> None:
+    if model not in config.model_ids:
+        raise HTTPException(
+            status.HTTP_400_BAD_REQUEST,
+            f"unknown model {model[:64]!r}: this service offers {', '.join(config.model_ids)} (GET /v1/models)",
+        )
+
+
+async def receive_transcription_form(request: Request, spool_path: Path, max_file_bytes: int) -> TranscriptionForm:
+    """Stream the form in (the file to `spool_path`) and validate it; on any error the spool file is gone."""
+    received = await receive_form(request, spool_path, max_file_bytes)
+    values: dict[str, object] = {}
+    for name, given in received.fields.items():
+        given = [value for value in given if value != ""]  # an empty field means "not given", as in HTML forms
+        if name not in FORM_FIELDS and all(value.strip().lower() in OFF_VALUES for value in given):
+            continue
+        if given:
+            values[LIST_FIELDS.get(name, name)] = given if name in LIST_FIELDS else given[-1]
+    if received.file is not None:
+        values["file"] = received.file
+    try:
+        try:
+            form = TranscriptionForm.model_validate(values)
+        except ValidationError as error:
+            if unsupported := unsupported_fields(error):
+                raise HTTPException(
+                    status.HTTP_400_BAD_REQUEST,
+                    f"not supported by this service: {', '.join(repr(name[:64]) for name in unsupported)}; remove"
+                    " the field (see the API reference at /docs for the fields it takes)",
+                ) from None
+            issues = [{**issue, "loc": ("body", *issue["loc"])} for issue in error.errors()]
+            raise RequestValidationError(issues) from None
+        if form.file is not None and form.file.size == 0:
+            raise HTTPException(status.HTTP_400_BAD_REQUEST, "the uploaded file is empty")
+    except BaseException:
+        spool_path.unlink(missing_ok=True)
+        raise
+    return form
+
+
+def charge_details(price: Price, form: TranscriptionForm) -> ChargeDetails:
+    """How a request of this form is billed: the key's price, the model id asked for."""
+    return ChargeDetails(
+        task=form.task.value,
+        model=form.model,
+        rate_per_min=price.rate_per_min,
+        profanity_filter=form.profanity_filter,
+    )

@@ -1,0 +1,30 @@
+"""The session's events going out: each sent as a JSON text frame as it comes; the last one closes the socket."""
+
+import asyncio
+
+from ray.serve.handle import DeploymentResponseGenerator
+
+from deployments.live.events import SessionEnded, SessionFailed
+from serve_app.live._client_frames import ClientFrames
+from serve_app.live._socket import ClientSocket
+
+
+async def relay_events(events: DeploymentResponseGenerator, socket: ClientSocket, frames: ClientFrames) -> None:
+    """`session.ended` closes normally, unless the money ran out (then `insufficient_balance`); a failure
+    event, or the stream's end without either, closes with its code."""
+    try:
+        async for event in events:
+            if isinstance(event, SessionEnded):
+                if frames.failure_at_end is not None:
+                    return await socket.close_with(frames.failure_at_end)
+                await socket.send(event.model_dump())
+                return await socket.close(1000)
+            if isinstance(event, SessionFailed):
+                return await socket.close_with(event)
+            await socket.send(event.model_dump(exclude_none=True))
+    except asyncio.CancelledError:
+        raise
+    except Exception as error:  # the LiveTranscriber's replica died mid-session
+        return await socket.close_with(SessionFailed(code="internal", message=f"the session was lost: {error}"))
+    pushed = await frames.pushed()  # it holds why, if a failed push ended the session
+    await socket.close_with(pushed or SessionFailed(code="internal", message="the session ended unexpectedly"))

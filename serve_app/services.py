@@ -1,0 +1,29 @@
+"""What the HTTP app is built over: the config, the keys, and the handles of the workers it calls.
+
+The Ingress builds one from its deployment's handles; the in-process tests build one from fakes that answer
+the same `.method.remote()` calls. Routes reach its parts through `serve_app.dependencies`.
+"""
+
+from dataclasses import dataclass
+
+from ray.actor import ActorHandle
+from ray.serve.handle import DeploymentHandle
+
+from serve_app.auth import ApiKeys
+from serve_app.config import AppConfig
+
+
+@dataclass(frozen=True)
+class Services:
+    config: AppConfig
+    api_keys: ApiKeys
+    pipeline: DeploymentHandle
+    """The TranscriptionPipeline: files, synchronous or streamed, and URL checks."""
+    tracker: ActorHandle
+    """The JobTracker: async jobs."""
+    ledger: ActorHandle
+    """The UsageLedger: charges, balances and usage statements."""
+    rate_limiter: ActorHandle
+    """The RequestRateLimiter: each key's request rate and open live sessions."""
+    live: DeploymentHandle | None = None
+    """The LiveTranscriber: live sessions (None where the app serves none)."""
