@@ -9,6 +9,7 @@ from transformers import WhisperForConditionalGeneration, WhisperProcessor
 
 from deployments.config import WhisperModelConfig
 from deployments.transcriber._model_store import resolve_hf_model
+from deployments.transcriber.segmenting import fit_in_chunk
 from deployments.types import SAMPLE_RATE, ChunkOptions, ChunkTranscript, Segment, Word
 
 SECONDS_PER_TIMESTAMP = 0.02
@@ -110,4 +111,7 @@ class TransformersEngine:
                 text_tokens.append(token)
         close_word(duration)
         close_segment(duration)
-        return ChunkTranscript(language=language or "en", segments=segments, words=words)
+        # Token times can put a word (or segment) on no time of its own: no zero-length cue reaches a client.
+        return ChunkTranscript(
+            language=language or "en", segments=fit_in_chunk(segments, duration), words=fit_in_chunk(words, duration)
+        )
