@@ -8,7 +8,8 @@ import pytest
 import soundfile as sf
 
 from deployments.config import LiveConfig
-from deployments.live._session import LiveModels, LiveSession
+from deployments.live._models import LiveModels
+from deployments.live._session import LiveSession
 from deployments.live.events import (
     LiveEvent,
     SessionEnded,
@@ -54,7 +55,7 @@ class FakeModels:
     async def transcribe(self, samples: np.ndarray, options: ChunkOptions) -> ChunkTranscript:
         self.readings += 1
         assert options.word_timestamps and options.beam_size == 1
-        start = self.session.channels[0].buffer_start / SAMPLE_RATE
+        start = self.session.channels[0].buffer.start / SAMPLE_RATE
         end = start + len(samples) / SAMPLE_RATE
         words = [
             Word(word=f" {t}", start=s - start, end=e - start) for t, s, e in self.script if s >= start and e <= end

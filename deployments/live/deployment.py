@@ -20,8 +20,9 @@ from ray.serve.config import RequestRouterConfig
 from ray.serve.handle import DeploymentHandle
 
 from deployments.config import LiveConfig
+from deployments.live._models import LiveModels
 from deployments.live._routing import SessionAffinityRouter, session_id_on
-from deployments.live._session import LiveModels, LiveSession
+from deployments.live._session import LiveSession
 from deployments.live._smart_turn import SmartTurnModel
 from deployments.live.events import LiveEvent, SessionFailed, SessionReady, SessionSettings
 from deployments.metrics import LiveMetrics

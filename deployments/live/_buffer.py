@@ -1,0 +1,80 @@
+"""The audio a live channel holds: the buffer Whisper reads, and the last 8 s heard.
+
+The buffer starts at the last pause or cut and reaches the newest sample; `start` places it on the session's
+clock (samples since the session's first), so that Whisper's times within it become session times. A buffer
+longer than `max_buffer_s` is cut at its last final sentence end, else at its last final word, so Whisper
+rereads only what it needs as context. `RecentAudio`, which no cut shortens, is what Smart Turn and the
+speaker encoder hear.
+"""
+
+import numpy as np
+
+from deployments.live._local_agreement import TimedWord
+from deployments.types import SAMPLE_RATE
+
+PREROLL_S = 0.3
+"""Audio kept before speech starts, so its first word is whole."""
+RECENT_S = 8
+"""Audio `RecentAudio` keeps: Smart Turn's window, and more than a speaker window reaches back."""
+SENTENCE_ENDS = (".", "?", "!")
+
+
+class AudioBuffer:
+    def __init__(self, max_buffer_s: float) -> None:
+        self.max_samples = max_buffer_s * SAMPLE_RATE
+        self.samples = np.zeros(0, dtype=np.float32)
+        self.start = 0  # samples since the session's first
+        self.final_words: list[TimedWord] = []  # final words still inside the buffer
+
+    @property
+    def end(self) -> int:
+        """Samples received so far: the buffer always reaches the newest."""
+        return self.start + len(self.samples)
+
+    @property
+    def too_long(self) -> bool:
+        return len(self.samples) > self.max_samples
+
+    def add(self, samples: np.ndarray) -> None:
+        self.samples = np.concatenate([self.samples, samples])
+
+    def add_final(self, words: list[TimedWord]) -> None:
+        self.final_words += words
+
+    def final_cut(self, final_until: float) -> float | None:
+        """Where to cut a long buffer (seconds): at its last final sentence end if more than 2 s in, else at the
+        last final word's end (`final_until`); None when that would drop no more than its first second."""
+        ends = [word.end for word in self.final_words if word.text.rstrip().endswith(SENTENCE_ENDS)]
+        cut = ends[-1] if ends and ends[-1] - self.start / SAMPLE_RATE > 2 else final_until
+        return None if cut * SAMPLE_RATE <= self.start + SAMPLE_RATE else cut
+
+    def cut(self, sample: int) -> None:
+        """Drop the audio before `sample`."""
+        drop = min(max(0, sample - self.start), len(self.samples))
+        if drop:
+            self.samples = self.samples[drop:]
+            self.start += drop
+            self.final_words = [word for word in self.final_words if word.end * SAMPLE_RATE > self.start]
+
+    def cut_before_speech(self, sample: int) -> None:
+        """Drop the audio before `sample` but the little that keeps a word starting there whole."""
+        self.cut(sample - int(PREROLL_S * SAMPLE_RATE))
+
+
+class RecentAudio:
+    """The last 8 s heard, on the session's clock."""
+
+    def __init__(self) -> None:
+        self.samples = np.zeros(0, dtype=np.float32)
+        self.start = 0  # samples since the session's first
+
+    def add(self, samples: np.ndarray) -> None:
+        keep = RECENT_S * SAMPLE_RATE
+        self.samples = np.concatenate([self.samples, samples])
+        if len(self.samples) > keep:
+            self.start += len(self.samples) - keep
+            self.samples = self.samples[-keep:]
+
+    def between(self, start: int, end: int) -> np.ndarray:
+        """The audio from `start` to `end` (samples since the session's first), as much of it as is kept."""
+        return self.samples[max(0, start - self.start) : max(0, end - self.start)]

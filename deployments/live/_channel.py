@@ -1,0 +1,153 @@
+"""One channel of a live session: PCM in, final words out as `transcript` events, on the audio clock.
+
+Audio goes into a buffer that starts at the last pause or cut (`_buffer.py`). Silero VAD marks speech; while
+someone speaks, Whisper reads the whole buffer again every `delay_ms` of new audio, and LocalAgreement-2 makes
+final the words two readings agree on, or that ended `delay_ms` before the end of the audio read. When speech
+ends (~280 ms of silence) everything heard before the pause is final at once, and the buffer restarts there.
+A buffer longer than `max_buffer_s` is cut at its last final sentence end (or last final word).
+
+Speech and pauses also drive the channel's turns (`_turns.py`); with `diarize`, each final word's voice is
+labelled by `WordSpeakers` (`_speakers.py`).
+"""
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+
+from deployments.config import LiveConfig
+from deployments.live._buffer import AudioBuffer, RecentAudio
+from deployments.live._local_agreement import LocalAgreement, TimedWord
+from deployments.live._models import LiveModels
+from deployments.live._speakers import WordSpeakers
+from deployments.live._speech_activity import SpeechDetector
+from deployments.live._turns import TurnTracker
+from deployments.live.events import FRAME_MS, LiveEvent, LiveWord, SessionSettings, TranscriptEvent
+from deployments.types import SAMPLE_RATE, ChunkOptions
+
+LANGUAGE_AFTER_S = 3.0
+"""The language detected on a reading of at least this much audio is kept for the rest of the session."""
+LARGEST_STEP_S = 4.0
+"""Audio that arrived at once (a client ahead of real time) is read in steps of at most this much, so the
+buffer never outgrows what Whisper sees at once."""
+
+
+class ChannelTranscriber:
+    def __init__(
+        self,
+        settings: SessionSettings,
+        config: LiveConfig,
+        models: LiveModels,
+        emit: Callable[[LiveEvent], None],
+        channel: int | None,
+    ) -> None:
+        self.settings = settings
+        self.models = models
+        self.emit = emit
+        self.channel = channel
+        self.detector = SpeechDetector()
+        self.agreement = LocalAgreement()
+        self.buffer = AudioBuffer(config.max_buffer_s)
+        self.recent = RecentAudio()
+        smart = settings.turn_detection == "smart"
+        self.turns = TurnTracker(smart, models.turn_probability, self.recent, emit, channel)
+        self.speakers = (
+            WordSpeakers(config.speaker_threshold, models.embed_voices, self.recent) if settings.diarize else None
+        )
+        self.language: str | None = None  # detected on the first long enough reading, then kept
+        self.last_reading = 0  # samples received when Whisper last read the buffer
+        self.last_word_end_ms = 0
+        self.texts: list[str] = []
+
+    @property
+    def text(self) -> str:
+        return "".join(self.texts).strip()
+
+    async def feed(self, samples: np.ndarray) -> None:
+        step = int(LARGEST_STEP_S * SAMPLE_RATE)
+        for offset in range(0, len(samples), step):
+            await self._feed_step(samples[offset : offset + step])
+
+    async def _feed_step(self, samples: np.ndarray) -> None:
+        self.buffer.add(samples)
+        self.recent.add(samples)
+        for boundary in self.detector.feed(samples):
+            if boundary.kind == "start":
+                self.turns.speech_started(boundary.sample)
+            else:
+                await self._speech_ended(boundary.sample)
+        self.turns.heard_until(self.buffer.end)
+        if self.detector.speaking or self.agreement.previous:
+            if self.buffer.end - self.last_reading >= self.settings.delay_ms * SAMPLE_RATE // 1000:
+                await self._read()
+        else:
+            self.buffer.cut_before_speech(self.buffer.end)
+
+    async def finish(self) -> None:
+        """End of input: everything heard is final, and an open turn ends without a verdict."""
+        if self.detector.speaking or self.agreement.previous:
+            await self._publish(self.agreement.commit_through(await self._hypothesis(), math.inf))
+        self.turns.input_ended(self.detector.speaking, self.detector.last_voiced_end)
+
+    async def _speech_ended(self, sample: int) -> None:
+        self.turns.speech_ended(sample)
+        await self._publish(self.agreement.commit_through(await self._hypothesis(), sample / SAMPLE_RATE))
+        self.buffer.cut_before_speech(sample)
+        await self.turns.judge(sample)
+
+    async def _read(self) -> None:
+        self.last_reading = self.buffer.end
+        settled_before = (self.buffer.end - self.settings.delay_ms * SAMPLE_RATE // 1000) / SAMPLE_RATE
+        await self._publish(self.agreement.update(await self._hypothesis(), settled_before))
+        if self.buffer.too_long:
+            await self._trim()
+
+    async def _trim(self) -> None:
+        """Cut a long buffer; with nothing final to cut at (Whisper keeps changing its mind), all but the last
+        5 s becomes final first."""
+        cut = self.buffer.final_cut(self.agreement.final_until)
+        if cut is None:
+            until = (self.buffer.end - 5 * SAMPLE_RATE) / SAMPLE_RATE
+            await self._publish(self.agreement.commit_through(await self._hypothesis(), until))
+            cut = max(self.agreement.final_until, until)
+        self.buffer.cut(int(cut * SAMPLE_RATE))
+
+    async def _hypothesis(self) -> list[TimedWord]:
+        if len(self.buffer.samples) < SAMPLE_RATE // 10:
+            return []
+        options = ChunkOptions(language=self.language, word_timestamps=True, segment_timestamps=False, beam_size=1)
+        transcript = await self.models.transcribe(self.buffer.samples, options)
+        if self.language is None and len(self.buffer.samples) >= LANGUAGE_AFTER_S * SAMPLE_RATE:
+            self.language = transcript.language
+        offset = self.buffer.start / SAMPLE_RATE
+        return [TimedWord(w.word, w.start + offset, w.end + offset) for w in transcript.words if w.word.strip()]
+
+    async def _publish(self, words: list[TimedWord]) -> None:
+        """Final words out, as `transcript` events of one speaker each."""
+        if not words:
+            return
+        self.turns.words_final(int(words[0].start * SAMPLE_RATE))
+        self.buffer.add_final(words)
+        speakers = await self.speakers.label(words) if self.speakers is not None else [None] * len(words)
+        groups: list[tuple[int | None, list[TimedWord], list[LiveWord]]] = []
+        for word, speaker in zip(words, speakers, strict=True):
+            live = self._live_word(word, speaker)
+            if groups and groups[-1][0] == speaker:
+                groups[-1][1].append(word)
+                groups[-1][2].append(live)
+            else:
+                groups.append((speaker, [word], [live]))
+        for speaker, timed, live in groups:
+            text = "".join(word.text for word in timed)
+            self.texts.append(text)
+            self.turns.add(text, live)
+            self.emit(
+                TranscriptEvent(text=text, words=live, speaker=speaker, channel=self.channel, turn=self.turns.current)
+            )
+
+    def _live_word(self, word: TimedWord, speaker: int | None) -> LiveWord:
+        """Times on the 80 ms grid, never before the previous word's end."""
+        start = max(round(word.start * 1000 / FRAME_MS) * FRAME_MS, self.last_word_end_ms)
+        end = max(round(word.end * 1000 / FRAME_MS) * FRAME_MS, start + FRAME_MS)
+        self.last_word_end_ms = end
+        return LiveWord(text=word.text.strip(), start=start, end=end, speaker=speaker)

@@ -1,0 +1,20 @@
+"""The models a live session calls, as three async callables: Whisper on the Transcriber, the speaker encoder
+on the Diarizer, Smart Turn on the LiveTranscriber. Passed in, so that tests drive a session with fakes."""
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from deployments.types import ChunkOptions, ChunkTranscript
+
+Transcribe = Callable[[np.ndarray, ChunkOptions], Awaitable[ChunkTranscript]]
+EmbedVoices = Callable[[list[np.ndarray]], Awaitable[np.ndarray]]
+TurnProbability = Callable[[np.ndarray], Awaitable[float]]
+
+
+@dataclass(frozen=True)
+class LiveModels:
+    transcribe: Transcribe
+    embed_voices: EmbedVoices
+    turn_probability: TurnProbability

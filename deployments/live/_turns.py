@@ -1,0 +1,118 @@
+"""A live channel's turns, with `turn_detection=smart`: which speech and words belong to which turn, and when
+it ends.
+
+A turn opens when speech starts (or when final words arrive that the VAD heard too faintly to call speech).
+At each pause Smart Turn judges from the turn's audio whether it is complete: if so the turn ends there
+(`turn.end` with its probability); if not, it ends when speech has not resumed 3 s later, or at the end of
+input (without a probability). Turns are numbered 0, 1, ... per channel. Without turn detection, nothing
+here emits an event.
+"""
+
+from collections.abc import Callable
+
+from deployments.live._buffer import PREROLL_S, RecentAudio
+from deployments.live._models import TurnProbability
+from deployments.live._smart_turn import COMPLETE
+from deployments.live.events import LiveEvent, LiveWord, SpeechEnded, SpeechStarted, TurnEnded
+from deployments.types import SAMPLE_RATE
+
+SILENT_TURN_END_S = 3.0
+"""A turn Smart Turn judged unfinished ends after this much silence (the nexara protocol's limit)."""
+
+
+def _ms(sample: int | float) -> int:
+    return int(sample * 1000 // SAMPLE_RATE)
+
+
+class TurnTracker:
+    def __init__(
+        self,
+        smart: bool,
+        turn_probability: TurnProbability,
+        recent: RecentAudio,
+        emit: Callable[[LiveEvent], None],
+        channel: int | None,
+    ) -> None:
+        self.smart = smart
+        self.turn_probability = turn_probability
+        self.recent = recent
+        self.emit = emit
+        self.channel = channel
+        self.number = 0
+        self.open = False
+        self.start = 0  # where the open turn's speech started, in samples since the session's first
+        self.words: list[LiveWord] = []
+        self.texts: list[str] = []
+        self.unfinished: tuple[int, float] | None = None  # (speech end, Smart Turn's probability)
+
+    @property
+    def current(self) -> int | None:
+        """The turn final words belong to; None without turn detection."""
+        return self.number if self.smart else None
+
+    def speech_started(self, sample: int) -> None:
+        if self.unfinished is not None and sample - self.unfinished[0] >= SILENT_TURN_END_S * SAMPLE_RATE:
+            self._end(*self.unfinished)  # the silence limit passed within audio read in one step
+        self.unfinished = None
+        if not self.smart:
+            return
+        if not self.open:
+            self.open, self.start = True, sample
+        self.emit(SpeechStarted(turn=self.number, start=_ms(sample), channel=self.channel))
+
+    def speech_ended(self, sample: int) -> None:
+        if self.smart:
+            self.emit(SpeechEnded(turn=self.number, end=_ms(sample), channel=self.channel))
+
+    async def judge(self, end: int) -> None:
+        """At a pause: the open turn ends if Smart Turn finds it complete, else it waits for speech to resume."""
+        if not (self.smart and self.open):
+            return
+        speech = self.recent.between(self.start - int(PREROLL_S * SAMPLE_RATE), end)  # and a little before it
+        probability = await self.turn_probability(speech)
+        if probability >= COMPLETE:
+            self._end(end, probability)
+        else:
+            self.unfinished = (end, probability)
+
+    def heard_until(self, sample: int) -> None:
+        """Audio has arrived up to `sample`: an unfinished turn ends once that is 3 s past its speech."""
+        if self.unfinished is not None:
+            end, probability = self.unfinished
+            if sample - end >= SILENT_TURN_END_S * SAMPLE_RATE:
+                self._end(end, probability)
+
+    def words_final(self, start: int) -> None:
+        """Final words from `start` on: speech too faint for the VAD still opens a turn."""
+        if self.smart and not self.open:
+            self.speech_started(start)
+
+    def add(self, text: str, words: list[LiveWord]) -> None:
+        if self.smart:
+            self.texts.append(text)
+            self.words += words
+
+    def input_ended(self, speaking: bool, last_voiced_end: int) -> None:
+        """An open turn ends without a verdict (its speech first, if it was still going)."""
+        if self.smart and (self.open or self.words):
+            if speaking:
+                self.speech_ended(last_voiced_end)
+            self._end(last_voiced_end, None)
+
+    def _end(self, end: int, confidence: float | None) -> None:
+        self.unfinished = None
+        if not self.open and not self.words:
+            return
+        self.emit(
+            TurnEnded(
+                turn=self.number,
+                start=_ms(self.start),
+                end=max(_ms(end), _ms(self.start)),
+                confidence=None if confidence is None else round(confidence, 4),
+                text="".join(self.texts).strip(),
+                words=self.words,
+                channel=self.channel,
+            )
+        )
+        self.number += 1
+        self.open, self.words, self.texts = False, [], []
