@@ -11,6 +11,7 @@ from deployments.errors import STORAGE_FULL, InputRejectedError, client_error, s
 from deployments.retry import WORKER_LOSS, worker_lost
 from serve_app.auth import AUTH_ERRORS, ApiKeys, require_api_key
 from serve_app.config import AppConfig
+from serve_app.finished_jobs import FinishedJobs
 from serve_app.request_metrics import RequestMetrics
 from serve_app.routers import billing, health, jobs, live, models, transcriptions, web
 
@@ -34,6 +35,7 @@ def create_app(  # noqa: ANN001
     app.state.tracker = tracker
     app.state.ledger = ledger
     app.state.rate_limiter = rate_limiter
+    app.state.finished_jobs = FinishedJobs()  # poll answers of finished jobs, kept by this replica
     app.state.live = live_transcriber
     authenticated = {"dependencies": [Depends(require_api_key)], "responses": AUTH_ERRORS}
     app.include_router(health.router)  # no key: load balancers probe it, and it reveals nothing

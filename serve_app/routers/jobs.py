@@ -1,14 +1,17 @@
 """`POST /v1/audio/transcriptions/async` and `GET /v1/audio/transcriptions/async/{job_id}`."""
 
 import uuid
+from datetime import timedelta
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, HTTPException, Request, status
+from fastapi import APIRouter, Depends, HTTPException, Request, Response, status
+from fastapi.responses import JSONResponse
 
 from deployments.config import JobsConfig
 from deployments.jobs.records import Job, JobRequest
 from deployments.jobs.tracker import TooManyJobsError
 from serve_app.auth import FUNDS_ERROR, ApiKey, require_api_key, require_funds
+from serve_app.finished_jobs import FinishedJobs
 from serve_app.formatting import render_body
 from serve_app.routers.transcriptions import UPLOAD_ERRORS, charge_details, check_model, receive_transcription_form
 from serve_app.schemas import (
@@ -85,11 +88,16 @@ def too_many_jobs(limit: int) -> HTTPException:
     response_model=JobObject,
     responses={404: {"model": ErrorResponse}},
 )
-async def get_job(request: Request, job_id: str, key: Annotated[ApiKey, Depends(require_api_key)]) -> JobObject:
+async def get_job(request: Request, job_id: str, key: Annotated[ApiKey, Depends(require_api_key)]) -> Response:
+    # A finished job's answer is kept by this replica (see serve_app.finished_jobs): polling it again asks
+    # nothing of the tracker. Each answer is serialised once, here, as FastAPI would serialise a JobObject.
+    finished: FinishedJobs = request.app.state.finished_jobs
+    if (body := finished.get(job_id, key.owner)) is not None:
+        return Response(body, media_type=JSONResponse.media_type)
     job: Job | None = await request.app.state.tracker.get.remote(job_id, key.owner)
     if job is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, JOB_NOT_FOUND)
-    return JobObject(
+    answer = JobObject(
         job_id=job.job_id,
         status=job.status.value,
         created_at=job.created_at,
@@ -98,6 +106,11 @@ async def get_job(request: Request, job_id: str, key: Annotated[ApiKey, Depends(
         result=_rendered(job),
         error=job.error,
     )
+    response = JSONResponse(answer.model_dump(mode="json"))
+    if job.completed_at is not None:
+        retention = timedelta(seconds=request.app.state.config.jobs.retention_s)
+        finished.keep(job_id, key.owner, response.body, job.completed_at + retention)
+    return response
 
 
 def _rendered(job: Job) -> dict | str | None:
