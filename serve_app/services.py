@@ -4,13 +4,14 @@ The Ingress builds one from its deployment's handles; the in-process tests build
 the same `.method.remote()` calls. Routes reach its parts through `serve_app.dependencies`.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ray.actor import ActorHandle
 from ray.serve.handle import DeploymentHandle
 
 from serve_app.auth import ApiKeys
 from serve_app.config import AppConfig
+from serve_app.finished_jobs import FinishedJobs
 
 
 @dataclass(frozen=True)
@@ -27,3 +28,5 @@ class Services:
     """The RequestRateLimiter: each key's request rate and open live sessions."""
     live: DeploymentHandle | None = None
     """The LiveTranscriber: live sessions (None where the app serves none)."""
+    finished_jobs: FinishedJobs = field(default_factory=FinishedJobs)
+    """Poll answers of finished jobs, kept by this replica (see `serve_app.finished_jobs`)."""

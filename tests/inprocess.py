@@ -137,7 +137,7 @@ def inprocess(tmp_path: Path) -> Iterator[InProcessService]:
     service = InProcessService(client, pipeline, ledger, tracker, Path(config.jobs.state_dir))
     service.loop = loop
     yield service
-    for task in [*tracker.workers.values(), tracker._maintenance]:
+    for task in [*tracker.runner.workers.values(), tracker._maintenance]:
         task.cancel()
     loop.run_until_complete(client.aclose())
     loop.close()

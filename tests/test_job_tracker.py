@@ -12,15 +12,11 @@ from ray import exceptions as ray_errors
 from deployments.billing.ledger import UsageLedger
 from deployments.config import JobsConfig
 from deployments.errors import AudioRejectedError, StorageError
+from deployments.jobs._runner import MAX_ATTEMPTS
 from deployments.jobs._store import SQLiteJobStore
+from deployments.jobs._watchdog import SILENT_JOB_WARNING_S, STALL_WARNING_ROUNDS
 from deployments.jobs.records import JobRequest, JobStatus
-from deployments.jobs.tracker import (
-    MAX_ATTEMPTS,
-    SILENT_JOB_WARNING_S,
-    STALL_WARNING_ROUNDS,
-    JobTracker,
-    TooManyJobsError,
-)
+from deployments.jobs.tracker import JobTracker, TooManyJobsError
 from deployments.storage.spool import decoded_copy_path
 from deployments.types import (
     PipelineProgress,
@@ -204,7 +200,7 @@ def test_a_new_tracker_resumes_unfinished_jobs_from_the_store(tmp_path: Path) ->
         first = _tracker(tmp_path, pipeline=stuck)
         ids = [(await first.submit("alice", _request(tmp_path, f"{n}.wav"))).job_id for n in range(3)]
         await asyncio.sleep(0.05)
-        for task in [*first.workers.values(), first._maintenance]:
+        for task in [*first.runner.workers.values(), first._maintenance]:
             task.cancel()
         second = _tracker(tmp_path)
         return [(await _until_finished(second, job_id)).status for job_id in ids]
@@ -329,7 +325,7 @@ def test_a_full_disk_while_jobs_finish_keeps_the_queue_alive_and_they_complete_w
         assert all(Path(request.source_path).exists() for request in requests)  # kept until the record is saved
         with pytest.raises(StorageError):
             await tracker.submit("alice", _request(tmp_path, "new.wav"))  # the ingress answers 507 for this
-        assert len(tracker.workers) == 2 and not any(worker.done() for worker in tracker.workers.values())
+        assert len(tracker.runner.workers) == 2 and not any(worker.done() for worker in tracker.runner.workers.values())
 
         store.full = False  # space returns
         await asyncio.sleep(0.3)
@@ -364,9 +360,9 @@ def test_a_job_whose_pipeline_hit_a_full_disk_is_retried_not_failed(tmp_path: Pa
 def test_a_dead_worker_is_replaced(tmp_path: Path) -> None:
     async def scenario() -> None:
         tracker = _tracker(tmp_path, max_concurrent_jobs=2, retry_interval_s=0.05)
-        tracker.workers[0].cancel()
+        tracker.runner.workers[0].cancel()
         await asyncio.sleep(0.2)
-        assert len(tracker.workers) == 2 and not any(worker.done() for worker in tracker.workers.values())
+        assert len(tracker.runner.workers) == 2 and not any(worker.done() for worker in tracker.runner.workers.values())
         job = await tracker.submit("alice", _request(tmp_path))
         assert (await _until_finished(tracker, job.job_id)).status == JobStatus.complete
 
@@ -443,7 +439,7 @@ def test_jobs_cut_off_by_a_stopping_application_stay_in_progress_and_run_at_the_
         await asyncio.sleep(0.03)  # one failed attempt each, then the process ends
         for job in jobs:
             assert (await tracker.get(job.job_id, "alice")).status == JobStatus.in_progress
-        for worker in tracker.workers.values():
+        for worker in tracker.runner.workers.values():
             worker.cancel()
         tracker._maintenance.cancel()
         return [job.job_id for job in jobs]
@@ -463,17 +459,17 @@ def test_stalled_jobs_are_reported_with_the_workers_stacks(tmp_path: Path, caplo
     async def scenario() -> None:
         tracker = _tracker(tmp_path)
         await asyncio.sleep(0)  # the workers wait on the queue
-        tracker.queue.put_nowait("a-job-no-worker-took")  # as if a wake-up were lost
+        tracker.runner.queue.put_nowait("a-job-no-worker-took")  # as if a wake-up were lost
         with caplog.at_level("WARNING", logger="ray.serve"):
             for _ in range(STALL_WARNING_ROUNDS):
-                tracker._warn_if_stalled()
+                tracker.watchdog.warn_if_stalled()
         assert "1 jobs queued, 0 running" in caplog.text and "worker 0:" in caplog.text
-        tracker.queue.get_nowait()
-        tracker._warn_if_stalled()
-        assert tracker.stalled_rounds == 0
-        tracker.running["a-silent-job"] = (0, time.monotonic() - SILENT_JOB_WARNING_S)  # running, never heard
+        tracker.runner.queue.get_nowait()
+        tracker.watchdog.warn_if_stalled()
+        assert tracker.watchdog.stalled_rounds == 0
+        tracker.runner.running["a-silent-job"] = (0, time.monotonic() - SILENT_JOB_WARNING_S)  # running, never heard
         with caplog.at_level("WARNING", logger="ray.serve"):
-            tracker._warn_if_stalled()
+            tracker.watchdog.warn_if_stalled()
         assert "job a-silent-job: no progress for 120 s; worker 0:" in caplog.text
 
     asyncio.run(scenario())

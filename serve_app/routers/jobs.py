@@ -1,8 +1,10 @@
 """`POST /v1/audio/transcriptions/async` and `GET /v1/audio/transcriptions/async/{job_id}`."""
 
 import uuid
+from datetime import timedelta
 
-from fastapi import APIRouter, HTTPException, Request, status
+from fastapi import APIRouter, HTTPException, Request, Response, status
+from fastapi.responses import JSONResponse
 
 from deployments.jobs.records import Job, JobRequest
 from deployments.jobs.tracker import TooManyJobsError
@@ -13,6 +15,7 @@ from serve_app.dependencies import (
     FundedKey,
     KeyPrice,
     PipelineDependency,
+    ServicesDependency,
     TrackerDependency,
 )
 from serve_app.formatting import render_body
@@ -94,11 +97,15 @@ def too_many_jobs(limit: int) -> HTTPException:
     response_model=JobObject,
     responses={404: {"model": ErrorResponse}},
 )
-async def get_job(job_id: str, key: CurrentKey, tracker: TrackerDependency) -> JobObject:
-    job: Job | None = await tracker.get.remote(job_id, key.owner)
+async def get_job(job_id: str, key: CurrentKey, services: ServicesDependency) -> Response:
+    # A finished job's answer is kept by this replica (see serve_app.finished_jobs): polling it again asks
+    # nothing of the tracker. Each answer is serialised once, here, as FastAPI would serialise a JobObject.
+    if (body := services.finished_jobs.get(job_id, key.owner)) is not None:
+        return Response(body, media_type=JSONResponse.media_type)
+    job: Job | None = await services.tracker.get.remote(job_id, key.owner)
     if job is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, JOB_NOT_FOUND)
-    return JobObject(
+    answer = JobObject(
         job_id=job.job_id,
         status=job.status.value,
         created_at=job.created_at,
@@ -107,6 +114,11 @@ async def get_job(job_id: str, key: CurrentKey, tracker: TrackerDependency) -> J
         result=_rendered(job),
         error=job.error,
     )
+    response = JSONResponse(answer.model_dump(mode="json"))
+    if job.completed_at is not None:
+        retention = timedelta(seconds=services.config.jobs.retention_s)
+        services.finished_jobs.keep(job_id, key.owner, response.body, job.completed_at + retention)
+    return response
 
 
 def _rendered(job: Job) -> dict | str | None:

@@ -1,0 +1,130 @@
+"""The tracker's record book: every job's record, written through to the JobStore before anyone can observe
+it, the per-key count of running jobs its caps are checked against, and the retention sweep."""
+
+import logging
+import uuid
+from collections import Counter
+from collections.abc import Callable
+from datetime import datetime
+
+from deployments.config import JobsConfig
+from deployments.errors import StorageError
+from deployments.jobs._store import JobStore
+from deployments.jobs.records import Job, JobRequest, JobStatus
+from deployments.storage.spool import remove_spooled
+from deployments.types import PipelineResult
+
+logger = logging.getLogger("ray.serve")  # where Ray shows a replica's or actor's log lines
+
+Clock = Callable[[], datetime]
+
+
+class JobBook:
+    """`on_change` is called when records leave the book (for the tracker's gauge)."""
+
+    def __init__(self, config: JobsConfig, store: JobStore, clock: Clock, on_change: Callable[[], None]) -> None:
+        self.config = config
+        self.store = store
+        self.clock = clock
+        self.on_change = on_change
+        self.jobs: dict[str, Job] = {job.job_id: job for job in store.load_all()}
+        self.running_per_owner: Counter[str] = Counter(
+            job.owner for job in self.jobs.values() if job.status == JobStatus.in_progress
+        )
+        self.unsaved: dict[str, Job] = {}  # finished jobs whose record the storage refused so far
+
+    def unfinished(self) -> list[str]:
+        """The jobs still `in_progress` (after a restart: to run again), oldest first."""
+        jobs = sorted(self.jobs.values(), key=lambda job: job.created_at)
+        return [job.job_id for job in jobs if job.status == JobStatus.in_progress]
+
+    def has_room(self, owner: str, max_running: int | None = None) -> bool:
+        return self.running_per_owner[owner] < (max_running or self.config.max_running_jobs_per_key)
+
+    def create(self, owner: str, request: JobRequest, job_id: str | None = None) -> Job:
+        """A new running job, stored first: raises StorageError when the record cannot be written."""
+        job = Job(job_id=job_id or str(uuid.uuid4()), owner=owner, created_at=self.clock(), request=request)
+        self.store.save(job)
+        self.jobs[job.job_id] = job
+        self.running_per_owner[owner] += 1
+        return job
+
+    def find(self, job_id: str) -> Job | None:
+        """The job's record as it is, whoever owns it (for the runner)."""
+        return self.jobs.get(job_id)
+
+    def get(self, job_id: str, owner: str) -> Job | None:
+        """The job if it exists, is not expired, and belongs to `owner`; None otherwise."""
+        job = self.jobs.get(job_id)
+        if job is None or job.owner != owner:
+            return None
+        if self._expired(job):
+            self._forget([job])
+            return None
+        return job
+
+    def set_progress(self, job_id: str, share: float) -> None:
+        """Kept in memory only: after a restart a job starts over, and so does its progress."""
+        job = self.jobs.get(job_id)
+        if job is not None and job.status == JobStatus.in_progress:
+            self.jobs[job_id] = job.model_copy(update={"progress": round(share, 4)})
+
+    def finish(self, job: Job, transcript: PipelineResult | None = None, error: str | None = None) -> None:
+        """The job's outcome, visible at once; written to the store now, or as soon as the storage takes it
+        (until then the spooled input is kept, so a restart can still run the job again)."""
+        finished = job.model_copy(
+            update={
+                "status": JobStatus.error if error else JobStatus.complete,
+                "completed_at": self.clock(),
+                "progress": 1.0,
+                "transcript": transcript,
+                "error": error,
+                "audio_seconds": transcript.duration if transcript is not None else None,
+            }
+        )
+        self.jobs[job.job_id] = finished
+        self.running_per_owner[job.owner] -= 1
+        self._save_finished(finished)
+
+    def save_unsaved(self) -> None:
+        """Try again to write the outcomes the storage refused."""
+        for job in list(self.unsaved.values()):
+            self._save_finished(job)
+
+    def _save_finished(self, job: Job) -> None:
+        try:
+            self.store.save(job)
+        except StorageError as error:
+            logger.warning("job %s: its outcome waits for the storage (%s)", job.job_id, error)
+            self.unsaved[job.job_id] = job
+            return
+        self.unsaved.pop(job.job_id, None)
+        remove_spooled(job.request.source_path)
+
+    def counts(self) -> Counter[str]:
+        """Jobs by status value."""
+        return Counter(job.status.value for job in self.jobs.values())
+
+    # ---- retention ----
+
+    def sweep(self) -> int:
+        """Delete finished jobs older than the retention period; returns how many."""
+        expired = [job for job in self.jobs.values() if self._expired(job)]
+        self._forget(expired)
+        return len(expired)
+
+    def _expired(self, job: Job) -> bool:
+        done = job.completed_at
+        return done is not None and (self.clock() - done).total_seconds() >= self.config.retention_s
+
+    def _forget(self, jobs: list[Job]) -> None:
+        if not jobs:
+            return
+        try:
+            self.store.delete([job.job_id for job in jobs])
+        except StorageError as error:  # forgotten here; the store's copies expire again at the next start
+            logger.warning("could not delete %d expired jobs from the store: %s", len(jobs), error)
+        for job in jobs:
+            self.jobs.pop(job.job_id, None)
+            self.unsaved.pop(job.job_id, None)
+        self.on_change()

@@ -1,0 +1,55 @@
+"""Poll answers of finished jobs kept by an ingress replica: per owner, until the job expires, bounded."""
+
+from datetime import UTC, datetime, timedelta
+
+from serve_app.finished_jobs import FinishedJobs
+from tests.fakes import Remote
+from tests.inprocess import BROKE_KEY, call, inprocess  # noqa: F401 (fixture)
+from tests.test_http import AUDIO, ROUTES
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = datetime(2026, 1, 1, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+def test_an_answer_is_kept_for_its_owner_until_the_job_expires() -> None:
+    clock = Clock()
+    finished = FinishedJobs(clock=clock)
+    finished.keep("job", "alice", b"{}", clock.now + timedelta(hours=12))
+    assert finished.get("job", "alice") == b"{}"
+    assert finished.get("job", "mallory") is None  # another key asks the tracker, which answers 404
+    clock.now += timedelta(hours=12)
+    assert finished.get("job", "alice") is None  # expired: the tracker is asked again, and forgets it
+
+
+def test_answers_are_bounded_in_bytes_least_recently_polled_out_first() -> None:
+    finished = FinishedJobs(max_bytes=800, clock=Clock())
+    later = datetime(2027, 1, 1, tzinfo=UTC)
+    for name in "abcd":
+        finished.keep(name, "alice", b"x" * 100, later)
+    finished.get("a", "alice")
+    for name in "efghi":
+        finished.keep(name, "alice", b"x" * 100, later)
+    assert finished.get("b", "alice") is None and finished.get("a", "alice") is not None
+    finished.keep("big", "alice", b"x" * 101, later)  # over an eighth of the budget: never kept
+    assert finished.get("big", "alice") is None
+
+
+def test_a_finished_jobs_polls_are_answered_without_the_tracker(inprocess) -> None:  # noqa: F811
+    job_id = call(inprocess, "POST", ROUTES[1], files=AUDIO, data={"response_format": "srt"}).json()["job_id"]
+    for _ in range(100):
+        first = call(inprocess, "GET", f"{ROUTES[1]}/{job_id}")
+        if first.json()["status"] != "in_progress":
+            break
+    asked = []
+    tracker_get = inprocess.tracker.get
+    inprocess.tracker.get = lambda *args: asked.append(args) or Remote(tracker_get).remote(*args)
+    again = call(inprocess, "GET", f"{ROUTES[1]}/{job_id}")
+    assert again.status_code == 200 and again.content == first.content and asked == []
+    assert again.headers["content-type"] == first.headers["content-type"] == "application/json"
+    assert call(inprocess, "GET", f"{ROUTES[1]}/{job_id}", key=BROKE_KEY).status_code == 404  # another key's job
+    assert len(asked) == 1
