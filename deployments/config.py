@@ -124,8 +124,11 @@ class ChunkingConfig(StrictModel):
 class LimitsConfig(StrictModel):
     """Request limits from the product spec."""
 
-    max_upload_bytes: int = Field(
-        1024**3, gt=0, description="Largest synchronous upload (1 GB); spooled under jobs.state_dir like job uploads."
+    max_sync_upload_bytes: int = Field(
+        1024**3,
+        gt=0,
+        description="Largest upload to the synchronous endpoint (1 GB); spooled under storage.state_dir like job"
+        " uploads. Jobs have their own limit: jobs.max_job_upload_bytes.",
     )
     requests_per_second: float = Field(
         10, gt=0, description="Per API key, across both modes and every ingress replica (polling included)."
@@ -154,27 +157,19 @@ class UrlInputConfig(StrictModel):
         return networks
 
 
-class JobsConfig(StrictModel):
-    """Asynchronous jobs: where their state and spooled uploads live, and their limits."""
+class StorageConfig(StrictModel):
+    """Where the service keeps what outlives a request, for every feature: the spool (uploads of both modes,
+    decoded audio for the Diarizer), the database (job records and the usage ledger), and the namespace of
+    the cluster's detached actors (job tracker, usage ledger, rate limiter)."""
 
     state_dir: str = Field(
         "~/.local/share/stt-service",
         description="Holds jobs.sqlite3 (jobs and the usage ledger) and spool/ (uploads of both modes, decoded"
         " audio for the Diarizer). Must survive restarts; on a cluster, storage every node sees.",
     )
-    max_upload_bytes: int = Field(3 * 1024**3, gt=0, description="Largest asynchronous upload (3 GB).")
-    max_running_jobs_per_key: int = Field(200, ge=1)
-    max_concurrent_jobs: int = Field(2, ge=1, description="Jobs the tracker feeds to the pipeline at once.")
-    retention_s: float = Field(12 * 3600, gt=0, description="How long finished jobs and results are kept.")
-    sweep_interval_s: float = Field(60, gt=0)
-    retry_interval_s: float = Field(
-        5,
-        gt=0,
-        description="How often the tracker retries what its storage refused (a full disk) and checks that all"
-        " its workers are alive.",
+    actor_namespace: str = Field(
+        "stt-service", description="The Ray namespace of the detached actors: one set per namespace and cluster."
     )
-    tracker_name: str = "JobTracker"
-    tracker_namespace: str = "stt-service"
 
     @property
     def state_path(self) -> Path:
@@ -189,6 +184,25 @@ class JobsConfig(StrictModel):
     def database_path(self) -> Path:
         """Jobs and the usage ledger (two tables, two owners)."""
         return self.state_path / "jobs.sqlite3"
+
+
+class JobsConfig(StrictModel):
+    """Asynchronous jobs: their limits, retention and the tracker's pace."""
+
+    max_job_upload_bytes: int = Field(
+        3 * 1024**3, gt=0, description="Largest upload to the async (jobs) endpoint (3 GB)."
+    )
+    max_running_jobs_per_key: int = Field(200, ge=1)
+    max_concurrent_jobs: int = Field(2, ge=1, description="Jobs the tracker feeds to the pipeline at once.")
+    retention_s: float = Field(12 * 3600, gt=0, description="How long finished jobs and results are kept.")
+    sweep_interval_s: float = Field(60, gt=0)
+    retry_interval_s: float = Field(
+        5,
+        gt=0,
+        description="How often the tracker retries what its storage refused (a full disk) and checks that all"
+        " its workers are alive.",
+    )
+    tracker_name: str = "JobTracker"
 
 
 class ResegmentationConfig(StrictModel):

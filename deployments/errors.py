@@ -53,7 +53,7 @@ def original_message(error: BaseException) -> str:
 
 
 class StorageError(OSError):
-    """The service's own storage (`jobs.state_dir`) refused a write: full, read-only, or an I/O error.
+    """The service's own storage (`storage.state_dir`) refused a write: full, read-only, or an I/O error.
     Raised as OSError(errno, message); the HTTP edge answers 507 (full) or 503 with Retry-After."""
 
 

@@ -159,7 +159,7 @@ def main() -> None:
             make_long_flac(files[hours], min(hours, 9.99) if hours >= 10 else hours)  # under the 10 h limit
             size_mb = files[hours].stat().st_size / 1e6
             print(f"made {files[hours].name}: {size_mb:.1f} MB in {time.perf_counter() - started:.0f} s", flush=True)
-        limits = {"max_upload_bytes": 2 * 1024**3}
+        limits = {"max_sync_upload_bytes": 2 * 1024**3}
         with LocalService(workdir, [KEY], model="embedded:tiny.en", limits=limits, unthrottled=True) as service:
             client = httpx.Client(base_url=service.base_url, headers={"Authorization": f"Bearer {KEY}"}, timeout=7200)
             processes = find_processes()

@@ -110,7 +110,7 @@ def wait_for_all(client: httpx.Client, job_ids: list[str], timeout_s: float) -> 
 
 def charged_twice_s(service: LocalService, key: str, job_ids: list[str]) -> float:
     """Audio seconds charged to `key` beyond one charge per completed job (the ledger's own table)."""
-    with sqlite3.connect(Path(service.jobs["state_dir"]) / "jobs.sqlite3") as db:
+    with sqlite3.connect(Path(service.storage["state_dir"]) / "jobs.sqlite3") as db:
         by_key = "SELECT COALESCE(SUM(audio_seconds), 0) FROM charges WHERE owner = ?"
         charged = db.execute(by_key, (owner_of(key),)).fetchone()[0]
         marks = ",".join("?" * len(job_ids))

@@ -27,6 +27,7 @@ class LocalService:
         api_keys: list[str],
         model: str = "embedded:tiny.en",
         jobs: dict | None = None,
+        storage: dict | None = None,
         limits: dict | None = None,
         whisper: dict | None = None,
         gpu: bool = False,
@@ -54,7 +55,8 @@ class LocalService:
         else:
             self.api_keys_env = api_keys
         self.ingress_replicas = ingress_replicas
-        self.jobs = {"state_dir": str(workdir / "state"), **(jobs or {})}
+        self.jobs = dict(jobs or {})
+        self.storage = {"state_dir": str(workdir / "state"), **(storage or {})}
         self.limits = dict(limits or {})
         self.live = dict(live or {})
         self.live_replicas = live_replicas
@@ -79,6 +81,7 @@ class LocalService:
         transcriber["user_config"] = {**transcriber.get("user_config", {}), **self.batching}
         if self.gpu:  # the Transcriber gets the GPU; everything else stays on CPU
             transcriber["ray_actor_options"]["num_gpus"] = 1
+        args["storage"] = {**args.get("storage", {}), **self.storage}
         args["jobs"] = {**args.get("jobs", {}), **self.jobs}
         args["limits"] = {**args.get("limits", {}), **self.limits}
         args["url_input"] = {**args.get("url_input", {}), **self.url_input}

@@ -17,6 +17,7 @@ from deployments.config import (
     JobsConfig,
     LimitsConfig,
     LiveConfig,
+    StorageConfig,
     StrictModel,
     UrlInputConfig,
     WhisperModelConfig,
@@ -37,6 +38,7 @@ class AppConfig(StrictModel):
     chunking: ChunkingConfig = ChunkingConfig()
     limits: LimitsConfig = LimitsConfig()
     url_input: UrlInputConfig = UrlInputConfig()
+    storage: StorageConfig = StorageConfig()
     jobs: JobsConfig = JobsConfig()
     diarization: DiarizationConfig = DiarizationConfig()
     live: LiveConfig = LiveConfig()

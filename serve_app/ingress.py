@@ -23,9 +23,9 @@ from serve_app.services import Services
 class Ingress:
     async def __init__(self, pipeline: DeploymentHandle, live: DeploymentHandle, config: AppConfig) -> None:
         api_keys = ApiKeys(configured_keys(SecretSettings()))  # first: no keys, no service
-        ledger = get_or_create_ledger(config.jobs)
-        tracker = get_or_create_tracker(config.jobs, pipeline, ledger)
-        rate_limiter = get_or_create_rate_limiter(config.jobs)
+        ledger = get_or_create_ledger(config.storage)
+        tracker = get_or_create_tracker(config.jobs, config.storage, pipeline, ledger)
+        rate_limiter = get_or_create_rate_limiter(config.storage)
         # The tracker is detached and outlives a redeploy: hand it this deployment's config and handles.
         await tracker.reconfigure.remote(config.jobs, pipeline, ledger)
         await ledger.__ray_ready__.remote()  # not ready to serve until the actors are

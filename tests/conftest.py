@@ -24,13 +24,13 @@ UPLOAD_LIMIT_BYTES = 8 * 1024**2
 JOBS_CONFIG = {
     "max_running_jobs_per_key": 6,
     "max_concurrent_jobs": 2,
-    "max_upload_bytes": UPLOAD_LIMIT_BYTES,
+    "max_job_upload_bytes": UPLOAD_LIMIT_BYTES,
     "retry_interval_s": 1,
 }
 STATE_FILESYSTEM_BYTES = 256 * 1024**2
-"""The test service's jobs.state_dir is a filesystem of its own of this size where the machine allows a
+"""The test service's storage.state_dir is a filesystem of its own of this size where the machine allows a
 tmpfs mount (root), so that a test can fill it: tests/test_storage_service.py."""
-LIMITS_CONFIG = {"max_upload_bytes": UPLOAD_LIMIT_BYTES}
+LIMITS_CONFIG = {"max_sync_upload_bytes": UPLOAD_LIMIT_BYTES}
 LIVE_CONFIG = {"idle_timeout_s": 3, "max_sessions_per_key": 2}
 """A short idle timeout and a small session cap, so that tests reach them quickly."""
 URL_INPUT_CONFIG = {"allowed_networks": ["127.0.0.1/32"], "read_timeout_s": 2}
@@ -103,7 +103,8 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
             workdir,
             list(API_KEYS),
             model="embedded:tiny.en",
-            jobs={**JOBS_CONFIG, "state_dir": str(state_dir)},
+            jobs=JOBS_CONFIG,
+            storage={"state_dir": str(state_dir)},
             limits=LIMITS_CONFIG,
             url_input=URL_INPUT_CONFIG,
             live=LIVE_CONFIG,

@@ -17,7 +17,7 @@ import pytest
 
 from deployments.billing.ledger import UsageLedger
 from deployments.billing.rate_limiter import RequestRateLimiter
-from deployments.config import JobsConfig, LimitsConfig, UrlInputConfig
+from deployments.config import JobsConfig, LimitsConfig, StorageConfig, UrlInputConfig
 from deployments.errors import AudioRejectedError
 from deployments.files._url_fetch import check_url
 from deployments.jobs.tracker import JobTracker
@@ -99,8 +99,9 @@ class InProcessService:
 def build(tmp_path: Path) -> tuple[AppConfig, FakePipeline, UsageLedger, ApiKeys]:
     config = AppConfig(
         model_ids=["whisper-1", "whisper-base"],
-        limits=LimitsConfig(max_upload_bytes=UPLOAD_LIMIT),
-        jobs=JobsConfig(state_dir=str(tmp_path / "state"), max_upload_bytes=UPLOAD_LIMIT, max_running_jobs_per_key=2),
+        limits=LimitsConfig(max_sync_upload_bytes=UPLOAD_LIMIT),
+        storage=StorageConfig(state_dir=str(tmp_path / "state")),
+        jobs=JobsConfig(max_job_upload_bytes=UPLOAD_LIMIT, max_running_jobs_per_key=2),
     )
     keys = ApiKeys(
         [
@@ -110,7 +111,7 @@ def build(tmp_path: Path) -> tuple[AppConfig, FakePipeline, UsageLedger, ApiKeys
             ApiKey(key=PRICED_KEY, id=7, balance=1.0, rate_per_min=0.6, currency="RUB"),
         ]
     )
-    return config, FakePipeline(config.url_input), UsageLedger(config.jobs.database_path), keys
+    return config, FakePipeline(config.url_input), UsageLedger(config.storage.database_path), keys
 
 
 @pytest.fixture
@@ -119,7 +120,7 @@ def inprocess(tmp_path: Path) -> Iterator[InProcessService]:
     loop = asyncio.new_event_loop()
 
     async def start() -> tuple[httpx.AsyncClient, JobTracker]:
-        tracker = JobTracker(config.jobs, pipeline, Actor(ledger))
+        tracker = JobTracker(config.jobs, config.storage, pipeline, Actor(ledger))
         services = Services(
             config=config,
             api_keys=keys,
@@ -134,7 +135,7 @@ def inprocess(tmp_path: Path) -> Iterator[InProcessService]:
         return client, tracker
 
     client, tracker = loop.run_until_complete(start())
-    service = InProcessService(client, pipeline, ledger, tracker, Path(config.jobs.state_dir))
+    service = InProcessService(client, pipeline, ledger, tracker, Path(config.storage.state_dir))
     service.loop = loop
     yield service
     for task in [*tracker.runner.workers.values(), tracker._maintenance]:

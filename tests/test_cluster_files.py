@@ -48,7 +48,7 @@ def test_the_cluster_has_gpu_workers_autoscaling_shared_job_storage_and_metrics(
 
     claim = documents["PersistentVolumeClaim"]
     assert "ReadWriteMany" in claim["spec"]["accessModes"]  # pods on every node read and write jobs
-    state_dir = Path(application["args"]["jobs"]["state_dir"])
+    state_dir = Path(application["args"]["storage"]["state_dir"])
     pods = [cluster["headGroupSpec"]["template"]["spec"], gpu_group["template"]["spec"]]
     for pod in pods:
         volume = next(v for v in pod["volumes"] if v["persistentVolumeClaim"]["claimName"] == claim["metadata"]["name"])

@@ -10,7 +10,7 @@ import pytest
 from ray import exceptions as ray_errors
 
 from deployments.billing.ledger import UsageLedger
-from deployments.config import JobsConfig
+from deployments.config import JobsConfig, StorageConfig
 from deployments.errors import AudioRejectedError, StorageError
 from deployments.jobs._runner import MAX_ATTEMPTS
 from deployments.jobs._store import SQLiteJobStore
@@ -93,7 +93,8 @@ async def _until_finished(tracker: JobTracker, job_id: str, owner: str = "alice"
 
 def _tracker(tmp_path: Path, pipeline=None, clock=None, **config) -> JobTracker:
     return JobTracker(
-        JobsConfig(state_dir=str(tmp_path), **config),
+        JobsConfig(**config),
+        StorageConfig(state_dir=str(tmp_path)),
         pipeline or FakePipeline(),
         Actor(UsageLedger(tmp_path / "jobs.sqlite3")),
         store=SQLiteJobStore(tmp_path / "jobs.sqlite3"),
@@ -239,7 +240,7 @@ def test_a_redeployed_config_changes_caps_and_concurrency_of_the_running_tracker
         await asyncio.sleep(0.05)
         assert pipeline.calls == 1  # one job at a time
         await tracker.reconfigure(
-            JobsConfig(state_dir=str(tmp_path), max_running_jobs_per_key=3, max_concurrent_jobs=3),
+            JobsConfig(max_running_jobs_per_key=3, max_concurrent_jobs=3),
             pipeline,
             tracker.ledger,
         )
@@ -309,7 +310,8 @@ def test_a_full_disk_while_jobs_finish_keeps_the_queue_alive_and_they_complete_w
         pipeline.gate = asyncio.Event()
         store = FlakyStore(tmp_path / "jobs.sqlite3")
         tracker = JobTracker(
-            JobsConfig(state_dir=str(tmp_path), max_concurrent_jobs=2, retry_interval_s=0.05),
+            JobsConfig(max_concurrent_jobs=2, retry_interval_s=0.05),
+            StorageConfig(state_dir=str(tmp_path)),
             pipeline,
             Actor(UsageLedger(tmp_path / "jobs.sqlite3")),
             store=store,

@@ -1,4 +1,4 @@
-"""A full disk under `jobs.state_dir`, end to end: while it is full, new work is refused with a JSON 507
+"""A full disk under `storage.state_dir`, end to end: while it is full, new work is refused with a JSON 507
 naming the cause and the service keeps answering; the jobs that were running complete once space returns,
 and new work is served again. (The test service's state_dir is a tmpfs of its own where the machine
 allows the mount; elsewhere this test is skipped. The tracker's side is also tested without Ray in

@@ -25,7 +25,7 @@ from pathlib import Path
 import ray
 from pydantic import BaseModel, Field
 
-from deployments.config import JobsConfig
+from deployments.config import StorageConfig
 from deployments.errors import StorageError, sqlite_storage
 from deployments.metrics import UsageMetrics
 from deployments.storage.actors import connect_sqlite, get_or_create
@@ -193,6 +193,6 @@ class UsageLedger:
         logger.info("moved per-key usage totals into the charges ledger")
 
 
-def get_or_create_ledger(config: JobsConfig) -> ray.actor.ActorHandle:
+def get_or_create_ledger(storage: StorageConfig) -> ray.actor.ActorHandle:
     """The cluster's one ledger, shared by the ingress replicas and the tracker."""
-    return get_or_create(UsageLedger, "UsageLedger", config.tracker_namespace, config.database_path)
+    return get_or_create(UsageLedger, "UsageLedger", storage, storage.database_path)

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 import ray
 
-from deployments.config import JobsConfig
+from deployments.config import StorageConfig
+from deployments.storage.actors import get_or_create
 
 
 @dataclass
@@ -58,11 +59,6 @@ class RequestRateLimiter:
         self.live_sessions[owner] = max(0, self.live_sessions.get(owner, 0) - 1)
 
 
-RateLimiterActor = ray.remote(num_cpus=0, max_restarts=-1)(RequestRateLimiter)
-
-
-def get_or_create_rate_limiter(config: JobsConfig) -> ray.actor.ActorHandle:
+def get_or_create_rate_limiter(storage: StorageConfig) -> ray.actor.ActorHandle:
     """The application's limiter, created by the first ingress replica and found by the others."""
-    return RateLimiterActor.options(
-        name="RequestRateLimiter", namespace=config.tracker_namespace, get_if_exists=True, lifetime="detached"
-    ).remote()
+    return get_or_create(RequestRateLimiter, "RequestRateLimiter", storage)

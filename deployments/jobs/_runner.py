@@ -97,7 +97,7 @@ class QueueRunner:
         pipeline_request = PipelineRequest(
             source_path=request.source_path,
             url=request.url,
-            max_bytes=self.config.max_upload_bytes,
+            max_bytes=self.config.max_job_upload_bytes,
             options=request.options,
             diarization=request.diarization,
         )

@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 
 import ray
 
-from deployments.config import JobsConfig
+from deployments.config import JobsConfig, StorageConfig
 from deployments.jobs._book import JobBook
 from deployments.jobs._runner import QueueRunner
 from deployments.jobs._store import JobStore, SQLiteJobStore
@@ -52,6 +52,7 @@ class JobTracker:
     def __init__(
         self,
         config: JobsConfig,
+        storage: StorageConfig,
         pipeline,  # noqa: ANN001 (a DeploymentHandle)
         ledger,  # noqa: ANN001 (an ActorHandle)
         store: JobStore | None = None,
@@ -59,7 +60,7 @@ class JobTracker:
     ) -> None:
         self.config = config
         self.metrics = JobMetrics()
-        self.book = JobBook(config, store or SQLiteJobStore(config.database_path), clock, self._publish_counts)
+        self.book = JobBook(config, store or SQLiteJobStore(storage.database_path), clock, self._publish_counts)
         self.runner = QueueRunner(config, pipeline, ledger, self.book, self.metrics, self._publish_counts)
         self.watchdog = Watchdog(self.runner)
         unfinished = self.book.unfinished()
@@ -143,7 +144,12 @@ class JobTracker:
                 logger.exception("tracker upkeep failed; trying again in %.0f s", self.config.retry_interval_s)
 
 
-def get_or_create_tracker(config: JobsConfig, pipeline, ledger) -> ray.actor.ActorHandle:  # noqa: ANN001
+def get_or_create_tracker(
+    config: JobsConfig,
+    storage: StorageConfig,
+    pipeline,  # noqa: ANN001 (a DeploymentHandle)
+    ledger,  # noqa: ANN001 (an ActorHandle)
+) -> ray.actor.ActorHandle:
     """The cluster's one tracker actor: created by the first ingress replica, found by the others (which
     then hand it their config and handles with `reconfigure`)."""
-    return get_or_create(JobTracker, config.tracker_name, config.tracker_namespace, config, pipeline, ledger)
+    return get_or_create(JobTracker, config.tracker_name, storage, config, storage, pipeline, ledger)

@@ -6,15 +6,19 @@ from pathlib import Path
 
 import ray
 
+from deployments.config import StorageConfig
 
-def get_or_create(cls: type, name: str, namespace: str, *args: object) -> ray.actor.ActorHandle:
-    """The actor `name`, created from `cls(*args)` if it does not exist yet. Calls are retried across a
-    restart, so each actor's calls are safe to repeat (charges carry ids; the rest is state or reads)."""
+
+def get_or_create(cls: type, name: str, storage: StorageConfig, *args: object) -> ray.actor.ActorHandle:
+    """The actor `name` in the storage's namespace, created from `cls(*args)` if it does not exist yet: every
+    detached actor is made here, with one set of options. Ray restarts it when it dies, and calls are retried
+    across a restart, so each actor's calls are safe to repeat (charges carry ids; the rest is state or
+    reads). It asks for no CPU: its work is bookkeeping."""
     return (
         ray.remote(cls)
         .options(
             name=name,
-            namespace=namespace,
+            namespace=storage.actor_namespace,
             lifetime="detached",
             get_if_exists=True,
             max_restarts=-1,

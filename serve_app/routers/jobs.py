@@ -53,8 +53,8 @@ async def create_job(
     if not await tracker.has_room.remote(key.owner, max_running):  # before reading a long upload for nothing
         raise too_many_jobs(max_running)
     job_id = str(uuid.uuid4())
-    spool_path = config.spool_dir / job_id
-    form = await receive_transcription_form(request, spool_path, config.max_upload_bytes)
+    spool_path = app_config.storage.spool_dir / job_id
+    form = await receive_transcription_form(request, spool_path, config.max_job_upload_bytes)
     try:
         check_model(form.model, app_config)
         if form.stream:

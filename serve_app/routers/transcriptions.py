@@ -51,15 +51,15 @@ async def create_transcription(
 ) -> Response:
     """Spool the upload (or later the URL's file), let the pipeline deployment transcribe it, charge, render."""
     request_id = str(uuid.uuid4())
-    spool_path = config.jobs.spool_dir / request_id
+    spool_path = config.storage.spool_dir / request_id
     streaming = False
     try:
-        form = await receive_transcription_form(request, spool_path, config.limits.max_upload_bytes)
+        form = await receive_transcription_form(request, spool_path, config.limits.max_sync_upload_bytes)
         check_model(form.model, config)
         pipeline_request = PipelineRequest(
             source_path=str(spool_path),
             url=form.url,
-            max_bytes=config.limits.max_upload_bytes,
+            max_bytes=config.limits.max_sync_upload_bytes,
             options=form.transcription_options(),
             diarization=form.diarization_options(),
             stream_text=form.stream,
