@@ -1,10 +1,13 @@
 """The FastAPI application: routers, auth and error handling. No model code; handles come in."""
 
 import logging
+from typing import Any
 
 from fastapi import Depends, FastAPI, Request, status
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from ray.actor import ActorProxy
+from ray.serve.handle import DeploymentHandle
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from deployments.errors import STORAGE_FULL, InputRejectedError, client_error, storage_failure
@@ -17,8 +20,14 @@ from serve_app.routers import billing, health, jobs, live, models, transcription
 logger = logging.getLogger(__name__)
 
 
-def create_app(  # noqa: ANN001
-    config: AppConfig, api_keys: ApiKeys, pipeline, tracker, ledger, rate_limiter, live_transcriber=None
+def create_app(
+    config: AppConfig,
+    api_keys: ApiKeys,
+    pipeline: DeploymentHandle,
+    tracker: ActorProxy[Any],
+    ledger: ActorProxy[Any],
+    rate_limiter: ActorProxy[Any],
+    live_transcriber: DeploymentHandle | None = None,
 ) -> FastAPI:
     """`pipeline` and `live_transcriber` are the TranscriptionPipeline's and LiveTranscriber's
     DeploymentHandles; `tracker`, `ledger` and `rate_limiter` are actor handles. Tests pass anything with the same
@@ -35,7 +44,7 @@ def create_app(  # noqa: ANN001
     app.state.ledger = ledger
     app.state.rate_limiter = rate_limiter
     app.state.live = live_transcriber
-    authenticated = {"dependencies": [Depends(require_api_key)], "responses": AUTH_ERRORS}
+    authenticated: dict[str, Any] = {"dependencies": [Depends(require_api_key)], "responses": AUTH_ERRORS}
     app.include_router(health.router)  # no key: load balancers probe it, and it reveals nothing
     app.include_router(web.router)  # no key: the page asks for one and sends it with its own requests
     app.mount("/web", web.page_files(), name="web")
@@ -46,9 +55,10 @@ def create_app(  # noqa: ANN001
     app.include_router(live.router)  # checks the key itself, before the WebSocket upgrade
     app.add_middleware(RequestMetrics)  # inside ApiV1Alias: it sees the route that answered
     app.add_middleware(ApiV1Alias)
-    app.add_exception_handler(RequestValidationError, _validation_error)
-    app.add_exception_handler(InputRejectedError, _input_rejected)
-    app.add_exception_handler(OSError, _storage_failed)
+    # Starlette types every handler as taking Exception; it calls each with the type it is registered for.
+    app.add_exception_handler(RequestValidationError, _validation_error)  # type: ignore[arg-type]
+    app.add_exception_handler(InputRejectedError, _input_rejected)  # type: ignore[arg-type]
+    app.add_exception_handler(OSError, _storage_failed)  # type: ignore[arg-type]
     for lost in WORKER_LOSS:
         app.add_exception_handler(lost, _worker_lost)
     app.add_exception_handler(Exception, _unexpected_error)

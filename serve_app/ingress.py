@@ -20,7 +20,9 @@ from serve_app.http_app import create_app
 @serve.deployment(max_ongoing_requests=256)
 @serve.ingress()
 class Ingress:
-    async def __init__(self, pipeline: DeploymentHandle, live: DeploymentHandle, config: AppConfig) -> None:
+    async def __init__(  # type: ignore[misc]  # Serve awaits an async constructor
+        self, pipeline: DeploymentHandle, live: DeploymentHandle, config: AppConfig
+    ) -> None:
         self.config = config
         self.api_keys = ApiKeys(configured_keys(SecretSettings()))
         self.pipeline = pipeline

@@ -11,8 +11,10 @@ dies with sessions open leaves them counted until the actor restarts.
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import ray
+from ray.actor import ActorProxy
 
 from deployments.config import JobsConfig
 
@@ -61,7 +63,7 @@ class RequestRateLimiter:
 RateLimiterActor = ray.remote(num_cpus=0, max_restarts=-1)(RequestRateLimiter)
 
 
-def get_or_create_rate_limiter(config: JobsConfig) -> ray.actor.ActorHandle:
+def get_or_create_rate_limiter(config: JobsConfig) -> ActorProxy[Any]:
     """The application's limiter, created by the first ingress replica and found by the others."""
     return RateLimiterActor.options(
         name="RequestRateLimiter", namespace=config.tracker_namespace, get_if_exists=True, lifetime="detached"

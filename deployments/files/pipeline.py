@@ -233,6 +233,7 @@ class FileRun:
 
     async def _again(self, index: int, options: ChunkOptions) -> ChunkTranscript:
         """A chunk decoded a second time, read back from the decoded spool."""
+        assert self.decoded_path is not None, "a second pass needs the decoded spool"
         spool = np.memmap(self.decoded_path, dtype=np.float32, mode="r")
         samples = np.array(chunk_audio(spool, self.pieces[index]))  # a copy: the spool is deleted when done
         async with self.in_flight:

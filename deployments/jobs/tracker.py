@@ -19,8 +19,10 @@ import uuid
 from collections import Counter
 from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import Any, cast
 
-import ray
+from ray.actor import ActorProxy
+from ray.serve.handle import DeploymentHandle, DeploymentResponseGenerator
 
 from deployments.billing.ledger import ChargeDetails
 from deployments.config import JobsConfig
@@ -62,8 +64,8 @@ class JobTracker:
     def __init__(
         self,
         config: JobsConfig,
-        pipeline,  # noqa: ANN001 (a DeploymentHandle)
-        ledger,  # noqa: ANN001 (an ActorHandle)
+        pipeline: DeploymentHandle,
+        ledger: ActorProxy[Any],
         store: JobStore | None = None,
         clock: Clock = utc_now,
     ) -> None:
@@ -92,7 +94,7 @@ class JobTracker:
         self._start_workers()
         self._maintenance = asyncio.get_running_loop().create_task(self._maintain_forever())
 
-    async def reconfigure(self, config: JobsConfig, pipeline, ledger) -> None:  # noqa: ANN001
+    async def reconfigure(self, config: JobsConfig, pipeline: DeploymentHandle, ledger: ActorProxy[Any]) -> None:
         """Take the settings and handles of a new deployment. The tracker is detached, so it outlives a
         redeploy; every ingress replica calls this when it starts, so caps, retention and the number of
         concurrent jobs follow the config that is deployed now."""
@@ -181,7 +183,10 @@ class JobTracker:
         )
         result: PipelineResult | None = None
         try:
-            events = self.pipeline.options(stream=True).transcribe_streaming.remote(pipeline_request)
+            events = cast(  # Ray types remote() as a response or a generator; stream=True makes it a generator
+                DeploymentResponseGenerator,
+                self.pipeline.options(stream=True).transcribe_streaming.remote(pipeline_request),
+            )
             async for event in events:
                 if isinstance(event, PipelineProgress):
                     self._progress(job.job_id, event.share)
@@ -348,7 +353,7 @@ def _task_stack(task: asyncio.Task) -> str:
     return frames.getvalue()
 
 
-def get_or_create_tracker(config: JobsConfig, pipeline, ledger) -> ray.actor.ActorHandle:  # noqa: ANN001
+def get_or_create_tracker(config: JobsConfig, pipeline: DeploymentHandle, ledger: ActorProxy[Any]) -> ActorProxy[Any]:
     """The cluster's one tracker actor: created by the first ingress replica, found by the others (which
     then hand it their config and handles with `reconfigure`)."""
     return get_or_create(JobTracker, config.tracker_name, config.tracker_namespace, config, pipeline, ledger)

@@ -18,7 +18,7 @@ encoder on the Diarizer, Smart Turn), so tests drive it with fakes.
 import asyncio
 import logging
 import math
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -212,15 +212,15 @@ class ChannelTranscriber:
                 groups[-1][2].append(live)
             else:
                 groups.append((speaker, [word], [live]))
-        for speaker, timed, live in groups:
+        for speaker, timed, live_words in groups:
             text = "".join(word.text for word in timed)
             self.texts.append(text)
             self.turn_texts.append(text)
-            self.turn_words += live
+            self.turn_words += live_words
             self.emit(
                 TranscriptEvent(
                     text=text,
-                    words=live,
+                    words=live_words,
                     speaker=speaker,
                     channel=self.channel,
                     turn=self.turn if self.smart else None,
@@ -244,7 +244,7 @@ class ChannelTranscriber:
             lo, hi = max(0, middle - half), min(len(self.recent), middle + half)
             windows.append(self.recent[lo:hi] if hi - lo >= SAMPLE_RATE // 2 else None)
         usable = [window for window in windows if window is not None]
-        embeddings = iter(await self.models.embed_voices(usable) if usable else [])
+        embeddings: Iterator[np.ndarray] = iter(await self.models.embed_voices(usable) if usable else [])
         labels: list[int | None] = []
         for window in windows:
             label = self.speakers.assign(next(embeddings)) if window is not None else None

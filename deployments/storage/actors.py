@@ -3,13 +3,19 @@ created by the first ingress replica and found by the others, restarted by Ray w
 
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import ray
+from ray.actor import ActorProxy
 
 
-def get_or_create(cls: type, name: str, namespace: str, *args: object) -> ray.actor.ActorHandle:
+def get_or_create(cls: type, name: str, namespace: str, *args: object) -> ActorProxy[Any]:
     """The actor `name`, created from `cls(*args)` if it does not exist yet. Calls are retried across a
-    restart, so each actor's calls are safe to repeat (charges carry ids; the rest is state or reads)."""
+    restart, so each actor's calls are safe to repeat (charges carry ids; the rest is state or reads).
+
+    Actor handles are typed `ActorProxy[Any]` (Ray's annotation for what `.remote()` on an actor class returns):
+    a bare `ActorHandle` types every method as `Never`, and mypy would skip the code after each call as unreachable.
+    """
     return (
         ray.remote(cls)
         .options(

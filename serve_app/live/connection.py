@@ -16,6 +16,7 @@ import json
 import logging
 
 from fastapi import WebSocket
+from ray.serve.handle import DeploymentResponseGenerator
 from starlette.datastructures import State
 from starlette.websockets import WebSocketDisconnect, WebSocketState
 
@@ -181,7 +182,7 @@ class LiveConnection:
         await self.live.end_input.remote(self.session_id)
         return None
 
-    async def _relay(self, events) -> None:  # noqa: ANN001 - a DeploymentResponseGenerator
+    async def _relay(self, events: DeploymentResponseGenerator) -> None:
         """The session's events to the client; the last one closes the socket."""
         try:
             async for event in events:

@@ -30,7 +30,7 @@ from serve_app.upload import receive_form
 
 router = APIRouter(tags=["transcriptions"])
 
-UPLOAD_ERRORS = {
+UPLOAD_ERRORS: dict[int | str, dict] = {
     400: {"model": ErrorResponse, "description": "The form or the audio cannot be processed."},
     413: {"model": ErrorResponse, "description": "The file or a form field is too large."},
     415: {"model": ErrorResponse, "description": "The body is not a form."},
