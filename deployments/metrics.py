@@ -10,7 +10,7 @@ from ray.serve import metrics as serve_metrics
 from ray.util import metrics as ray_metrics
 
 SECONDS_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900]
-BATCH_SIZE_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128]
+BATCH_SIZE_BUCKETS: list[float] = [1, 2, 4, 8, 16, 32, 64, 128]
 
 
 class HttpMetrics:
@@ -20,7 +20,7 @@ class HttpMetrics:
         self.requests = serve_metrics.Counter(
             "stt_http_requests",
             description="HTTP requests answered, by route template, method and status code.",
-            tag_keys=("route", "method", "status"),
+            tag_keys=("route", "method", "status"),  # type: ignore[arg-type]  # Ray annotates it as a 1-tuple
         )
 
 

@@ -17,7 +17,7 @@ logger = logging.getLogger("ray.serve")
 
 T = TypeVar("T")
 
-WORKER_LOSS: tuple[type[BaseException], ...] = (
+WORKER_LOSS: tuple[type[Exception], ...] = (
     ray_errors.RayActorError,  # the replica or actor died, or cannot be reached (ActorDiedError, ...)
     ray_errors.WorkerCrashedError,
     ray_errors.NodeDiedError,

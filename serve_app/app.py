@@ -9,7 +9,9 @@ own settings:
                                      -> Diarizer      share batches)
 """
 
-from ray.serve import Application
+from typing import cast
+
+from ray.serve import Application, Deployment
 
 from deployments.config import PipelineConfig
 from deployments.diarization.deployment import Diarizer
@@ -21,9 +23,15 @@ from serve_app.ingress import Ingress
 
 
 def build_app(args: AppConfig) -> Application:
-    transcriber = Transcriber.bind(args.whisper)
-    diarizer = Diarizer.bind(args.diarization)
+    transcriber = _deployment(Transcriber).bind(args.whisper)
+    diarizer = _deployment(Diarizer).bind(args.diarization)
     pipeline_config = PipelineConfig(chunking=args.chunking, limits=args.limits, url_input=args.url_input)
-    pipeline = TranscriptionPipeline.bind(transcriber, diarizer, pipeline_config)
-    live = LiveTranscriber.bind(transcriber, diarizer, args.live)
-    return Ingress.bind(pipeline, live, args)
+    pipeline = _deployment(TranscriptionPipeline).bind(transcriber, diarizer, pipeline_config)
+    live = _deployment(LiveTranscriber).bind(transcriber, diarizer, args.live)
+    return _deployment(Ingress).bind(pipeline, live, args)
+
+
+def _deployment(decorated: type) -> Deployment:
+    """What `@serve.deployment` made of a class: mypy keeps a decorated class's own type, as class decorators
+    cannot change it for type checkers."""
+    return cast(Deployment, decorated)

@@ -12,12 +12,13 @@ import hmac
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 import yaml
 from fastapi import HTTPException, status
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, Field, SecretStr, model_validator
-from ray.actor import ActorHandle
+from ray.actor import ActorProxy
 from starlette.requests import HTTPConnection
 
 from deployments.billing.pricing import Currency, Funds
@@ -108,7 +109,7 @@ class ApiKeys:
 
 
 async def authenticate(
-    connection: HTTPConnection, api_keys: ApiKeys, rate_limiter: ActorHandle, default_rate: float
+    connection: HTTPConnection, api_keys: ApiKeys, rate_limiter: ActorProxy[Any], default_rate: float
 ) -> ApiKey:
     """The caller's key, or 401; then one request off its rate (the key's own, else `default_rate`), or 429
     with Retry-After."""

@@ -7,10 +7,10 @@ here. The checks that guard routes (`require_api_key`, `require_funds`) are depe
 per request, so a route that names `CurrentKey` under a router that requires a key checks it once.
 """
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import Depends
-from ray.actor import ActorHandle
+from ray.actor import ActorProxy
 from ray.serve.handle import DeploymentHandle
 from starlette.requests import HTTPConnection
 
@@ -36,18 +36,18 @@ def get_pipeline(services: ServicesDependency) -> DeploymentHandle:
     return services.pipeline
 
 
-def get_tracker(services: ServicesDependency) -> ActorHandle:
+def get_tracker(services: ServicesDependency) -> ActorProxy[Any]:
     return services.tracker
 
 
-def get_ledger(services: ServicesDependency) -> ActorHandle:
+def get_ledger(services: ServicesDependency) -> ActorProxy[Any]:
     return services.ledger
 
 
 ConfigDependency = Annotated[AppConfig, Depends(get_config)]
 PipelineDependency = Annotated[DeploymentHandle, Depends(get_pipeline)]
-TrackerDependency = Annotated[ActorHandle, Depends(get_tracker)]
-LedgerDependency = Annotated[ActorHandle, Depends(get_ledger)]
+TrackerDependency = Annotated[ActorProxy[Any], Depends(get_tracker)]
+LedgerDependency = Annotated[ActorProxy[Any], Depends(get_ledger)]
 
 
 async def require_api_key(connection: HTTPConnection, services: ServicesDependency) -> ApiKey:

@@ -1,6 +1,7 @@
 """The FastAPI application: routers, auth and error handling. No model code; the handles come in as `Services`."""
 
 import logging
+from typing import Any
 
 from fastapi import Depends, FastAPI, Request, status
 from fastapi.exceptions import RequestValidationError
@@ -26,7 +27,7 @@ def create_app(services: Services) -> FastAPI:
         version="0.1.0",
     )
     app.state.services = services
-    authenticated = {"dependencies": [Depends(require_api_key)], "responses": AUTH_ERRORS}
+    authenticated: dict[str, Any] = {"dependencies": [Depends(require_api_key)], "responses": AUTH_ERRORS}
     app.include_router(health.router)  # no key: load balancers probe it, and it reveals nothing
     app.include_router(web.router)  # no key: the page asks for one and sends it with its own requests
     app.mount("/web", web.page_files(), name="web")
@@ -37,9 +38,10 @@ def create_app(services: Services) -> FastAPI:
     app.include_router(live.router)  # checks the key itself, before the WebSocket upgrade
     app.add_middleware(RequestMetrics)  # inside ApiV1Alias: it sees the route that answered
     app.add_middleware(ApiV1Alias)
-    app.add_exception_handler(RequestValidationError, _validation_error)
-    app.add_exception_handler(InputRejectedError, _input_rejected)
-    app.add_exception_handler(OSError, _storage_failed)
+    # Starlette types every handler as taking Exception; it calls each with the type it is registered for.
+    app.add_exception_handler(RequestValidationError, _validation_error)  # type: ignore[arg-type]
+    app.add_exception_handler(InputRejectedError, _input_rejected)  # type: ignore[arg-type]
+    app.add_exception_handler(OSError, _storage_failed)  # type: ignore[arg-type]
     for lost in WORKER_LOSS:
         app.add_exception_handler(lost, _worker_lost)
     app.add_exception_handler(Exception, _unexpected_error)

@@ -21,7 +21,9 @@ from serve_app.services import Services
 @serve.deployment(max_ongoing_requests=256)
 @serve.ingress()
 class Ingress:
-    async def __init__(self, pipeline: DeploymentHandle, live: DeploymentHandle, config: AppConfig) -> None:
+    async def __init__(  # type: ignore[misc]  # Serve awaits an async constructor
+        self, pipeline: DeploymentHandle, live: DeploymentHandle, config: AppConfig
+    ) -> None:
         api_keys = ApiKeys(configured_keys(SecretSettings()))  # first: no keys, no service
         ledger = get_or_create_ledger(config.storage)
         tracker = get_or_create_tracker(config.jobs, config.storage, pipeline, ledger)

@@ -2,6 +2,7 @@
 (the file to the spool), validate it, check the model, and price what it asks for."""
 
 from pathlib import Path
+from typing import Any
 
 from fastapi import HTTPException, Request, status
 from fastapi.exceptions import RequestValidationError
@@ -13,7 +14,7 @@ from serve_app.config import AppConfig
 from serve_app.schemas import ErrorResponse, TranscriptionForm, ValidationErrorResponse
 from serve_app.upload import receive_form
 
-UPLOAD_ERRORS = {
+UPLOAD_ERRORS: dict[int | str, dict[str, Any]] = {
     400: {"model": ErrorResponse, "description": "The form or the audio cannot be processed."},
     413: {"model": ErrorResponse, "description": "The file or a form field is too large."},
     415: {"model": ErrorResponse, "description": "The body is not a form."},

@@ -5,8 +5,9 @@ the same `.method.remote()` calls. Routes reach its parts through `serve_app.dep
 """
 
 from dataclasses import dataclass, field
+from typing import Any
 
-from ray.actor import ActorHandle
+from ray.actor import ActorProxy
 from ray.serve.handle import DeploymentHandle
 
 from serve_app.auth import ApiKeys
@@ -20,11 +21,11 @@ class Services:
     api_keys: ApiKeys
     pipeline: DeploymentHandle
     """The TranscriptionPipeline: files, synchronous or streamed, and URL checks."""
-    tracker: ActorHandle
+    tracker: ActorProxy[Any]
     """The JobTracker: async jobs."""
-    ledger: ActorHandle
+    ledger: ActorProxy[Any]
     """The UsageLedger: charges, balances and usage statements."""
-    rate_limiter: ActorHandle
+    rate_limiter: ActorProxy[Any]
     """The RequestRateLimiter: each key's request rate and open live sessions."""
     live: DeploymentHandle | None = None
     """The LiveTranscriber: live sessions (None where the app serves none)."""

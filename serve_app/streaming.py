@@ -12,10 +12,11 @@ final and in timeline order, and joined they are the done event's text. A failur
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
+from typing import cast
 
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel
-from ray.serve.handle import DeploymentHandle
+from ray.serve.handle import DeploymentHandle, DeploymentResponseGenerator
 
 from deployments.errors import client_error
 from deployments.retry import worker_lost
@@ -39,7 +40,9 @@ async def stream_transcription(
 ) -> StreamingResponse:
     """Start the pipeline and wait for its first event, so that input it refuses gets a 4xx; then stream.
     The response owns the spooled input from here on and removes it when it ends."""
-    events = pipeline.options(stream=True).transcribe_streaming.remote(pipeline_request)
+    events = cast(
+        DeploymentResponseGenerator, pipeline.options(stream=True).transcribe_streaming.remote(pipeline_request)
+    )
     first = await events.__anext__()
     return StreamingResponse(
         _server_sent_events(first, events, charge, Path(pipeline_request.source_path)),
@@ -53,7 +56,10 @@ def _sse(event: BaseModel) -> str:
 
 
 async def _server_sent_events(
-    first: object, events: AsyncIterator[object], charge: ChargeResult, spool_path: Path
+    first: PipelineText | PipelineProgress | PipelineResult,
+    events: DeploymentResponseGenerator,
+    charge: ChargeResult,
+    spool_path: Path,
 ) -> AsyncIterator[str]:
     sent_text = False
     result: PipelineResult | None = None

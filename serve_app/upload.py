@@ -7,7 +7,7 @@ thread pool (a second copy on disk, and slower than the network, so the body pil
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 from urllib.parse import parse_qsl
 
 import python_multipart
@@ -15,6 +15,9 @@ from fastapi import HTTPException, Request, status
 from python_multipart.exceptions import FormParserError
 from python_multipart.multipart import parse_options_header
 from starlette.requests import ClientDisconnect
+
+if TYPE_CHECKING:
+    from python_multipart.multipart import MultipartCallbacks  # declared for type checkers only
 
 MAX_FIELDS = 32
 MAX_FIELD_BYTES = 64 * 1024
@@ -110,7 +113,7 @@ class _MultipartReceiver:
         self._file_size = 0
         self._field_count = 0
 
-    def callbacks(self) -> dict:
+    def callbacks(self) -> "MultipartCallbacks":
         return {
             "on_part_begin": self._part_begin,
             "on_header_field": self._header_field,

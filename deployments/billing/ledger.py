@@ -21,9 +21,10 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-import ray
 from pydantic import BaseModel, Field
+from ray.actor import ActorProxy
 
 from deployments.config import StorageConfig
 from deployments.errors import StorageError, sqlite_storage
@@ -193,6 +194,6 @@ class UsageLedger:
         logger.info("moved per-key usage totals into the charges ledger")
 
 
-def get_or_create_ledger(storage: StorageConfig) -> ray.actor.ActorHandle:
+def get_or_create_ledger(storage: StorageConfig) -> ActorProxy[Any]:
     """The cluster's one ledger, shared by the ingress replicas and the tracker."""
     return get_or_create(UsageLedger, "UsageLedger", storage, storage.database_path)

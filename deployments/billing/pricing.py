@@ -11,10 +11,10 @@ many audio seconds at the key's rate.
 
 import math
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
-from ray.actor import ActorHandle
+from ray.actor import ActorProxy
 
 from deployments.billing.ledger import ChargeDetails
 from deployments.config import StrictModel
@@ -84,19 +84,19 @@ class Funds:
         return self.left / self.price.rate_per_min * 60 / channels
 
 
-async def spent(ledger: ActorHandle, owner: str, price: Price) -> float:
+async def spent(ledger: ActorProxy[Any], owner: str, price: Price) -> float:
     """Money charged to `owner` in all; charges recorded without a cost are priced at `price`."""
     return await ledger.spent.remote(owner, price.rate_per_min)
 
 
-async def funds(ledger: ActorHandle, owner: str, price: Price) -> Funds:
+async def funds(ledger: ActorProxy[Any], owner: str, price: Price) -> Funds:
     """`owner`'s funds; an unlimited key's without asking the ledger."""
     if price.balance is None:
         return Funds(price=price, spent=0.0)
     return Funds(price=price, spent=await spent(ledger, owner, price))
 
 
-async def charge(ledger: ActorHandle, charge_id: str, owner: str, seconds: float, details: ChargeDetails) -> bool:
+async def charge(ledger: ActorProxy[Any], charge_id: str, owner: str, seconds: float, details: ChargeDetails) -> bool:
     """Charge `seconds` of completed audio to `owner`, once per `charge_id` (the ledger ignores a repeat:
     False). `details.rate_per_min`, set from the key's `Price` when the work was accepted, prices it."""
     return await ledger.charge.remote(charge_id, owner, seconds, details)

@@ -11,8 +11,9 @@ dies with sessions open leaves them counted until the actor restarts.
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
-import ray
+from ray.actor import ActorProxy
 
 from deployments.config import StorageConfig
 from deployments.storage.actors import get_or_create
@@ -59,6 +60,6 @@ class RequestRateLimiter:
         self.live_sessions[owner] = max(0, self.live_sessions.get(owner, 0) - 1)
 
 
-def get_or_create_rate_limiter(storage: StorageConfig) -> ray.actor.ActorHandle:
+def get_or_create_rate_limiter(storage: StorageConfig) -> ActorProxy[Any]:
     """The application's limiter, created by the first ingress replica and found by the others."""
     return get_or_create(RequestRateLimiter, "RequestRateLimiter", storage)

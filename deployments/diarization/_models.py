@@ -56,7 +56,7 @@ class OnnxSegmentation(PyanNet):
         )
         self.input_name = self.session.get_inputs()[0].name
 
-    def forward(self, waveforms: torch.Tensor) -> torch.Tensor:
+    def forward(self, waveforms: torch.Tensor) -> torch.Tensor:  # type: ignore[override]  # pyannote passes no kwargs
         """(batch, 1, samples) -> (batch, frames, 7) log-probabilities of the 7 powerset classes."""
         scores = self.session.run(None, {self.input_name: waveforms.detach().cpu().numpy().astype(np.float32)})[0]
         return torch.from_numpy(scores).to(waveforms.device)
@@ -80,7 +80,9 @@ class SpeakerFramesEmbedding(Model):
     def __init__(self) -> None:
         super().__init__(sample_rate=SAMPLE_RATE, num_channels=1)
 
-    def forward(self, waveforms: torch.Tensor, weights: torch.Tensor | None = None) -> torch.Tensor:
+    def forward(  # type: ignore[override]  # pyannote's **kwargs here are `weights` only
+        self, waveforms: torch.Tensor, weights: torch.Tensor | None = None
+    ) -> torch.Tensor:
         """(batch, 1, samples) and optional (batch, frames) speaker activity -> (batch, dimension)."""
         if waveforms.shape[-1] < SAMPLE_RATE // 10:
             raise ValueError("at least 0.1 s of audio is needed for an embedding")
@@ -92,6 +94,11 @@ class SpeakerFramesEmbedding(Model):
             too_few = len(frames) < self.MIN_FRAMES
             embeddings.append(torch.full((self.dimension,), float("nan")) if too_few else self.embed(frames))
         return torch.stack(embeddings).to(waveforms.device)
+
+    @property
+    def dimension(self) -> int:
+        """The embedding's size."""
+        raise NotImplementedError
 
     def frames(self, waveform: torch.Tensor) -> torch.Tensor:
         """(samples,) -> (frames, features), one frame per 10 ms."""

@@ -6,6 +6,7 @@ By default the pipeline is pyannote's own `SpeakerDiarization` on the embedded m
 
 import os
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -55,7 +56,7 @@ class DiarizationPipeline:
         self.embedding: SpeakerFramesEmbedding | None = None
         if config.pipeline == "embedded":
             self.embedding = EMBEDDINGS[config.embedding]()
-            self.pipeline = SpeakerDiarization(
+            self.pipeline: Pipeline = SpeakerDiarization(
                 segmentation=OnnxSegmentation(),
                 embedding=self.embedding,
                 plda=UnusedPLDA(),
@@ -68,9 +69,10 @@ class DiarizationPipeline:
         else:
             location = config.pipeline
             token = os.environ.get(config.token_env) if not Path(location).is_dir() else None
-            self.pipeline = Pipeline.from_pretrained(location, token=token)
-            if self.pipeline is None:
+            pretrained = Pipeline.from_pretrained(location, token=token)
+            if pretrained is None:
                 raise RuntimeError(f"could not load the diarization pipeline {location!r}")
+            self.pipeline = pretrained
         self.pipeline.to(torch.device(config.device))
 
     def set_threshold(self, threshold: float) -> None:
@@ -86,7 +88,8 @@ class DiarizationPipeline:
         """(every speaker's turns, the exclusive turns). pyannote.audio 3 pipelines return one Annotation,
         which then serves as both."""
         waveform = {"waveform": torch.from_numpy(np.ascontiguousarray(samples))[None], "sample_rate": SAMPLE_RATE}
-        output = self.pipeline(waveform, **hints)
+        # One file in, so one output (not pyannote's iterator for a list); hints never include `preload`.
+        output: Any = self.pipeline(waveform, **hints)  # type: ignore[arg-type]
         if isinstance(output, Annotation):
             return output, output
         return output.speaker_diarization, output.exclusive_speaker_diarization

@@ -60,7 +60,7 @@ class TranscriptAssembly:
         """Each chunk's text, once it and every chunk before it are back. Text sent is final, so the language
         is settled by the first chunk (when not given), and a later chunk that came back in another language
         is decoded again in it before its text goes out."""
-        sender, settled = self.sender, []
+        sender, settled = self.sender, list[ChunkTranscript]()
         language = self.options.language
         while True:
             while len(settled) == len(sender.transcripts):

@@ -10,7 +10,7 @@ in the file), so a time inside it maps back onto the file (`file_time`); the sil
 the unfinished last chunk's stretch (under `max_span_s`), so memory does not grow with the file.
 """
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,7 +25,7 @@ Pieces = tuple[tuple[int, int], ...]
 """A chunk's speech: (start, end) sample ranges in the file, in order, not overlapping."""
 
 
-def speech_samples(pieces: Pieces) -> int:
+def speech_samples(pieces: Sequence[tuple[int, int]]) -> int:
     return sum(end - start for start, end in pieces)
 
 

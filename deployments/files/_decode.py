@@ -9,7 +9,7 @@ Plain functions, no Ray: the pipeline deployment, the benchmarks and the tests a
 
 import io
 import logging
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 
 import av
@@ -55,7 +55,7 @@ def declared_duration(path: str | Path) -> float | None:
 
 def decode_windows(
     source: str | Path | bytes, window_s: float = WINDOW_S, max_duration_s: float | None = None
-) -> Iterator[np.ndarray]:
+) -> Generator[np.ndarray, None, None]:
     """Decode the first audio stream of `source` (a file's path, or its bytes) into 16 kHz mono float32 windows of
     `window_s` seconds (the last one shorter).
 
@@ -86,7 +86,7 @@ def decode_windows(
                 pending.append(samples)
                 pending_samples += len(samples)
                 decoded += len(samples)
-            if limit is not None and decoded > limit:
+            if limit is not None and max_duration_s is not None and decoded > limit:
                 raise too_long(max_duration_s)
             while pending_samples >= window:
                 joined = np.concatenate(pending)

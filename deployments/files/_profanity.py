@@ -9,12 +9,14 @@ times, and a segment's text is masked exactly as its words are.
 
 import re
 from functools import lru_cache
-from typing import get_args
+from typing import TypeVar, get_args
 
 from glin_profanity import Filter, Language
 
 from deployments.transcriber.languages import language_name
-from deployments.types import DiarizedTranscript, PipelineResult, Transcript
+from deployments.types import DiarizedTranscript, DiarizedWord, PipelineResult, Transcript, Word
+
+AnyWord = TypeVar("AnyWord", Word, DiarizedWord)
 
 _TOKEN = re.compile(r"\S+")
 _LETTER_OR_DIGIT = re.compile(r"\w", re.UNICODE)
@@ -46,7 +48,7 @@ def mask_transcript(result: PipelineResult) -> PipelineResult:
     """The same transcript with text, segments and words masked."""
     language = result.language
 
-    def masked_words(words: list) -> list:  # noqa: ANN001
+    def masked_words(words: list[AnyWord]) -> list[AnyWord]:
         return [word.model_copy(update={"word": mask_text(word.word, language)}) for word in words]
 
     if isinstance(result, Transcript):

@@ -98,6 +98,7 @@ class ChunkSender:
 
     async def resend(self, index: int, options: ChunkOptions) -> ChunkTranscript:
         """A chunk decoded a second time (in other options), read back from the decoded spool."""
+        assert self.decoded_path is not None, "a chunk is decoded again only from the decoded spool"
         spool = np.memmap(self.decoded_path, dtype=np.float32, mode="r")
         samples = np.array(chunk_audio(spool, self.pieces[index]))  # a copy: the spool is deleted when done
         async with self.in_flight:

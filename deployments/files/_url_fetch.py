@@ -34,7 +34,7 @@ async def resolve(host: str, port: int) -> list[IPAddress]:
         infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except socket.gaierror:
         raise UrlRejectedError(f"the URL's host {host!r} could not be resolved") from None
-    return list(dict.fromkeys(ipaddress.ip_address(info[4][0].split("%")[0]) for info in infos))
+    return list(dict.fromkeys(ipaddress.ip_address(str(info[4][0]).split("%")[0]) for info in infos))
 
 
 async def checked_address(url: httpx.URL, allowed: list[IPNetwork]) -> IPAddress:

@@ -7,6 +7,10 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Callable
+from typing import Any, cast
+
+from ray.actor import ActorProxy
+from ray.serve.handle import DeploymentHandle, DeploymentResponseGenerator
 
 from deployments.billing.ledger import ChargeDetails
 from deployments.billing.pricing import charge
@@ -34,8 +38,8 @@ class QueueRunner:
     def __init__(
         self,
         config: JobsConfig,
-        pipeline,  # noqa: ANN001 (a DeploymentHandle)
-        ledger,  # noqa: ANN001 (an ActorHandle)
+        pipeline: DeploymentHandle,
+        ledger: ActorProxy[Any],
         book: JobBook,
         metrics: JobMetrics,
         on_change: Callable[[], None],
@@ -52,7 +56,7 @@ class QueueRunner:
         self.started: set[str] = set()  # unfinished jobs that have run at least once (for the queue-wait metric)
         self.failures: Counter[str] = Counter()  # unexpected failures per job, for the retry budget
 
-    def reconfigure(self, config: JobsConfig, pipeline, ledger) -> None:  # noqa: ANN001
+    def reconfigure(self, config: JobsConfig, pipeline: DeploymentHandle, ledger: ActorProxy[Any]) -> None:
         self.config, self.pipeline, self.ledger = config, pipeline, ledger
         self.start_workers()
 
@@ -103,7 +107,10 @@ class QueueRunner:
         )
         result: PipelineResult | None = None
         try:
-            events = self.pipeline.options(stream=True).transcribe_streaming.remote(pipeline_request)
+            events = cast(
+                DeploymentResponseGenerator,
+                self.pipeline.options(stream=True).transcribe_streaming.remote(pipeline_request),
+            )
             async for event in events:
                 if isinstance(event, PipelineProgress):
                     self._progress(job.job_id, event.share)

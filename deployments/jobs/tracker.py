@@ -20,8 +20,10 @@ import logging
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import Any
 
-import ray
+from ray.actor import ActorProxy
+from ray.serve.handle import DeploymentHandle
 
 from deployments.config import JobsConfig, StorageConfig
 from deployments.jobs._book import JobBook
@@ -53,8 +55,8 @@ class JobTracker:
         self,
         config: JobsConfig,
         storage: StorageConfig,
-        pipeline,  # noqa: ANN001 (a DeploymentHandle)
-        ledger,  # noqa: ANN001 (an ActorHandle)
+        pipeline: DeploymentHandle,
+        ledger: ActorProxy[Any],
         store: JobStore | None = None,
         clock: Clock = utc_now,
     ) -> None:
@@ -77,10 +79,10 @@ class JobTracker:
         return self.book.store
 
     @property
-    def ledger(self):  # noqa: ANN201 (an ActorHandle)
+    def ledger(self) -> ActorProxy[Any]:
         return self.runner.ledger
 
-    async def reconfigure(self, config: JobsConfig, pipeline, ledger) -> None:  # noqa: ANN001
+    async def reconfigure(self, config: JobsConfig, pipeline: DeploymentHandle, ledger: ActorProxy[Any]) -> None:
         """Take the settings and handles of a new deployment. The tracker is detached, so it outlives a
         redeploy; every ingress replica calls this when it starts, so caps, retention and the number of
         concurrent jobs follow the config that is deployed now."""
@@ -147,9 +149,9 @@ class JobTracker:
 def get_or_create_tracker(
     config: JobsConfig,
     storage: StorageConfig,
-    pipeline,  # noqa: ANN001 (a DeploymentHandle)
-    ledger,  # noqa: ANN001 (an ActorHandle)
-) -> ray.actor.ActorHandle:
+    pipeline: DeploymentHandle,
+    ledger: ActorProxy[Any],
+) -> ActorProxy[Any]:
     """The cluster's one tracker actor: created by the first ingress replica, found by the others (which
     then hand it their config and handles with `reconfigure`)."""
     return get_or_create(JobTracker, config.tracker_name, storage, config, storage, pipeline, ledger)

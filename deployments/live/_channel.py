@@ -137,12 +137,14 @@ class ChannelTranscriber:
                 groups[-1][2].append(live)
             else:
                 groups.append((speaker, [word], [live]))
-        for speaker, timed, live in groups:
+        for speaker, timed, live_words in groups:
             text = "".join(word.text for word in timed)
             self.texts.append(text)
-            self.turns.add(text, live)
+            self.turns.add(text, live_words)
             self.emit(
-                TranscriptEvent(text=text, words=live, speaker=speaker, channel=self.channel, turn=self.turns.current)
+                TranscriptEvent(
+                    text=text, words=live_words, speaker=speaker, channel=self.channel, turn=self.turns.current
+                )
             )
 
     def _live_word(self, word: TimedWord, speaker: int | None) -> LiveWord:

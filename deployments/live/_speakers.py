@@ -4,6 +4,8 @@ speaker's centroid. Close enough to one: theirs, and their centroid moves toward
 up to MAX_SPEAKERS (then the nearest). Labels are 0, 1, ... in order of first appearance and never change.
 A word with less than half a second of audio kept around its middle gets the label of the word before."""
 
+from collections.abc import Iterator
+
 import numpy as np
 
 from deployments.live._buffer import RecentAudio
@@ -48,13 +50,13 @@ class WordSpeakers:
 
     async def label(self, words: list[TimedWord]) -> list[int | None]:
         half = int(SPEAKER_WINDOW_S * SAMPLE_RATE / 2)
-        windows = []
+        windows: list[np.ndarray | None] = []
         for word in words:
             middle = int((word.start + word.end) / 2 * SAMPLE_RATE)
-            window = self.recent.between(middle - half, middle + half)
-            windows.append(window if len(window) >= SAMPLE_RATE // 2 else None)
+            heard = self.recent.between(middle - half, middle + half)
+            windows.append(heard if len(heard) >= SAMPLE_RATE // 2 else None)
         usable = [window for window in windows if window is not None]
-        embeddings = iter(await self.embed_voices(usable) if usable else [])
+        embeddings: Iterator[np.ndarray] = iter(await self.embed_voices(usable) if usable else [])
         labels: list[int | None] = []
         for window in windows:
             label = self.speakers.assign(next(embeddings)) if window is not None else None

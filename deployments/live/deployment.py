@@ -34,7 +34,8 @@ SESSION_GONE = "the session is not on this server any more (it restarted): open 
 
 @serve.deployment(
     max_ongoing_requests=1000,  # sessions wait on other deployments; capacity is `max_sessions`
-    request_router_config=RequestRouterConfig(request_router_class=SessionAffinityRouter),
+    # Ray annotates every keyword of RequestRouterConfig() as a dict.
+    request_router_config=RequestRouterConfig(request_router_class=SessionAffinityRouter),  # type: ignore[arg-type]
 )
 class LiveTranscriber:
     def __init__(self, transcriber: DeploymentHandle, diarizer: DeploymentHandle, config: LiveConfig) -> None:

@@ -15,6 +15,8 @@ import asyncio
 import logging
 import time
 from collections import Counter, defaultdict
+from collections.abc import Callable, Coroutine
+from typing import Any, Protocol, cast
 
 import numpy as np
 from ray import serve
@@ -155,6 +157,28 @@ class Lane:
             self.admission.notify_all()
 
 
+class LaneBatch(Protocol):
+    """A lane's `@serve.batch` method as its callers see it: one chunk in, its transcript out, and Serve's
+    setters for the batch's size and wait."""
+
+    async def __call__(self, chunk: np.ndarray, options: ChunkOptions) -> ChunkTranscript: ...
+
+    def set_max_batch_size(self, new_max_batch_size: int) -> None: ...
+
+    def set_batch_wait_timeout_s(self, new_batch_wait_timeout_s: float) -> None: ...
+
+
+def lane_batch(method: Callable[..., Coroutine[Any, Any, list[ChunkTranscript]]]) -> LaneBatch:
+    """`@serve.batch` with the lanes' defaults. Typed here because Ray's own annotations know only batch
+    methods of one argument, and these take two (chunks and their options)."""
+    batched = serve.batch(
+        max_batch_size=DEFAULT_BATCHING.max_batch_size,
+        batch_wait_timeout_s=DEFAULT_BATCHING.batch_wait_timeout_s,
+        max_concurrent_batches=MAX_LANE_BATCHES,  # the lane's gate keeps lane_batches
+    )(method)
+    return cast(LaneBatch, batched)
+
+
 @serve.deployment(max_ongoing_requests=64, user_config=DEFAULT_BATCHING.model_dump())
 class Transcriber:
     def __init__(self, config: WhisperModelConfig) -> None:
@@ -210,19 +234,11 @@ class Transcriber:
         self.received += change
         self.metrics.chunks_queued.set(max(0, self.received - self.decoding))
 
-    @serve.batch(
-        max_batch_size=DEFAULT_BATCHING.max_batch_size,
-        batch_wait_timeout_s=DEFAULT_BATCHING.batch_wait_timeout_s,
-        max_concurrent_batches=MAX_LANE_BATCHES,  # the lane's gate keeps lane_batches
-    )
+    @lane_batch
     async def transcribe_batch(self, chunks: list[np.ndarray], options: list[ChunkOptions]) -> list[ChunkTranscript]:
         return await self._run_batch(self.jobs, chunks, options)
 
-    @serve.batch(
-        max_batch_size=DEFAULT_BATCHING.max_batch_size,
-        batch_wait_timeout_s=DEFAULT_BATCHING.batch_wait_timeout_s,
-        max_concurrent_batches=MAX_LANE_BATCHES,  # the lane's gate keeps lane_batches
-    )
+    @lane_batch
     async def transcribe_interactive_batch(
         self, chunks: list[np.ndarray], options: list[ChunkOptions]
     ) -> list[ChunkTranscript]:
@@ -256,9 +272,9 @@ class Transcriber:
         groups: defaultdict[ChunkOptions, list[int]] = defaultdict(list)  # ChunkOptions is frozen: hashable
         for index, chunk_options in enumerate(options):
             groups[chunk_options].append(index)
-        results: list[ChunkTranscript | None] = [None] * len(chunks)
+        results: dict[int, ChunkTranscript] = {}
         for chunk_options, indices in groups.items():
             decoded = self.engine.transcribe_batch([chunks[i] for i in indices], chunk_options)
             for index, transcript in zip(indices, decoded, strict=True):
                 results[index] = transcript
-        return results
+        return [results[index] for index in range(len(chunks))]

@@ -195,6 +195,7 @@ def jobs() -> None:
         for job in JobStateFile(settings.state_file).load():
             if job.base_url != settings.base_url:
                 continue
+            status: str
             try:
                 polled = api.job(job.job_id)
                 status, share = polled.status, f"{polled.progress:.0%}"

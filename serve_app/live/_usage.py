@@ -2,8 +2,9 @@
 at the end (seconds received times the channels transcribed), once per session, in the same ledger as files."""
 
 import logging
+from typing import Any
 
-from ray.actor import ActorHandle
+from ray.actor import ActorProxy
 
 from deployments.billing import pricing
 from deployments.billing.ledger import ChargeDetails
@@ -38,7 +39,7 @@ class SessionMeter:
         return self.bytes_received / self.bytes_per_frame / self.sample_rate * self.channels_transcribed
 
 
-async def charge_session(ledger: ActorHandle, session_id: str, owner: str, model: str, meter: SessionMeter) -> None:
+async def charge_session(ledger: ActorProxy[Any], session_id: str, owner: str, model: str, meter: SessionMeter) -> None:
     """Charge what the session heard, priced as an HTTP request's charge is (`intake.charge_details`)."""
     billed = meter.billed_s
     if billed <= 0:

@@ -12,8 +12,10 @@ once, at the end, in the same ledger as files.
 """
 
 import asyncio
+from typing import cast
 
 from fastapi import WebSocket
+from ray.serve.handle import DeploymentResponseGenerator
 
 from deployments.billing.pricing import Funds
 from deployments.live.events import MAX_SPEAKERS, ErrorReason, SessionFailed
@@ -44,12 +46,13 @@ class LiveConnection:
 
     async def run(self) -> None:
         live = self.services.live
+        assert live is not None, "the live route is served only with a LiveTranscriber"
         opened = await live.open.remote(self.settings)
         if isinstance(opened, SessionFailed):
             return await self.socket.close_with(opened)
         session_id = self.socket.session_id = opened
         try:
-            events = live.options(stream=True).events.remote(session_id)
+            events = cast(DeploymentResponseGenerator, live.options(stream=True).events.remote(session_id))
             ready = await anext(events)  # the stream is in place before any audio is sent
             if isinstance(ready, SessionFailed):
                 return await self.socket.close_with(ready)

@@ -117,7 +117,7 @@ async def get_job(job_id: str, key: CurrentKey, services: ServicesDependency) ->
     response = JSONResponse(answer.model_dump(mode="json"))
     if job.completed_at is not None:
         retention = timedelta(seconds=services.config.jobs.retention_s)
-        services.finished_jobs.keep(job_id, key.owner, response.body, job.completed_at + retention)
+        services.finished_jobs.keep(job_id, key.owner, bytes(response.body), job.completed_at + retention)
     return response
 
 

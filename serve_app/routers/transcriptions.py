@@ -2,10 +2,11 @@
 
 import uuid
 from pathlib import Path
+from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
-from ray.actor import ActorHandle
+from ray.actor import ActorProxy
 
 from deployments.billing import pricing
 from deployments.billing.ledger import ChargeDetails
@@ -83,7 +84,9 @@ async def create_transcription(
 class Charge:
     """Charges one synchronous request's completed work, once (by request id)."""
 
-    def __init__(self, ledger: ActorHandle, request_id: str, owner: str, details: ChargeDetails, source: Path) -> None:
+    def __init__(
+        self, ledger: ActorProxy[Any], request_id: str, owner: str, details: ChargeDetails, source: Path
+    ) -> None:
         self.ledger, self.request_id, self.owner = ledger, request_id, owner
         self.details, self.source = details, source
 

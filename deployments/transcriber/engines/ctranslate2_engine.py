@@ -23,6 +23,8 @@ way, every segment and word is then fitted into its chunk with a length of its o
 from math import ceil
 
 import numpy as np
+from ctranslate2 import StorageView
+from ctranslate2.models import WhisperGenerationResult
 from faster_whisper import WhisperModel
 from faster_whisper.audio import pad_or_trim
 from faster_whisper.tokenizer import Tokenizer
@@ -145,7 +147,7 @@ class CTranslate2Engine:
     def _segments(
         self,
         tokenizer: Tokenizer,
-        result,  # noqa: ANN001 (a ctranslate2 WhisperGenerationResult)
+        result: WhisperGenerationResult,
         duration: float,
         size: int,
         length_penalty: float,
@@ -174,7 +176,7 @@ class CTranslate2Engine:
         self,
         segmented: list[list[dict]],
         tokenizer: Tokenizer,
-        encoder_output,  # noqa: ANN001 (a ctranslate2.StorageView)
+        encoder_output: StorageView,
         sizes: list[int],
         whisper_options: FasterWhisperOptions,
     ) -> None:

@@ -11,11 +11,17 @@ import json
 import re
 import struct
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
 from safetensors.torch import save_file
-from transformers import GenerationConfig, WhisperConfig, WhisperFeatureExtractor, WhisperTokenizerFast
+from transformers import (  # type: ignore[attr-defined]  # WhisperTokenizerFast: a lazy alias in transformers 5
+    GenerationConfig,
+    WhisperConfig,
+    WhisperFeatureExtractor,
+    WhisperTokenizerFast,
+)
 
 CT2_DTYPES = ("float32", "int8", "int16", "int32", "float16", "bfloat16")
 """CTranslate2's DataType enum order, as written in model.bin."""
@@ -131,7 +137,7 @@ def convert_ct2_to_hf(ct2_dir: Path, out_dir: Path) -> Path:
         suppress_tokens=ct2_config["suppress_ids"],
         tie_word_embeddings=True,
     )
-    generation = GenerationConfig(
+    generation: Any = GenerationConfig(  # Any: Whisper's lang_to_id and task_to_id are undeclared extras
         decoder_start_token_id=config.decoder_start_token_id,
         bos_token_id=eot,
         eos_token_id=eot,

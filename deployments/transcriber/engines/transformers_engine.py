@@ -2,6 +2,8 @@
 GPU, float32 on CPU. Batches are one `generate` call; segments come from Whisper's timestamp tokens and
 words from its cross-attention token timestamps."""
 
+from typing import Any
+
 import numpy as np
 import torch
 from faster_whisper.transcribe import get_compression_ratio
@@ -26,8 +28,10 @@ class TransformersEngine:
         path = resolve_hf_model(config.model)
         self.processor = WhisperProcessor.from_pretrained(path)
         self.model = WhisperForConditionalGeneration.from_pretrained(path, dtype=self.dtype, attn_implementation="sdpa")
-        self.model.to(self.device).eval()
-        generation = self.model.generation_config
+        self.model.to(self.device).eval()  # type: ignore[arg-type]  # transformers' wrapper hides to()'s signature
+        # Whisper's fields (is_multilingual, no_timestamps_token_id, lang_to_id) are extra attributes that
+        # GenerationConfig does not declare.
+        generation: Any = self.model.generation_config
         self.multilingual = bool(generation.is_multilingual)
         self.timestamp_begin = generation.no_timestamps_token_id + 1
         self.eot = generation.eos_token_id
@@ -74,7 +78,8 @@ class TransformersEngine:
         language = next((self.lang_codes[token] for token in tokens if token in self.lang_codes), options.language)
         segments: list[Segment] = []
         words: list[Word] = []
-        start, text_tokens = 0.0, []
+        start = 0.0
+        text_tokens: list[int] = []
         word_tokens: list[int] = []
         word_start = 0.0
 
@@ -103,6 +108,7 @@ class TransformersEngine:
                 start = seconds
             elif token < self.eot:  # text; special tokens (sot, language, task, eot) are skipped
                 if token_times is not None:
+                    assert time is not None, "the token timestamps cover every text token"
                     piece = self.processor.tokenizer.convert_ids_to_tokens(token)
                     if piece.startswith("Ġ") or not word_tokens:  # Ġ: byte-level BPE's leading space
                         close_word(time)
