@@ -16,8 +16,6 @@ from deployments.types import (
     RenderSpec,
     ResponseFormat,
     Segment,
-    SpeakerSummary,
-    SpeakerTurn,
     TimestampGranularity,
     TranscriptionOptions,
     Word,
@@ -185,33 +183,18 @@ class DiarizedJsonSegment(BaseModel):
     speaker: str
 
 
-class DiarizedTranscription(BaseModel):
-    """The result of task=diarize: always this JSON object, whatever response_format says."""
+class DiarizedTranscription(DiarizedTranscript):
+    """The result of task=diarize: always this JSON object, whatever response_format says. The domain
+    transcript's fields, with OpenAI's diarized_json segments (a `type`, no words: those are top-level)."""
 
-    task: Literal["diarize"] = "diarize"
-    text: str
-    language: str
-    duration: float
-    speakers: list[SpeakerSummary] = Field(description="In order of first appearance; empty for silence.")
-    segments: list[DiarizedJsonSegment]
-    words: list[DiarizedWord] = Field(default_factory=list, description="Every word, with its speaker.")
-    turns: list[SpeakerTurn] = Field(
-        default_factory=list,
-        description="Who speaks when, as the diarizer found it: overlapping where people talk at once.",
-    )
+    segments: list[DiarizedJsonSegment]  # type: ignore[assignment]  # the wire's segment, not the domain's
 
     @classmethod
     def of(cls, transcript: DiarizedTranscript, words: list[DiarizedWord]) -> "DiarizedTranscription":
         """`transcript` as clients get it, with `words` (the transcript's, as the edge renders words)."""
-        return cls(
-            text=transcript.text,
-            language=transcript.language,
-            duration=transcript.duration,
-            speakers=transcript.speakers,
-            segments=[DiarizedJsonSegment(**segment.model_dump(exclude={"words"})) for segment in transcript.segments],
-            words=words,
-            turns=transcript.turns,
-        )
+        segments = [DiarizedJsonSegment(**segment.model_dump(exclude={"words"})) for segment in transcript.segments]
+        fields = {name: getattr(transcript, name) for name in DiarizedTranscript.model_fields}
+        return cls(**{**fields, "segments": segments, "words": words})
 
 
 class Balance(BaseModel):
