@@ -291,7 +291,13 @@ class AnalysisConfig(StrictModel):
     max_output_tokens: int = Field(384, ge=16, description="The longest answer to a prompt.")
     request_timeout_s: float = Field(60.0, gt=0, description="One LLM call.")
     timeout_s: float = Field(300.0, gt=0, description="One whole analysis (all its LLM calls).")
-    emotion_batch: int = Field(8, ge=1, le=32, description="Segments judged per LLM call.")
+    emotion_batch: int = Field(
+        1,
+        ge=1,
+        le=32,
+        description="Segments judged per LLM call: 1 for the embedded 135M model (in batches it only cycles the"
+        " labels); 8-16 saves calls on a capable served model.",
+    )
     audio_emotion_model: str | None = Field(
         None,
         description="A local Hugging Face audio-classification checkpoint for emotions from the audio"

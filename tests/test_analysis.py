@@ -129,8 +129,8 @@ def test_roles_need_speakers_and_invalid_answers_give_unknown() -> None:
 
 def test_emotions_are_parsed_per_segment_in_batches() -> None:
     answers = [
-        json.dumps([{"label": "angry", "confidence": 0.9}, {"label": "neutral", "confidence": 0.6}]),
-        json.dumps([{"label": "positive", "confidence": 0.1}]),
+        json.dumps([{"label": "angry", "confidence": 90}, {"label": "neutral", "confidence": 60}]),
+        json.dumps([{"label": "positive", "confidence": 10}]),
     ]
     backend = ScriptedBackend(*answers)
     transcript = plain("I hate this!", "meh", "Thanks a lot!")
@@ -145,7 +145,7 @@ def test_emotions_are_parsed_per_segment_in_batches() -> None:
 
 
 def test_emotion_items_outside_the_four_labels_are_none() -> None:
-    parsed = emotions.parse([{"label": "bored", "confidence": 0.5}, {"label": "sad"}], 3)
+    parsed = emotions.parse([{"label": "bored", "confidence": 50}, {"label": "sad"}], 3)
     assert parsed[0] is None and parsed[1].label == "sad" and parsed[2] is None
 
 

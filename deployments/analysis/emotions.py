@@ -1,6 +1,6 @@
 """Per-segment emotions judged by the LLM from the words (no audio-emotion weights ship offline; see
 `audio_emotions` for an operator's audio classifier). Segments go `emotion_batch` at a time; the model
-answers each with a label and its confidence, constrained to the four labels.
+answers each with a label and its confidence in percent, constrained to the four labels.
 
 `probs`: the stated confidence on the label, the rest shared evenly by the other three; a text model's
 self-reported confidence, so coarse."""
@@ -22,7 +22,7 @@ def batch_schema(count: int) -> dict:
         "type": "object",
         "properties": {
             "label": {"type": "string", "enum": list(EMOTION_LABELS)},
-            "confidence": {"type": "number"},  # clamped in `emotion`: grammars do not bound numbers
+            "confidence": {"type": "integer", "minimum": 0, "maximum": 100},
         },
         "required": ["label", "confidence"],
         "additionalProperties": False,
@@ -46,7 +46,7 @@ def parse(answer: object, count: int) -> list[Emotion | None]:
         item = items[index] if index < len(items) else None
         if isinstance(item, dict) and item.get("label") in EMOTION_LABELS:
             confidence = item.get("confidence")
-            result.append(emotion(item["label"], confidence if isinstance(confidence, int | float) else 0.5))
+            result.append(emotion(item["label"], confidence / 100 if isinstance(confidence, int | float) else 0.5))
         else:
             result.append(None)
     return result
@@ -60,11 +60,11 @@ def judge(session: Session, transcript: Transcript | DiarizedTranscript, batch: 
         numbered = "\n".join(f"{n}. {text[:400]}" for n, text in enumerate(group, 1))
         user = (
             f"Utterances:\n{numbered}\n\nFor each of the {len(group)} utterances, in order, give its emotion label"
-            " (angry, sad, neutral or positive) and your confidence from 0 to 1, as a JSON array."
+            " (angry, sad, neutral or positive) and your confidence in percent (0 to 100), as a JSON array."
         )
         messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
         try:
-            answer = session.complete_json(messages, batch_schema(len(group)), 20 * len(group) + 8)
+            answer = session.complete_json(messages, batch_schema(len(group)), 32 * len(group) + 8)
         except LLMOutputInvalid:
             answer = []
         result.extend(parse(answer, len(group)))
