@@ -253,3 +253,48 @@ class PipelineText(BaseModel):
     timeline order; joined, the pieces are the result's text."""
 
     text: str
+
+
+EMOTION_LABELS: tuple[str, ...] = ("angry", "sad", "neutral", "positive")
+"""The labels an emotion can have (the nexara API's set)."""
+
+
+class AnalysisOptions(BaseModel):
+    """What a client asked the LLM to do with a transcript (deployments/analysis/)."""
+
+    prompt: str | None = Field(None, description="An instruction the LLM answers over the transcript.")
+    json_schema: dict | None = Field(
+        None, description="A parsed JSON Schema the answer to `prompt` must satisfy; the answer is then an object."
+    )
+    roles: Literal["auto"] | list[str] | dict[str, str] | None = Field(
+        None,
+        description="Tag each diarized speaker with a role: 'auto' (short labels the LLM chooses), a list of role"
+        " names, or a dict of role name -> description; 'unknown' is always allowed.",
+    )
+    emotions: bool = Field(False, description="Label each segment angry, sad, neutral or positive.")
+
+    @property
+    def wanted(self) -> bool:
+        return self.prompt is not None or self.roles is not None or self.emotions
+
+
+class Emotion(BaseModel):
+    """One segment's emotion: its label, how sure the judge is, and the probability of each label."""
+
+    label: Literal["angry", "sad", "neutral", "positive"]
+    confidence: float = Field(ge=0, le=1)
+    probs: dict[str, float] = Field(description="One entry per label of EMOTION_LABELS; they sum to 1.")
+
+
+class Analysis(BaseModel):
+    """What the Analyzer found in a transcript; fields the request did not ask for stay empty."""
+
+    llm_output: str | dict | None = Field(
+        None, description="The answer to `prompt`: text, or with `json_schema` an object valid against it."
+    )
+    roles: dict[str, str] = Field(default_factory=dict, description="Speaker label -> role.")
+    emotions: list[Emotion | None] = Field(
+        default_factory=list, description="One per transcript segment, in order; None where none was judged."
+    )
+    llm_input_tokens: int = 0
+    llm_output_tokens: int = 0

@@ -1,0 +1,33 @@
+"""Analyzer: the deployment that runs LLM analyses (prompt, roles, emotions) over a finished transcript.
+
+The LLM backend (llama.cpp and the model, or an HTTP client) is made in the replica's constructor, not at
+module level: the process that builds the application imports this module for the class alone.
+"""
+
+import asyncio
+
+from ray import serve
+
+from deployments.config import AnalysisConfig
+from deployments.types import Analysis, AnalysisOptions, DiarizedTranscript, Transcript
+
+
+@serve.deployment(max_ongoing_requests=8)
+class Analyzer:
+    def __init__(self, config: AnalysisConfig) -> None:
+        from deployments.analysis.backends import make_backend  # here, not at the top: see the docstring
+
+        self.config = config
+        self.backend = make_backend(config)
+        self.lock = asyncio.Lock()  # the embedded model runs one generation at a time; queue here, not in a thread
+
+    async def analyze(self, transcript: Transcript | DiarizedTranscript, options: AnalysisOptions) -> Analysis:
+        """What `options` asks of `transcript`. Raises LLMBackendError (LLMOutputInvalid for a schema the answer
+        never met), or AnalysisTimeout."""
+        from deployments.analysis.analyzer import analyze
+
+        async with self.lock:
+            return await asyncio.to_thread(analyze, self.backend, self.config, transcript, options)
+
+    def check_health(self) -> None:
+        """Serve's health check: the backend exists (the constructor raised otherwise)."""
