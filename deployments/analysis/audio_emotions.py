@@ -55,6 +55,6 @@ class AudioEmotionClassifier:
                 mapped[label] += probs[column]
             total = sum(mapped.values()) or 1.0
             mapped = {label: round(p / total, 4) for label, p in mapped.items()}
-            label = max(mapped, key=mapped.get)
+            label = max(mapped, key=lambda name: mapped[name])
             result.append(Emotion(label=label, confidence=mapped[label], probs=mapped))
         return result
