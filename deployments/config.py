@@ -312,6 +312,17 @@ class AnalysisConfig(StrictModel):
         description="Segments judged per LLM call: 1 for the embedded 135M model (in batches it only cycles the"
         " labels); 8-16 saves calls on a capable served model.",
     )
+    sync_timeout_s: float = Field(
+        60.0,
+        gt=0,
+        description="The budget of a synchronous request's analysis; past it the request is a 413 (resubmit it as a"
+        " job, which gets `timeout_s`).",
+    )
+    prompt_field: Literal["llm", "whisper"] = Field(
+        "llm",
+        description="What the form's `prompt` means: `llm` (the nexara API: an instruction the LLM answers over the"
+        " transcript) or `whisper` (OpenAI's: text that guides Whisper's spelling; json_schema is then refused).",
+    )
     audio_emotion_model: str | None = Field(
         None,
         description="A local Hugging Face audio-classification checkpoint for emotions from the audio"

@@ -178,6 +178,7 @@ class Transcript(BaseModel):
     duration: float
     segments: list[Segment]
     words: list[Word] = Field(default_factory=list, description="Empty unless word timestamps were asked.")
+    analysis: "Analysis | None" = Field(None, description="What the Analyzer found, when the request asked for any.")
 
     @property
     def text(self) -> str:
@@ -218,6 +219,7 @@ class DiarizedTranscript(BaseModel):
         default_factory=list,
         description="Who speaks when, as the diarizer found it: overlapping where people talk at once.",
     )
+    analysis: "Analysis | None" = Field(None, description="What the Analyzer found, when the request asked for any.")
 
 
 PipelineResult = Annotated[Transcript | DiarizedTranscript, Field(discriminator="task")]
@@ -239,6 +241,9 @@ class PipelineRequest(BaseModel):
     interactive: bool = Field(
         False,
         description="A client is waiting on the connection (a synchronous request): its chunks go ahead of jobs'.",
+    )
+    analysis: "AnalysisOptions | None" = Field(
+        None, description="What the Analyzer should do with the transcript (deployments/analysis/); None: nothing."
     )
 
 
@@ -272,6 +277,9 @@ class AnalysisOptions(BaseModel):
         " names, or a dict of role name -> description; 'unknown' is always allowed.",
     )
     emotions: bool = Field(False, description="Label each segment angry, sad, neutral or positive.")
+    timeout_s: float | None = Field(
+        None, gt=0, description="A budget shorter than `analysis.timeout_s` (a synchronous request's); None: that."
+    )
 
     @property
     def wanted(self) -> bool:
@@ -298,3 +306,8 @@ class Analysis(BaseModel):
     )
     llm_input_tokens: int = 0
     llm_output_tokens: int = 0
+
+
+Transcript.model_rebuild()
+DiarizedTranscript.model_rebuild()
+PipelineRequest.model_rebuild()

@@ -13,9 +13,10 @@ from deployments.types import Analysis, AnalysisOptions, DiarizedTranscript, Tra
 def analyze(
     backend: LLMBackend, config: AnalysisConfig, transcript: Transcript | DiarizedTranscript, options: AnalysisOptions
 ) -> Analysis:
-    session = Session(backend, deadline=time.monotonic() + config.timeout_s)
+    budget = min(config.timeout_s, options.timeout_s or config.timeout_s)
+    session = Session(backend, deadline=time.monotonic() + budget)
     result = Analysis()
-    if options.prompt is not None and transcript.segments:
+    if options.prompt is not None:  # also over an empty transcript: the client gets an answer of the asked shape
         result.llm_output = prompt.answer(
             session, transcript, options.prompt, options.json_schema, config.max_output_tokens
         )
