@@ -179,7 +179,8 @@ class UsageLedger:
         self.flush()
         rows = self.connection.execute(
             "SELECT id, charge_id, created_at, audio_seconds, task, model, language, bytes, cost, profanity_filter,"
-            " role_tagging, emotions, llm_input_tokens, llm_output_tokens FROM charges WHERE owner = ? AND id < ? ORDER BY id DESC LIMIT ?",
+            " role_tagging, emotions, llm_input_tokens, llm_output_tokens"
+            " FROM charges WHERE owner = ? AND id < ? ORDER BY id DESC LIMIT ?",
             (owner, before if before is not None else 2**63 - 1, limit),
         ).fetchall()
         fields = UsageRow.model_fields
