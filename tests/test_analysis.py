@@ -167,3 +167,36 @@ def test_errors_survive_pickling() -> None:
     for error in (LLMBackendError("down"), LLMOutputInvalid("bad"), AnalysisTimeout("late")):
         copy = pickle.loads(pickle.dumps(error))
         assert type(copy) is type(error) and str(copy) == str(error)
+
+
+def test_a_requests_budget_is_the_shorter_of_its_own_and_the_configs() -> None:
+    backend = ScriptedBackend("x")
+    with pytest.raises(AnalysisTimeout):
+        analyze(backend, AnalysisConfig(), CALL, AnalysisOptions(prompt="Summarize", timeout_s=1e-9))
+    assert backend.asked == []
+
+
+def test_a_synchronous_analysis_spends_its_budget_waiting_for_the_model_and_a_job_waits() -> None:
+    """The Analyzer deployment's queue: one analysis at a time; a synchronous one gives up when its budget is
+    spent in the queue (413), a job's waits its turn."""
+    import asyncio
+
+    from deployments.analysis.deployment import Analyzer
+
+    analyzer = object.__new__(Analyzer.func_or_class)
+    analyzer.config, analyzer.backend = AnalysisConfig(), ScriptedBackend("first", "second")
+
+    async def scenario() -> None:
+        analyzer.lock = asyncio.Lock()
+        await analyzer.lock.acquire()  # another analysis holds the model
+        with pytest.raises(AnalysisTimeout, match="waited its whole budget"):
+            await analyzer.analyze(CALL, AnalysisOptions(prompt="Summarize", timeout_s=0.05))
+        job = asyncio.ensure_future(analyzer.analyze(CALL, AnalysisOptions(prompt="Summarize")))
+        await asyncio.sleep(0.1)
+        assert not job.done()
+        analyzer.lock.release()
+        assert (await job).llm_output == "first"
+        quick = await analyzer.analyze(CALL, AnalysisOptions(prompt="Summarize", timeout_s=5))
+        assert quick.llm_output == "second"
+
+    asyncio.run(scenario())

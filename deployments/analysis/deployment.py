@@ -5,9 +5,11 @@ module level: the process that builds the application imports this module for th
 """
 
 import asyncio
+import time
 
 from ray import serve
 
+from deployments.analysis.errors import AnalysisTimeout
 from deployments.config import AnalysisConfig
 from deployments.types import Analysis, AnalysisOptions, DiarizedTranscript, Transcript
 
@@ -26,8 +28,20 @@ class Analyzer:
         never met), or AnalysisTimeout."""
         from deployments.analysis.analyzer import analyze
 
-        async with self.lock:
-            return await asyncio.to_thread(analyze, self.backend, self.config, transcript, options)
+        if options.timeout_s is None:  # a job's: it may wait for the model as long as it takes
+            async with self.lock:
+                return await asyncio.to_thread(analyze, self.backend, self.config, transcript, options)
+        # A synchronous request's budget counts from here: waiting for the model spends it too.
+        deadline = time.monotonic() + options.timeout_s
+        try:
+            await asyncio.wait_for(self.lock.acquire(), timeout=options.timeout_s)
+        except TimeoutError:
+            raise AnalysisTimeout("the analysis waited its whole budget for the model") from None
+        try:
+            left = options.model_copy(update={"timeout_s": max(deadline - time.monotonic(), 0.001)})
+            return await asyncio.to_thread(analyze, self.backend, self.config, transcript, left)
+        finally:
+            self.lock.release()
 
     def check_health(self) -> None:
         """Serve's health check: the backend exists (the constructor raised otherwise)."""
