@@ -111,7 +111,7 @@ def test_usage_items_carry_the_tokens_and_flags(client: nexara.Nexara) -> None:
 def test_the_sdks_typed_errors(client: nexara.Nexara, greeting: bytes, call_samples: np.ndarray) -> None:
     """400: roles the server cannot parse (the SDK passes a string through); 502: a valid schema that no
     answer satisfies (the grammar gives {"n": <int>}, which its `not` refuses), asked twice; 413: a minute of
-    the call's emotions (the 30 s twice), one LLM call per segment, outrun the 20 s synchronous budget
+    the call's emotions (the 30 s twice), one LLM call per segment, outrun the 10 s synchronous budget
     (conftest.ANALYSIS_CONFIG)."""
     with pytest.raises(nexara.BadRequestError, match="roles must be"):
         client.transcriptions.create(file=greeting, task="diarize", roles="caller, agent")
