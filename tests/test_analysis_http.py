@@ -6,6 +6,7 @@ usage, and `prompt` under analysis.prompt_field: whisper."""
 import asyncio
 import json
 
+import openai
 import pytest
 
 from deployments.analysis.errors import AnalysisTimeout, LLMBackendError, LLMOutputInvalid
@@ -201,3 +202,11 @@ def _wait(inprocess, job_id: str) -> dict:  # noqa: F811
             return job
         inprocess.loop.run_until_complete(asyncio.sleep(0.02))
     raise AssertionError(f"job {job_id} did not finish")
+
+
+def test_the_openai_sdk_sends_prompt_as_whispers_under_the_whisper_setting(inprocess) -> None:  # noqa: F811
+    inprocess.config.analysis.prompt_field = "whisper"
+    sdk = openai.AsyncOpenAI(base_url="http://test/v1", api_key=KEY, http_client=inprocess.client, max_retries=0)
+    create = sdk.audio.transcriptions.create(model="whisper-1", file=AUDIO["file"], prompt="Kubernetes, Ray.")
+    assert inprocess.loop.run_until_complete(create).text == "Hello there."
+    assert inprocess.pipeline.requests[-1].options.prompt == "Kubernetes, Ray."
