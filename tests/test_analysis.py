@@ -200,3 +200,14 @@ def test_a_synchronous_analysis_spends_its_budget_waiting_for_the_model_and_a_jo
         assert quick.llm_output == "second"
 
     asyncio.run(scenario())
+
+
+def test_an_analyzer_without_its_model_answers_each_analysis_with_a_backend_error() -> None:
+    """The application still starts (transcription goes on); an analysis is a 502 naming the cause."""
+    import asyncio
+
+    from deployments.analysis.deployment import Analyzer
+
+    analyzer = Analyzer.func_or_class(AnalysisConfig(model="/nonexistent/model.gguf"))
+    with pytest.raises(LLMBackendError, match="analysis model not found"):
+        asyncio.run(analyzer.analyze(CALL, AnalysisOptions(prompt="Summarize")))
