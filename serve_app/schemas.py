@@ -334,7 +334,8 @@ class JobObject(BaseModel):
     progress: float = Field(description="Share of the audio processed, 0.0 to 1.0.")
     result: dict[str, Any] | str | None = Field(
         description="The transcription in the submitted response_format: an object for json and verbose_json,"
-        " a string for text, srt and vtt; for task=diarize always a DiarizedTranscription object."
+        " a string for text, srt and vtt; for task=diarize always a DiarizedTranscription object; with an LLM"
+        " `prompt`, an LLMResult object."
     )
     error: str | None = Field(description="Why the job failed, when status is error.")
 
