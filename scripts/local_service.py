@@ -36,6 +36,7 @@ class LocalService:
         unthrottled: bool = False,
         ingress_replicas: int = 1,
         live: dict | None = None,
+        analysis: dict | None = None,
         live_replicas: int = 1,
         metrics_interval_ms: int | None = None,
         env: dict[str, str] | None = None,
@@ -59,6 +60,7 @@ class LocalService:
         self.storage = {"state_dir": str(workdir / "state"), **(storage or {})}
         self.limits = dict(limits or {})
         self.live = dict(live or {})
+        self.analysis = dict(analysis or {})
         self.live_replicas = live_replicas
         self.metrics_interval_ms = metrics_interval_ms  # how often Ray exports metrics (its default: 10 s)
         self.batching = dict(batching or {})  # the Transcriber's user_config, over the local config's
@@ -86,6 +88,7 @@ class LocalService:
         args["limits"] = {**args.get("limits", {}), **self.limits}
         args["url_input"] = {**args.get("url_input", {}), **self.url_input}
         args["live"] = {**args.get("live", {}), **self.live}
+        args["analysis"] = {**args.get("analysis", {}), **self.analysis}
         return config
 
     def start(self, timeout_s: float = 240) -> "LocalService":

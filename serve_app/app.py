@@ -5,6 +5,7 @@ own settings:
 
     Ingress -> TranscriptionPipeline -> Transcriber
             |                        -> Diarizer
+            |                        -> Analyzer (an LLM: prompt, roles, emotions)
             -> LiveTranscriber   -> Transcriber (the same replicas: live readings and file chunks
                                      -> Diarizer      share batches)
 """
@@ -13,6 +14,7 @@ from typing import cast
 
 from ray.serve import Application, Deployment
 
+from deployments.analysis.deployment import Analyzer
 from deployments.config import PipelineConfig
 from deployments.diarization.deployment import Diarizer
 from deployments.files.pipeline import TranscriptionPipeline
@@ -26,7 +28,8 @@ def build_app(args: AppConfig) -> Application:
     transcriber = _deployment(Transcriber).bind(args.whisper)
     diarizer = _deployment(Diarizer).bind(args.diarization)
     pipeline_config = PipelineConfig(chunking=args.chunking, limits=args.limits, url_input=args.url_input)
-    pipeline = _deployment(TranscriptionPipeline).bind(transcriber, diarizer, pipeline_config)
+    analyzer = _deployment(Analyzer).bind(args.analysis)
+    pipeline = _deployment(TranscriptionPipeline).bind(transcriber, diarizer, pipeline_config, analyzer)
     live = _deployment(LiveTranscriber).bind(transcriber, diarizer, args.live)
     return _deployment(Ingress).bind(pipeline, live, args)
 

@@ -12,6 +12,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from deployments.billing.pricing import BillingConfig
 from deployments.config import (
+    AnalysisConfig,
     ChunkingConfig,
     DiarizationConfig,
     JobsConfig,
@@ -31,7 +32,7 @@ class AppConfig(StrictModel):
         default=["whisper-1"],
         min_length=1,
         description="The ids `model` accepts and /v1/models lists, all served by the one Whisper engine"
-        " (aliases: e.g. whisper-1 for OpenAI clients and a name of your own).",
+        " (aliases: e.g. whisper-1 for OpenAI clients and a name of your own). `emotions` needs `nexara-ru` here.",
     )
     billing: BillingConfig = BillingConfig()
     whisper: WhisperModelConfig = WhisperModelConfig()
@@ -42,6 +43,7 @@ class AppConfig(StrictModel):
     jobs: JobsConfig = JobsConfig()
     diarization: DiarizationConfig = DiarizationConfig()
     live: LiveConfig = LiveConfig()
+    analysis: AnalysisConfig = AnalysisConfig()
 
 
 class SecretSettings(BaseSettings):

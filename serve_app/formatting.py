@@ -1,7 +1,7 @@
 """Turn a Transcript into the body a client asked for with `response_format` and `timestamp_granularities`."""
 
 import datetime
-from typing import TypeVar
+from typing import TypeVar, cast
 
 import srt
 import webvtt
@@ -11,6 +11,7 @@ from deployments.transcriber.languages import language_name
 from deployments.types import DiarizedTranscript, PipelineResult, Segment, Transcript, Word
 from serve_app.schemas import (
     DiarizedTranscription,
+    LLMResult,
     ResponseFormat,
     TimestampGranularity,
     TranscriptionJson,
@@ -76,9 +77,20 @@ def render_body(
     transcript: PipelineResult, response_format: ResponseFormat, granularities: list[TimestampGranularity]
 ) -> dict | str:
     """The body for `response_format`: a JSON object for the JSON formats, a string for the others.
-    A diarized transcript is always its JSON object."""
+    A diarized transcript is always its JSON object (with roles and emotions where its analysis has them);
+    with an LLM's answer, `{"transcription": <that body>, "llm_output": <the answer>}` (the edge asked for
+    verbose_json then)."""
+    body = _transcription_body(transcript, response_format, granularities)
+    if transcript.analysis is not None and transcript.analysis.llm_output is not None:
+        return LLMResult(transcription=cast(dict, body), llm_output=transcript.analysis.llm_output).model_dump()
+    return body
+
+
+def _transcription_body(
+    transcript: PipelineResult, response_format: ResponseFormat, granularities: list[TimestampGranularity]
+) -> dict | str:
     if isinstance(transcript, DiarizedTranscript):
-        return DiarizedTranscription.of(transcript, stripped(transcript.words)).model_dump()
+        return DiarizedTranscription.of(transcript, stripped(transcript.words)).body()
     match response_format:
         case ResponseFormat.json:
             return TranscriptionJson(text=transcript.text).model_dump()

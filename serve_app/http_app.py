@@ -8,6 +8,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from deployments.analysis.errors import AnalysisError, AnalysisTimeout, analysis_error_message, analysis_failure
 from deployments.errors import STORAGE_FULL, InputRejectedError, client_error, storage_failure
 from deployments.retry import WORKER_LOSS, worker_lost
 from serve_app.auth import AUTH_ERRORS
@@ -41,6 +42,7 @@ def create_app(services: Services) -> FastAPI:
     # Starlette types every handler as taking Exception; it calls each with the type it is registered for.
     app.add_exception_handler(RequestValidationError, _validation_error)  # type: ignore[arg-type]
     app.add_exception_handler(InputRejectedError, _input_rejected)  # type: ignore[arg-type]
+    app.add_exception_handler(AnalysisError, _analysis_failed)  # type: ignore[arg-type]
     app.add_exception_handler(OSError, _storage_failed)  # type: ignore[arg-type]
     for lost in WORKER_LOSS:
         app.add_exception_handler(lost, _worker_lost)
@@ -76,6 +78,18 @@ async def _input_rejected(request: Request, error: InputRejectedError) -> JSONRe
     if rejected is None:
         return await _unexpected_error(request, error)
     return JSONResponse({"detail": str(rejected)}, status_code=rejected.status)
+
+
+async def _analysis_failed(request: Request, error: AnalysisError) -> JSONResponse:
+    """The LLM step failed after the transcription: 413 when it ran out of the synchronous budget (nexara's
+    answer: resubmit as a job), 502 when the backend failed or its answers never met the schema."""
+    failure = analysis_failure(error)
+    if failure is None:
+        return await _unexpected_error(request, error)
+    if isinstance(failure, AnalysisTimeout):
+        return JSONResponse({"detail": analysis_error_message(failure)}, status_code=413)
+    logger.error("the LLM analysis failed on %s %s: %s", request.method, request.url.path, failure)
+    return JSONResponse({"detail": analysis_error_message(failure)}, status_code=status.HTTP_502_BAD_GATEWAY)
 
 
 STORAGE_RETRY_AFTER_S = 30

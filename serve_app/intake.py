@@ -20,6 +20,14 @@ UPLOAD_ERRORS: dict[int | str, dict[str, Any]] = {
     415: {"model": ErrorResponse, "description": "The body is not a form."},
     422: {"model": ValidationErrorResponse, "description": "A form field is invalid."},
 }
+ANALYSIS_ERRORS: dict[int | str, dict[str, Any]] = {
+    413: {
+        "model": ErrorResponse,
+        "description": "The file or a form field is too large; or the LLM analysis did not finish within the"
+        " synchronous budget (resubmit the request as a job).",
+    },
+    502: {"model": ErrorResponse, "description": "The LLM backend failed, or its answer never met the json_schema."},
+}
 LIST_FIELDS = {
     "timestamp_granularities[]": "timestamp_granularities[]",
     "timestamp_granularities": "timestamp_granularities[]",
@@ -82,4 +90,6 @@ def charge_details(price: Price, form: TranscriptionForm) -> ChargeDetails:
         model=form.model,
         rate_per_min=price.rate_per_min,
         profanity_filter=form.profanity_filter,
+        llm_price_per_1k_tokens=price.llm_price_per_1k_tokens,
+        emotions_rate_per_min=price.emotions_rate_per_min,
     )

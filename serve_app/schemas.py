@@ -9,10 +9,12 @@ from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, WithJsonSche
 from deployments.live.events import SAMPLE_RATES, SessionSettings
 from deployments.transcriber.languages import is_whisper_language
 from deployments.types import (
+    Analysis,
     DiarizationOptions,
     DiarizationSetting,
     DiarizedTranscript,
     DiarizedWord,
+    Emotion,
     RenderSpec,
     ResponseFormat,
     Segment,
@@ -54,7 +56,29 @@ class TranscriptionForm(BaseModel):
     language: str | None = Field(
         None, description="ISO-639-1 code of the spoken language; detected if omitted, empty, `auto` or `automatic`."
     )
-    prompt: str | None = Field(None, max_length=4096, description="Text to guide the style or spelling.")
+    prompt: str | None = Field(
+        None,
+        max_length=4096,
+        description="An instruction an LLM answers over the transcript: the response becomes"
+        ' `{"transcription": <verbose_json>, "llm_output": ...}`. With the setting analysis.prompt_field: whisper,'
+        " OpenAI's meaning instead: text to guide Whisper's style or spelling.",
+    )
+    json_schema: str | None = Field(
+        None,
+        max_length=65536,
+        description="With prompt: a JSON Schema (as a JSON string); llm_output is then an object valid against it.",
+    )
+    roles: str | None = Field(
+        None,
+        max_length=16384,
+        description='task=diarize: give each speaker a role, "auto" or from a JSON list of names or a JSON object'
+        " of name -> description (at most 10); segments and words then carry the role as `speaker`.",
+    )
+    emotions: bool = Field(
+        False,
+        description="task=diarize with model=nexara-ru: each segment gets `emotion` {label, confidence, probs},"
+        " judged from the words by the LLM.",
+    )
     temperature: float = Field(0.0, ge=0.0, le=1.0, description="0 uses Whisper's fallback schedule.")
     response_format: ResponseFormat = ResponseFormat.json
     num_speakers: int | None = Field(
@@ -173,14 +197,15 @@ class TranscriptionVerboseJson(BaseModel):
 
 
 class DiarizedJsonSegment(BaseModel):
-    """One speaker's stretch of speech (OpenAI's diarized_json segment fields)."""
+    """One speaker's stretch of speech (OpenAI's diarized_json segment fields, and nexara's `emotion`)."""
 
     type: Literal["transcript.text.segment"] = "transcript.text.segment"
     id: int
     start: float
     end: float
     text: str
-    speaker: str
+    speaker: str = Field(description="speaker_N, or with `roles` the speaker's role.")
+    emotion: Emotion | None = Field(None, description="With emotions=true, on the segments that were judged.")
 
 
 class DiarizedTranscription(DiarizedTranscript):
@@ -188,13 +213,50 @@ class DiarizedTranscription(DiarizedTranscript):
     transcript's fields, with OpenAI's diarized_json segments (a `type`, no words: those are top-level)."""
 
     segments: list[DiarizedJsonSegment]  # type: ignore[assignment]  # the wire's segment, not the domain's
+    roles: dict[str, str] | None = Field(
+        None, description="With `roles`: speaker_N -> role (segments and words carry the role as `speaker`)."
+    )
+    analysis: Analysis | None = Field(None, exclude=True)  # rendered as roles and emotions, not as itself
 
     @classmethod
     def of(cls, transcript: DiarizedTranscript, words: list[DiarizedWord]) -> "DiarizedTranscription":
-        """`transcript` as clients get it, with `words` (the transcript's, as the edge renders words)."""
-        segments = [DiarizedJsonSegment(**segment.model_dump(exclude={"words"})) for segment in transcript.segments]
-        fields = {name: getattr(transcript, name) for name in DiarizedTranscript.model_fields}
-        return cls(**{**fields, "segments": segments, "words": words})
+        """`transcript` as clients get it, with `words` (the transcript's, as the edge renders words), and its
+        analysis's roles and emotions where it has them."""
+        roles = transcript.analysis.roles if transcript.analysis is not None else {}
+        emotions = transcript.analysis.emotions if transcript.analysis is not None else []
+        segments = [
+            DiarizedJsonSegment(
+                **segment.model_dump(exclude={"words", "speaker"}),
+                speaker=roles.get(segment.speaker, segment.speaker),
+                emotion=emotions[index] if index < len(emotions) else None,
+            )
+            for index, segment in enumerate(transcript.segments)
+        ]
+        if roles:
+            words = [word.model_copy(update={"speaker": roles.get(word.speaker, word.speaker)}) for word in words]
+        fields = {name: getattr(transcript, name) for name in DiarizedTranscript.model_fields if name != "analysis"}
+        return cls(**{**fields, "segments": segments, "words": words, "roles": roles or None})
+
+    def body(self) -> dict[str, Any]:
+        """The JSON object sent: `roles` and a segment's `emotion` only where there are some."""
+        body = self.model_dump()
+        if body["roles"] is None:
+            del body["roles"]
+        for segment in body["segments"]:
+            if segment["emotion"] is None:
+                del segment["emotion"]
+        return body
+
+
+class LLMResult(BaseModel):
+    """The result when `prompt` is an LLM instruction: the transcription and the LLM's answer."""
+
+    transcription: dict[str, Any] = Field(
+        description="The verbose_json transcription (a DiarizedTranscription with task=diarize)."
+    )
+    llm_output: str | dict[str, Any] = Field(
+        description="The answer: text, or with json_schema an object valid against it."
+    )
 
 
 class Balance(BaseModel):
@@ -227,8 +289,10 @@ class UsageItem(BaseModel):
     cost: float | None = Field(description="What it cost, in the page's currency; null for charges made before"
                                " costs were recorded.")  # fmt: skip
     profanity_filter: bool
-    role_tagging: Literal[False] = False
-    emotions: Literal[False] = False
+    role_tagging: bool = Field(False, description="Speakers were given roles (`roles`).")
+    emotions: bool = Field(False, description="Emotions were returned (asked for and none returned: false).")
+    llm_input_tokens: int | None = Field(None, description="Tokens the LLM read, when an analysis ran.")
+    llm_output_tokens: int | None = Field(None, description="Tokens the LLM wrote; both are in `cost`.")
     request_id: str = Field(description="The job id, or the synchronous request's id.")
     api_key: UsageApiKey
 
@@ -270,7 +334,8 @@ class JobObject(BaseModel):
     progress: float = Field(description="Share of the audio processed, 0.0 to 1.0.")
     result: dict[str, Any] | str | None = Field(
         description="The transcription in the submitted response_format: an object for json and verbose_json,"
-        " a string for text, srt and vtt; for task=diarize always a DiarizedTranscription object."
+        " a string for text, srt and vtt; for task=diarize always a DiarizedTranscription object; with an LLM"
+        " `prompt`, an LLMResult object."
     )
     error: str | None = Field(description="Why the job failed, when status is error.")
 

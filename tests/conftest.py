@@ -33,6 +33,9 @@ tmpfs mount (root), so that a test can fill it: tests/test_storage_service.py.""
 LIMITS_CONFIG = {"max_sync_upload_bytes": UPLOAD_LIMIT_BYTES}
 LIVE_CONFIG = {"idle_timeout_s": 3, "max_sessions_per_key": 2}
 """A short idle timeout and a small session cap, so that tests reach them quickly."""
+ANALYSIS_CONFIG = {"max_output_tokens": 32, "sync_timeout_s": 10}
+"""Short answers (the embedded model writes ~15 tokens/s on 2 cores), and a synchronous budget that a
+minute of emotions (one LLM call, ~1 s, per segment) outruns: tests/test_analysis_service.py's 413."""
 URL_INPUT_CONFIG = {"allowed_networks": ["127.0.0.1/32"], "read_timeout_s": 2}
 """Tests fetch from a server on loopback, which only an allow-list opens; every other private range stays shut."""
 
@@ -59,6 +62,14 @@ KEYS_FILE = {
         {"key": "test-key-priced", "id": 42, "name": "sdk", "balance": 50.0, "rate_per_min": 0.6, "currency": "RUB"},
         {"key": "test-key-live", "id": 43, "name": "live", "balance": 5.0, "rate_per_min": 0.6, "currency": "RUB"},
         {"key": "test-key-live-short", "name": "live, 4 s", "balance_seconds": 4},
+        {
+            "key": "test-key-analysis",
+            "id": 44,
+            "name": "analysis",
+            "balance": 50.0,
+            "rate_per_min": 0.6,
+            "currency": "RUB",
+        },  # fmt: skip
     ]
 }
 """Keys with a balance or their own limits, from STT_API_KEYS_FILE; API_KEYS come from STT_API_KEYS."""
@@ -108,6 +119,7 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
             limits=LIMITS_CONFIG,
             url_input=URL_INPUT_CONFIG,
             live=LIVE_CONFIG,
+            analysis=ANALYSIS_CONFIG,
             keys_file=keys_file,
             ingress_replicas=2,  # two ingress replicas: the request-rate limit must hold across both
             live_replicas=2,  # and two of live sessions: each session's calls must find its replica

@@ -15,13 +15,25 @@ from pathlib import Path
 import httpx
 import pytest
 
+from deployments.analysis.emotions import emotion
 from deployments.billing.ledger import UsageLedger
 from deployments.billing.rate_limiter import RequestRateLimiter
 from deployments.config import JobsConfig, LimitsConfig, StorageConfig, UrlInputConfig
 from deployments.errors import AudioRejectedError
 from deployments.files._url_fetch import check_url
 from deployments.jobs.tracker import JobTracker
-from deployments.types import PipelineProgress, PipelineRequest, PipelineText, Transcript
+from deployments.types import (
+    Analysis,
+    AnalysisOptions,
+    DiarizedSegment,
+    DiarizedTranscript,
+    DiarizedWord,
+    PipelineProgress,
+    PipelineRequest,
+    PipelineResult,
+    PipelineText,
+    SpeakerSummary,
+)
 from serve_app.auth import ApiKey, ApiKeys
 from serve_app.config import AppConfig
 from serve_app.http_app import create_app
@@ -36,20 +48,60 @@ PRICED_KEY = "inprocess-priced"
 UPLOAD_LIMIT = 64 * 1024
 
 
+HELLO, THERE = (DiarizedWord(word=" Hello", start=0.0, end=1.0, prob=0.9, speaker="speaker_0"),
+                DiarizedWord(word=" there.", start=1.2, end=2.5, prob=0.9, speaker="speaker_1"))  # fmt: skip
+DIARIZED = DiarizedTranscript(
+    text="Hello there.",
+    language="en",
+    duration=2.5,
+    speakers=[
+        SpeakerSummary(speaker="speaker_0", speaking_time=1.0),
+        SpeakerSummary(speaker="speaker_1", speaking_time=1.3),
+    ],
+    segments=[
+        DiarizedSegment(id=0, start=0.0, end=1.0, text="Hello", speaker="speaker_0", words=[HELLO]),
+        DiarizedSegment(id=1, start=1.2, end=2.5, text="there.", speaker="speaker_1", words=[THERE]),
+    ],
+    words=[HELLO, THERE],
+)
+"""What task=diarize gets: two speakers, a word each."""
+
+
+def made_up_analysis(transcript: PipelineResult, options: AnalysisOptions) -> Analysis:
+    """What the fake Analyzer answers: an answer of the asked shape, roles from the asked ones, emotions."""
+    answer: str | dict | None = None
+    if options.prompt is not None:
+        answer = {"summary": "a greeting"} if options.json_schema is not None else "A greeting."
+    roles = {}
+    if options.roles is not None and isinstance(transcript, DiarizedTranscript):
+        names = ["caller", "agent"] if options.roles == "auto" else list(options.roles)
+        roles = {speaker.speaker: names[index % len(names)] for index, speaker in enumerate(transcript.speakers)}
+    emotions = [emotion("positive", 0.8), None] if options.emotions else []
+    return Analysis(llm_output=answer, roles=roles, emotions=emotions, llm_input_tokens=120, llm_output_tokens=8)
+
+
 class FakePipeline:
-    """Answers TRANSCRIPT for any file, except files whose content is b'not audio'."""
+    """Answers TRANSCRIPT (DIARIZED for task=diarize) for any file, except files whose content is b'not audio';
+    with an analysis asked, `analysis` (an exception is raised) or a made-up one."""
 
     def __init__(self, url_input: UrlInputConfig) -> None:
+        self.analysis: Analysis | Exception | None = None
         self.requests: list[PipelineRequest] = []
         self.check_url = Remote(lambda url: check_url(url, url_input))
         self.transcribe = Remote(self._transcribe)
         self.transcribe_streaming = self
 
-    async def _transcribe(self, request: PipelineRequest) -> Transcript:
+    async def _transcribe(self, request: PipelineRequest) -> PipelineResult:
         self.requests.append(request)
         if Path(request.source_path).read_bytes() == b"not audio":
             raise AudioRejectedError("audio processing failed: the file is not a readable audio or video container")
-        return TRANSCRIPT
+        result: PipelineResult = TRANSCRIPT if request.diarization is None else DIARIZED
+        if request.analysis is None or not request.analysis.wanted:
+            return result
+        if isinstance(self.analysis, Exception):
+            raise self.analysis
+        analysis = self.analysis or made_up_analysis(result, request.analysis)
+        return result.model_copy(update={"analysis": analysis})
 
     def options(self, stream: bool) -> "FakePipeline":
         return self
@@ -90,6 +142,7 @@ class InProcessService:
     ledger: UsageLedger
     tracker: JobTracker
     state_dir: Path
+    config: AppConfig
 
     def spooled(self) -> list[Path]:
         spool = self.state_dir / "spool"
@@ -98,7 +151,7 @@ class InProcessService:
 
 def build(tmp_path: Path) -> tuple[AppConfig, FakePipeline, UsageLedger, ApiKeys]:
     config = AppConfig(
-        model_ids=["whisper-1", "whisper-base"],
+        model_ids=["whisper-1", "whisper-base", "nexara-ru"],
         limits=LimitsConfig(max_sync_upload_bytes=UPLOAD_LIMIT),
         storage=StorageConfig(state_dir=str(tmp_path / "state")),
         jobs=JobsConfig(max_job_upload_bytes=UPLOAD_LIMIT, max_running_jobs_per_key=2),
@@ -135,7 +188,7 @@ def inprocess(tmp_path: Path) -> Iterator[InProcessService]:
         return client, tracker
 
     client, tracker = loop.run_until_complete(start())
-    service = InProcessService(client, pipeline, ledger, tracker, Path(config.storage.state_dir))
+    service = InProcessService(client, pipeline, ledger, tracker, Path(config.storage.state_dir), config)
     service.loop = loop
     yield service
     for task in [*tracker.runner.workers.values(), tracker._maintenance]:

@@ -15,7 +15,7 @@ AUDIO = {"file": ("a.wav", b"RIFF....WAVEfmt audio")}
 
 @pytest.mark.parametrize(
     ("field", "value"),
-    [("roles", "auto"), ("emotions", "true"), ("json_schema", "{}"), ("dictionary", "medical"), ("colour", "red")],
+    [("dictionary", "medical"), ("colour", "red")],
 )
 @pytest.mark.parametrize("path", [SYNC, ASYNC])
 def test_a_field_this_service_does_not_implement_is_400_naming_it(inprocess, path, field, value) -> None:  # noqa: F811
@@ -26,7 +26,7 @@ def test_a_field_this_service_does_not_implement_is_400_naming_it(inprocess, pat
 
 
 def test_an_unimplemented_field_that_asks_for_nothing_is_let_through(inprocess) -> None:  # noqa: F811
-    response = call(inprocess, "POST", SYNC, files=AUDIO, data={"emotions": "false"})
+    response = call(inprocess, "POST", SYNC, files=AUDIO, data={"dictionary": "none"})
     assert response.status_code == 200 and response.json() == {"text": "Hello there."}
 
 
@@ -37,12 +37,12 @@ def test_diarization_fields_without_task_diarize_are_refused(inprocess) -> None:
 
 def test_models_lists_the_configured_ids_and_model_accepts_them_only(inprocess) -> None:  # noqa: F811
     listed = call(inprocess, "GET", "/v1/models").json()["data"]
-    assert [card["id"] for card in listed] == ["whisper-1", "whisper-base"]
+    assert [card["id"] for card in listed] == ["whisper-1", "whisper-base", "nexara-ru"]
     assert call(inprocess, "POST", SYNC, files=AUDIO, data={"model": "whisper-base"}).status_code == 200
     refused = call(inprocess, "POST", ASYNC, files=AUDIO, data={"model": "whisper-2"})
     assert refused.status_code == 400
     assert refused.json()["detail"] == (
-        "unknown model 'whisper-2': this service offers whisper-1, whisper-base (GET /v1/models)"
+        "unknown model 'whisper-2': this service offers whisper-1, whisper-base, nexara-ru (GET /v1/models)"
     )
     assert inprocess.spooled() == []
 

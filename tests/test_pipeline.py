@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from ray import exceptions as ray_errors
 
+from deployments.analysis.errors import LLMBackendError, analysis_failure
 from deployments.config import ChunkingConfig, LimitsConfig, PipelineConfig
 from deployments.errors import AudioRejectedError
 from deployments.files._assembly import main_language
@@ -18,6 +19,8 @@ from deployments.files._file_run import FileRun
 from deployments.files.pipeline import TranscriptionPipeline
 from deployments.types import (
     SAMPLE_RATE,
+    Analysis,
+    AnalysisOptions,
     BatchHints,
     ChunkOptions,
     ChunkTranscript,
@@ -288,3 +291,48 @@ def test_a_chunk_whose_transcriber_replica_died_is_sent_again(tmp_path: Path) ->
     transcript = asyncio.run(_pipeline(tmp_path, transcriber).transcribe(request))
     assert [segment.text for segment in transcript.segments] == [" [en]"] * 2 and len(deaths) == 2
     assert transcriber.interactive == [True, True]  # a synchronous request's chunks go ahead of jobs'
+
+
+class _RayTaskError(Exception):
+    cause: Exception
+
+
+class _Analyzer:
+    """Answers a fixed analysis, or raises `error` as Ray would hand it over: wrapped, the original in `.cause`."""
+
+    def __init__(self, error: Exception | None = None) -> None:
+        self.asked: list[tuple[object, AnalysisOptions]] = []
+        self.error = error
+        self.analyze = Remote(self._analyze)
+
+    async def _analyze(self, transcript: object, options: AnalysisOptions) -> Analysis:
+        self.asked.append((transcript, options))
+        if self.error is not None:
+            wrapped = type("RayTaskError(LLMBackendError)", (_RayTaskError, type(self.error)), {})("in a replica")
+            wrapped.cause = self.error
+            raise wrapped
+        return Analysis(llm_output="an answer", llm_input_tokens=9, llm_output_tokens=2)
+
+
+def test_an_analysis_is_asked_after_diarization_and_carried_by_the_result(tmp_path: Path) -> None:
+    analyzer = _Analyzer()
+    pipeline = _pipeline(tmp_path)
+    pipeline.analyzer = analyzer
+    options = AnalysisOptions(prompt="Who speaks?", roles="auto")
+    request = _request(_wav(tmp_path, [(0.1, 3.0)]), diarize=True).model_copy(update={"analysis": options})
+    result = asyncio.run(pipeline.transcribe(request))
+    assert isinstance(result, DiarizedTranscript) and result.analysis.llm_output == "an answer"
+    ((asked, asked_options),) = analyzer.asked
+    assert isinstance(asked, DiarizedTranscript) and asked.analysis is None and asked_options == options
+    plain = asyncio.run(pipeline.transcribe(_request(_wav(tmp_path, [(0.1, 3.0)]))))
+    assert plain.analysis is None and len(analyzer.asked) == 1  # nothing asked, nothing analysed
+
+
+def test_an_analysis_error_reaches_the_caller_as_itself(tmp_path: Path) -> None:
+    pipeline = _pipeline(tmp_path)
+    pipeline.analyzer = _Analyzer(LLMBackendError("down"))
+    request = _request(_wav(tmp_path, [(0.1, 3.0)])).model_copy(update={"analysis": AnalysisOptions(prompt="Hi")})
+    with pytest.raises(LLMBackendError) as raised:
+        asyncio.run(pipeline.transcribe(request))
+    assert type(raised.value) is LLMBackendError and str(raised.value) == "down"  # unwrapped, for the edge
+    assert analysis_failure(raised.value) is raised.value

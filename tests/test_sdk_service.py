@@ -1,6 +1,7 @@
 """The official clients, unchanged but for `base_url`, against the running service: every call of the
 `nexara` SDK's public API that this service implements (create in every format and granularity, diarize,
-jobs with wait(), billing balance and usage paging, error mapping, refused fields), and the `openai` SDK's
+jobs with wait(), billing balance and usage paging, error mapping, refused fields; the analyses are in
+test_analysis_service.py), and the `openai` SDK's
 `stream=True`."""
 
 import time
@@ -124,12 +125,7 @@ def test_errors_map_to_the_sdks_exceptions(service: Service, client: nexara.Nexa
 
 @pytest.mark.parametrize(
     ("field", "call"),
-    [
-        ("roles", {"task": "diarize", "roles": "auto"}),
-        ("emotions", {"task": "diarize", "emotions": True, "model": "nexara-ru"}),
-        ("dictionary", {"dictionary": "medical"}),
-        ("json_schema", {"prompt": "Summarise.", "json_schema": {"type": "object"}}),
-    ],
+    [("dictionary", {"dictionary": "medical"})],  # roles, emotions, prompt: tests/test_analysis_service.py
 )
 def test_fields_this_service_does_not_implement_are_refused_by_name(
     client: nexara.Nexara, greeting: bytes, field: str, call: dict

@@ -34,7 +34,7 @@ def sdk(service: Service) -> openai.OpenAI:
 
 
 def test_models_are_listed_on_both_paths(service: Service, sdk: openai.OpenAI) -> None:
-    assert [model.id for model in sdk.models.list()] == ["whisper-1", "whisper-base"]  # configs/local.yaml
+    assert [model.id for model in sdk.models.list()] == ["whisper-1", "whisper-base", "nexara-ru"]  # configs/local.yaml
     with service.client() as client:
         body = client.get("/models").json()
     assert body["object"] == "list"

@@ -30,6 +30,7 @@ from deployments.config import StorageConfig
 from deployments.errors import StorageError, sqlite_storage
 from deployments.metrics import UsageMetrics
 from deployments.storage.actors import connect_sqlite, get_or_create
+from deployments.types import Analysis
 
 logger = logging.getLogger("ray.serve")  # where Ray shows a replica's or actor's log lines
 
@@ -43,6 +44,25 @@ class ChargeDetails(BaseModel):
     bytes: int = Field(0, ge=0, description="Size of the input as received (upload or fetched URL).")
     rate_per_min: float | None = Field(None, ge=0, description="The key's price per audio minute; None: no cost.")
     profanity_filter: bool = False
+    llm_price_per_1k_tokens: float | None = Field(None, ge=0, description="The price of 1000 LLM tokens (in + out).")
+    emotions_rate_per_min: float | None = Field(None, ge=0, description="The surcharge per audio minute for emotions.")
+    role_tagging: bool = Field(False, description="Speakers were given roles.")
+    emotions: bool = Field(False, description="At least one emotion was returned (asked for and none: False).")
+    llm_input_tokens: int | None = Field(None, ge=0, description="Set when an LLM analysis ran.")
+    llm_output_tokens: int | None = Field(None, ge=0)
+
+    def analyzed(self, analysis: Analysis | None) -> "ChargeDetails":
+        """These details with what an analysis used and returned (unchanged without one)."""
+        if analysis is None:
+            return self
+        return self.model_copy(
+            update={
+                "role_tagging": bool(analysis.roles),
+                "emotions": any(emotion is not None for emotion in analysis.emotions),
+                "llm_input_tokens": analysis.llm_input_tokens,
+                "llm_output_tokens": analysis.llm_output_tokens,
+            }
+        )
 
     def completed(self, language: str, source_path: str | Path) -> "ChargeDetails":
         """These details with what is known once the work is done: the language heard, and the size of the
@@ -67,6 +87,10 @@ class UsageRow(BaseModel):
     bytes: int
     cost: float | None
     profanity_filter: bool
+    role_tagging: bool
+    emotions: bool
+    llm_input_tokens: int | None
+    llm_output_tokens: int | None
 
 
 @dataclass(frozen=True)
@@ -79,8 +103,14 @@ class Charge:
 
     @property
     def cost(self) -> float | None:
-        rate = self.details.rate_per_min
-        return None if rate is None else self.audio_seconds / 60 * rate
+        """The audio at the key's rate, plus the LLM's tokens and the emotions surcharge where they apply."""
+        details, minutes = self.details, self.audio_seconds / 60
+        if details.rate_per_min is None:
+            return None
+        tokens = (details.llm_input_tokens or 0) + (details.llm_output_tokens or 0)
+        llm = tokens / 1000 * (details.llm_price_per_1k_tokens or 0.0)
+        emotions = minutes * (details.emotions_rate_per_min or 0.0) if details.emotions else 0.0
+        return minutes * details.rate_per_min + llm + emotions
 
     def cost_or_priced_at(self, rate_per_min: float) -> float:
         """Its cost, or, for a charge recorded without one, its audio priced at `rate_per_min`."""
@@ -93,6 +123,10 @@ COLUMNS_ADDED = {  # columns that later versions added to `charges`, and their t
     "bytes": "INTEGER NOT NULL DEFAULT 0",
     "cost": "REAL",
     "profanity_filter": "INTEGER NOT NULL DEFAULT 0",
+    "role_tagging": "INTEGER NOT NULL DEFAULT 0",
+    "emotions": "INTEGER NOT NULL DEFAULT 0",
+    "llm_input_tokens": "INTEGER",
+    "llm_output_tokens": "INTEGER",
 }
 
 
@@ -144,7 +178,8 @@ class UsageLedger:
         still waiting for the disk have no row id yet and are not listed."""
         self.flush()
         rows = self.connection.execute(
-            "SELECT id, charge_id, created_at, audio_seconds, task, model, language, bytes, cost, profanity_filter"
+            "SELECT id, charge_id, created_at, audio_seconds, task, model, language, bytes, cost, profanity_filter,"
+            " role_tagging, emotions, llm_input_tokens, llm_output_tokens"
             " FROM charges WHERE owner = ? AND id < ? ORDER BY id DESC LIMIT ?",
             (owner, before if before is not None else 2**63 - 1, limit),
         ).fetchall()
@@ -159,9 +194,11 @@ class UsageLedger:
                     details = charge.details
                     self.connection.execute(
                         "INSERT OR IGNORE INTO charges (charge_id, owner, audio_seconds, task, created_at, model,"
-                        " language, bytes, cost, profanity_filter) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        " language, bytes, cost, profanity_filter, role_tagging, emotions, llm_input_tokens,"
+                        " llm_output_tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                         (charge.charge_id, charge.owner, charge.audio_seconds, details.task, charge.created_at,
-                         details.model, details.language, details.bytes, charge.cost, details.profanity_filter),
+                         details.model, details.language, details.bytes, charge.cost, details.profanity_filter,
+                         details.role_tagging, details.emotions, details.llm_input_tokens, details.llm_output_tokens),
                     )  # fmt: skip
             except StorageError as error:
                 logger.warning("%d charges wait for the disk: %s", len(self.pending), error)

@@ -24,10 +24,17 @@ Currency = Literal["EUR", "RUB"]
 
 
 class BillingConfig(StrictModel):
-    """The price of keys that do not set their own (`rate_per_min`, `currency` in the keys file)."""
+    """The price of keys that do not set their own (`rate_per_min`, `currency` in the keys file), and the
+    analyses' prices, the same for every key."""
 
     rate_per_min: float = Field(0.006, ge=0, description="Price of one minute of audio.")
     currency: Currency = "EUR"
+    llm_price_per_1k_tokens: float = Field(
+        0.0, ge=0, description="Price of 1000 LLM tokens (prompt and answer together) of a request's analysis."
+    )
+    emotions_rate_per_min: float = Field(
+        0.0, ge=0, description="Surcharge per audio minute when emotions were returned (not when none were)."
+    )
 
 
 class PricedKey(Protocol):
@@ -49,6 +56,8 @@ class Price(BaseModel):
     rate_per_min: float
     currency: Currency
     balance: float | None = Field(description="Money the key may spend in all; None: unlimited.")
+    llm_price_per_1k_tokens: float = 0.0
+    emotions_rate_per_min: float = 0.0
 
     @classmethod
     def of(cls, key: PricedKey, defaults: BillingConfig) -> "Price":
@@ -56,7 +65,13 @@ class Price(BaseModel):
         balance = key.balance
         if key.balance_seconds is not None and rate > 0:  # at no price, audio seconds cost nothing
             balance = key.balance_seconds / 60 * rate
-        return cls(rate_per_min=rate, currency=key.currency or defaults.currency, balance=balance)
+        return cls(
+            rate_per_min=rate,
+            currency=key.currency or defaults.currency,
+            balance=balance,
+            llm_price_per_1k_tokens=defaults.llm_price_per_1k_tokens,
+            emotions_rate_per_min=defaults.emotions_rate_per_min,
+        )
 
 
 @dataclass(frozen=True)

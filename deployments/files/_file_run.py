@@ -6,6 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from deployments.analysis.errors import AnalysisError, analysis_failure
 from deployments.diarization.words import diarized_transcription
 from deployments.errors import AudioRejectedError
 from deployments.files._assembly import TranscriptAssembly
@@ -18,6 +19,8 @@ from deployments.retry import retry_on_worker_loss
 from deployments.storage.spool import decoded_copy_path
 from deployments.types import (
     SAMPLE_RATE,
+    Analysis,
+    AnalysisOptions,
     ChunkOptions,
     Diarization,
     DiarizationOptions,
@@ -89,6 +92,8 @@ class FileRun:
                 result = diarized_transcription(transcript, diarization)
             if self.request.options.profanity_filter:
                 result = await asyncio.to_thread(mask_transcript, result)
+            if self.request.analysis is not None and self.request.analysis.wanted:
+                result = result.model_copy(update={"analysis": await self._analyze(result, self.request.analysis)})
             return result
         finally:
             self.sender.cancel()
@@ -123,6 +128,17 @@ class FileRun:
             windows.close()
             if spool is not None:
                 spool.close()
+
+    async def _analyze(self, transcript: PipelineResult, options: AnalysisOptions) -> Analysis:
+        """The Analyzer's findings on the finished (masked) transcript. Its errors are raised as themselves, not
+        wrapped in this replica's RayTaskError, so the edge and the job runner recognise them."""
+        analyzer = self.pipeline.analyzer
+        if analyzer is None:
+            raise RuntimeError("an analysis was asked of a pipeline built without an Analyzer")
+        try:
+            return await retry_on_worker_loss(lambda: analyzer.analyze.remote(transcript, options), "analysis")
+        except AnalysisError as error:
+            raise analysis_failure(error) or error from None
 
     async def _diarize(self, options: DiarizationOptions) -> Diarization:
         if not self.sender.transcripts:  # no speech was found, so there is no one to find

@@ -2,6 +2,7 @@
 
     spooled file (or URL) -> decode a window at a time -> VAD chunks -> Transcriber (batched)
                                        \\-> decoded 16 kHz spool -> Diarizer (reads the file itself)
+                                                                 -> Analyzer (prompt, roles, emotions: when asked)
                                                                  -> transcript back to the caller
 
 The Ingress and the JobTracker send a `PipelineRequest` (a path and options) and get a domain result
@@ -33,9 +34,16 @@ class TranscriptionPipeline:
     """Decoding and VAD are CPU work apart from the model, so this deployment scales on its own; it
     spends the rest of its time awaiting the Transcriber and the Diarizer."""
 
-    def __init__(self, transcriber: DeploymentHandle, diarizer: DeploymentHandle, config: PipelineConfig) -> None:
+    def __init__(
+        self,
+        transcriber: DeploymentHandle,
+        diarizer: DeploymentHandle,
+        config: PipelineConfig,
+        analyzer: DeploymentHandle | None = None,
+    ) -> None:
         self.transcriber = transcriber
         self.diarizer = diarizer
+        self.analyzer = analyzer  # the Analyzer (deployments/analysis/), for requests that ask for an analysis
         self.config = config
         chunking = config.chunking
         self.chunker = SpeechChunker(chunking.vad_filter, chunking.max_chunk_s, chunking.max_span_s)

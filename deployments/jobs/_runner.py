@@ -12,6 +12,7 @@ from typing import Any, cast
 from ray.actor import ActorProxy
 from ray.serve.handle import DeploymentHandle, DeploymentResponseGenerator
 
+from deployments.analysis.errors import analysis_error_message, analysis_failure
 from deployments.billing.ledger import ChargeDetails
 from deployments.billing.pricing import charge
 from deployments.config import JobsConfig
@@ -104,6 +105,7 @@ class QueueRunner:
             max_bytes=self.config.max_job_upload_bytes,
             options=request.options,
             diarization=request.diarization,
+            analysis=request.analysis,
         )
         result: PipelineResult | None = None
         try:
@@ -119,9 +121,11 @@ class QueueRunner:
             if result is None:
                 raise RuntimeError("the pipeline ended without a result")
         except Exception as error:
-            rejected, storage = client_error(error), storage_failure(error)
+            rejected, storage, analysis = client_error(error), storage_failure(error), analysis_failure(error)
             if rejected is not None:
                 self._finish(job, error=str(rejected))
+            elif analysis is not None:  # the LLM failed or ran out of time: the job ends unbilled, as nexara's do
+                self._finish(job, error=analysis_error_message(analysis))
             elif storage is not None:  # a full disk is not the job's fault: wait for space
                 logger.warning("job %s: storage refused a write (%s); retrying in %.0f s", job.job_id, storage,
                                self._retry_s)  # fmt: skip
@@ -130,7 +134,7 @@ class QueueRunner:
                 raise
             return
         details = request.charge or ChargeDetails(task="diarize" if request.diarization is not None else "transcribe")
-        details = details.completed(result.language, request.source_path)
+        details = details.completed(result.language, request.source_path).analyzed(result.analysis)
         await charge(self.ledger, job.job_id, job.owner, result.duration, details)  # once, by job id
         self._finish(job, transcript=result)
 

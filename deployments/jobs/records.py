@@ -7,7 +7,7 @@ from enum import StrEnum
 from pydantic import BaseModel, Field
 
 from deployments.billing.ledger import ChargeDetails
-from deployments.types import DiarizationOptions, PipelineResult, RenderSpec, TranscriptionOptions
+from deployments.types import AnalysisOptions, DiarizationOptions, PipelineResult, RenderSpec, TranscriptionOptions
 
 
 class JobStatus(StrEnum):
@@ -23,6 +23,7 @@ class JobRequest(BaseModel):
     url: str | None = Field(None, description="Fetched into source_path when the job runs.")
     options: TranscriptionOptions
     diarization: DiarizationOptions | None = Field(None, description="Set for task=diarize.")
+    analysis: AnalysisOptions | None = Field(None, description="What the Analyzer should do with the transcript.")
     render: RenderSpec = Field(description="How the edge renders the job's result when it is polled.")
     charge: ChargeDetails | None = Field(
         None, description="How to bill the job (price, model); language and size are filled in when it is done."

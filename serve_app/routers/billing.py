@@ -59,6 +59,10 @@ def _item(row: UsageRow, api_key: UsageApiKey) -> UsageItem:
         language=row.language,
         cost=None if row.cost is None else round(row.cost, 6),
         profanity_filter=row.profanity_filter,
+        role_tagging=row.role_tagging,
+        emotions=row.emotions,
+        llm_input_tokens=row.llm_input_tokens,
+        llm_output_tokens=row.llm_output_tokens,
         request_id=row.charge_id,
         api_key=api_key,
     )

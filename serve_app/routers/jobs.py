@@ -8,6 +8,7 @@ from fastapi.responses import JSONResponse
 
 from deployments.jobs.records import Job, JobRequest
 from deployments.jobs.tracker import TooManyJobsError
+from serve_app.analysis_fields import analysis_request
 from serve_app.auth import FUNDS_ERROR
 from serve_app.dependencies import (
     ConfigDependency,
@@ -57,6 +58,7 @@ async def create_job(
     form = await receive_transcription_form(request, spool_path, config.max_job_upload_bytes)
     try:
         check_model(form.model, app_config)
+        form, analysis = analysis_request(form, app_config.analysis, synchronous=False)
         if form.stream:
             raise HTTPException(
                 status.HTTP_400_BAD_REQUEST, "stream=true is for POST /v1/audio/transcriptions; poll jobs instead"
@@ -71,6 +73,7 @@ async def create_job(
         url=form.url,
         options=form.transcription_options(),
         diarization=form.diarization_options(),
+        analysis=analysis,
         render=form.render_spec(),
         charge=charge_details(price, form),
     )

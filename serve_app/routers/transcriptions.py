@@ -13,12 +13,14 @@ from deployments.billing.ledger import ChargeDetails
 from deployments.retry import retry_on_worker_loss
 from deployments.storage.spool import remove_spooled
 from deployments.types import PipelineRequest, PipelineResult
+from serve_app.analysis_fields import analysis_request
 from serve_app.auth import FUNDS_ERROR
 from serve_app.dependencies import ConfigDependency, FundedKey, KeyPrice, LedgerDependency, PipelineDependency
 from serve_app.formatting import render
-from serve_app.intake import UPLOAD_ERRORS, charge_details, check_model, receive_transcription_form
+from serve_app.intake import ANALYSIS_ERRORS, UPLOAD_ERRORS, charge_details, check_model, receive_transcription_form
 from serve_app.schemas import (
     DiarizedTranscription,
+    LLMResult,
     TranscriptionForm,
     TranscriptionJson,
     TranscriptionVerboseJson,
@@ -31,7 +33,7 @@ router = APIRouter(tags=["transcriptions"])
 
 @router.post(
     "/v1/audio/transcriptions",
-    response_model=TranscriptionJson | TranscriptionVerboseJson | DiarizedTranscription,
+    response_model=TranscriptionJson | TranscriptionVerboseJson | DiarizedTranscription | LLMResult,
     responses={
         200: {
             "content": {"text/plain": {}, "text/vtt": {}, "text/event-stream": {}},
@@ -39,6 +41,7 @@ router = APIRouter(tags=["transcriptions"])
         },
         **UPLOAD_ERRORS,
         **FUNDS_ERROR,
+        **ANALYSIS_ERRORS,
     },
     openapi_extra={"requestBody": multipart_request_body(TranscriptionForm)},
 )
@@ -57,6 +60,7 @@ async def create_transcription(
     try:
         form = await receive_transcription_form(request, spool_path, config.limits.max_sync_upload_bytes)
         check_model(form.model, config)
+        form, analysis = analysis_request(form, config.analysis, synchronous=True)
         pipeline_request = PipelineRequest(
             source_path=str(spool_path),
             url=form.url,
@@ -65,6 +69,7 @@ async def create_transcription(
             diarization=form.diarization_options(),
             stream_text=form.stream,
             interactive=True,
+            analysis=analysis,
         )
         charge = Charge(ledger, request_id, key.owner, charge_details(price, form), spool_path)
         if form.stream:
@@ -91,5 +96,5 @@ class Charge:
         self.details, self.source = details, source
 
     async def __call__(self, result: PipelineResult) -> None:
-        details = self.details.completed(result.language, self.source)
+        details = self.details.completed(result.language, self.source).analyzed(result.analysis)
         await pricing.charge(self.ledger, self.request_id, self.owner, result.duration, details)

@@ -1,0 +1,43 @@
+"""The one small interface the analyses use to reach an LLM, and the factory that picks a backend from the
+config. A backend turns chat messages into a `Completion`; with a JSON schema, the text it returns is meant to
+be JSON valid against it (constrained decoding where the backend can), but callers still validate."""
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from deployments.config import AnalysisConfig
+
+Message = dict[str, str]
+"""{"role": "system" | "user" | "assistant", "content": "..."}"""
+
+
+@dataclass(frozen=True)
+class Completion:
+    text: str
+    input_tokens: int
+    output_tokens: int
+
+
+class LLMBackend(Protocol):
+    context_tokens: int
+
+    def complete(self, messages: list[Message], json_schema: dict | None, max_tokens: int) -> Completion:
+        """The model's answer to `messages`; with `json_schema`, constrained to it where the backend can."""
+        ...
+
+    def count_tokens(self, text: str) -> int:
+        """How many tokens `text` takes in the model's prompt (an estimate where the backend cannot tell)."""
+        ...
+
+    def close(self) -> None: ...
+
+
+def make_backend(config: AnalysisConfig) -> LLMBackend:
+    """The backend the config names; the embedded one loads its model here (seconds), so call it in a replica."""
+    if config.backend == "embedded":
+        from deployments.analysis._embedded import EmbeddedBackend
+
+        return EmbeddedBackend(config)
+    from deployments.analysis._openai import OpenAIBackend
+
+    return OpenAIBackend(config)

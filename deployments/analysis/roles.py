@@ -1,0 +1,68 @@
+"""Speaker roles: the LLM reads who said what and gives each diarized speaker a role, from the client's list
+(or dict of name -> description) plus "unknown", or with "auto" a short label of its own in the conversation's
+language. The answer is constrained to an object with one key per speaker (and with a list, to the allowed
+names); a role the model still gets wrong becomes "unknown"."""
+
+from deployments.analysis._calls import Session
+from deployments.analysis._transcript import fit, lines
+from deployments.analysis.errors import LLMOutputInvalid
+from deployments.types import DiarizedTranscript
+
+UNKNOWN = "unknown"
+MAX_AUTO_ROLE_CHARS = 32
+
+
+def role_schema(speakers: list[str], allowed: list[str] | None) -> dict:
+    value = {"type": "string", "enum": allowed} if allowed else {"type": "string", "maxLength": MAX_AUTO_ROLE_CHARS}
+    return {
+        "type": "object",
+        "properties": {speaker: value for speaker in speakers},
+        "required": speakers,
+        "additionalProperties": False,
+    }
+
+
+def instructions(roles: str | list[str] | dict[str, str]) -> str:
+    if roles == "auto":
+        return (
+            "Give each speaker a short role label (one or two words, e.g. the job or part they play in the"
+            " conversation), written in the conversation's language."
+        )
+    if isinstance(roles, dict):
+        listed = "\n".join(f"- {name}: {description}" for name, description in roles.items())
+    else:
+        listed = "\n".join(f"- {name}" for name in roles)
+    return f"Give each speaker one of these roles, or {UNKNOWN} if none fits:\n{listed}\n- {UNKNOWN}"
+
+
+def assign(session: Session, transcript: DiarizedTranscript, roles: str | list[str] | dict[str, str]) -> dict[str, str]:
+    speakers = list(dict.fromkeys([s.speaker for s in transcript.speakers] + [s.speaker for s in transcript.segments]))
+    if not speakers:
+        return {}
+    allowed = None if roles == "auto" else [*list(roles), UNKNOWN]
+    schema = role_schema(speakers, allowed)
+    rule = instructions(roles)
+    budget = session.backend.context_tokens - session.backend.count_tokens(rule) - 40 * len(speakers) - 160
+    text = fit(lines(transcript), max(budget, 64), session.backend.count_tokens)
+    user = (
+        f"Transcript:\n{text}\n\n{rule}\n\nSpeakers: {', '.join(speakers)}.\n"
+        'Answer with JSON mapping each speaker to a role, e.g. {"' + speakers[0] + '": "..."}.'
+    )
+    messages = [
+        {"role": "system", "content": "You identify the roles of the people in a conversation."},
+        {"role": "user", "content": user},
+    ]
+    try:
+        answer = session.complete_json(messages, schema, 24 * len(speakers) + 16)
+    except LLMOutputInvalid:
+        answer = {}
+    return {speaker: clean(answer.get(speaker), allowed) for speaker in speakers}
+
+
+def clean(role: object, allowed: list[str] | None) -> str:
+    if not isinstance(role, str) or not role.strip():
+        return UNKNOWN
+    role = role.strip()[:MAX_AUTO_ROLE_CHARS]
+    if allowed is not None and role not in allowed:
+        return UNKNOWN
+    return role

@@ -1,0 +1,213 @@
+"""The analyses' logic (deployments/analysis/) over a scripted fake backend: schema validation and its one
+retry, role mapping with unknown, emotion parsing, fitting long transcripts, errors that pickle."""
+
+import json
+import pickle
+
+import pytest
+
+from deployments.analysis import emotions, roles
+from deployments.analysis._transcript import fit
+from deployments.analysis.analyzer import analyze
+from deployments.analysis.backends import Completion
+from deployments.analysis.errors import AnalysisTimeout, LLMBackendError, LLMOutputInvalid
+from deployments.config import AnalysisConfig
+from deployments.types import (
+    EMOTION_LABELS,
+    AnalysisOptions,
+    DiarizedSegment,
+    DiarizedTranscript,
+    Segment,
+    SpeakerSummary,
+    Transcript,
+)
+
+
+class ScriptedBackend:
+    """Answers with the next scripted text; records what it was asked."""
+
+    context_tokens = 2048
+
+    def __init__(self, *answers: str) -> None:
+        self.answers = list(answers)
+        self.asked: list[tuple[list, dict | None, int]] = []
+
+    def complete(self, messages, json_schema, max_tokens) -> Completion:
+        self.asked.append((messages, json_schema, max_tokens))
+        return Completion(self.answers.pop(0), input_tokens=100, output_tokens=10)
+
+    def count_tokens(self, text: str) -> int:
+        return len(text.split())
+
+    def close(self) -> None:
+        pass
+
+
+def diarized(*turns: tuple[str, str]) -> DiarizedTranscript:
+    segments = [
+        DiarizedSegment(id=i, start=i * 2.0, end=i * 2.0 + 1.5, text=text, speaker=speaker)
+        for i, (speaker, text) in enumerate(turns)
+    ]
+    speakers = [SpeakerSummary(speaker=s, speaking_time=1.5) for s in dict.fromkeys(s for s, _ in turns)]
+    return DiarizedTranscript(
+        text=" ".join(t for _, t in turns), language="en", duration=10.0, speakers=speakers, segments=segments
+    )
+
+
+def plain(*texts: str) -> Transcript:
+    segments = [
+        Segment(
+            id=i,
+            seek=0,
+            start=i,
+            end=i + 1,
+            text=t,
+            tokens=[],
+            temperature=0,
+            avg_logprob=0,
+            compression_ratio=1,
+            no_speech_prob=0,
+        )  # fmt: skip
+        for i, t in enumerate(texts)
+    ]
+    return Transcript(language="en", duration=len(texts), segments=segments)
+
+
+CALL = diarized(("speaker_0", "How can I help you?"), ("speaker_1", "My order arrived broken."))
+SCHEMA = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+
+
+def test_prompt_returns_the_text_and_counts_tokens() -> None:
+    backend = ScriptedBackend("A broken order.")
+    result = analyze(backend, AnalysisConfig(), CALL, AnalysisOptions(prompt="Summarize"))
+    assert result.llm_output == "A broken order."
+    assert (result.llm_input_tokens, result.llm_output_tokens) == (100, 10)
+    assert "speaker_1: My order arrived broken." in backend.asked[0][0][-1]["content"]
+
+
+def test_schema_answer_is_validated_and_an_invalid_one_retried_once() -> None:
+    backend = ScriptedBackend('{"n": "two"}', '{"n": 2}')
+    result = analyze(backend, AnalysisConfig(), CALL, AnalysisOptions(prompt="Count", json_schema=SCHEMA))
+    assert result.llm_output == {"n": 2}
+    assert len(backend.asked) == 2 and "invalid" in backend.asked[1][0][-1]["content"]
+    assert result.llm_input_tokens == 200  # both calls are billed
+
+
+def test_schema_answer_invalid_twice_is_an_error() -> None:
+    backend = ScriptedBackend("not json", '{"m": 1}')
+    with pytest.raises(LLMOutputInvalid):
+        analyze(backend, AnalysisConfig(), CALL, AnalysisOptions(prompt="Count", json_schema=SCHEMA))
+
+
+def test_roles_from_a_list_constrain_to_it_plus_unknown_and_map_strays_to_unknown() -> None:
+    backend = ScriptedBackend(json.dumps({"speaker_0": "agent", "speaker_1": "customer"}))
+    result = analyze(backend, AnalysisConfig(), CALL, AnalysisOptions(roles=["agent", "customer"]))
+    assert result.roles == {"speaker_0": "agent", "speaker_1": "customer"}
+    schema = backend.asked[0][1]
+    assert schema["properties"]["speaker_0"]["enum"] == ["agent", "customer", "unknown"]
+    assert roles.clean("manager", ["agent", "unknown"]) == "unknown"
+    assert roles.clean("", None) == "unknown"
+
+
+def test_roles_dict_passes_descriptions_and_auto_allows_free_labels() -> None:
+    backend = ScriptedBackend(json.dumps({"speaker_0": "operator", "speaker_1": "unknown"}))
+    options = AnalysisOptions(roles={"operator": "answers the phone", "client": "calls in"})
+    assert analyze(backend, AnalysisConfig(), CALL, options).roles == {"speaker_0": "operator", "speaker_1": "unknown"}
+    assert "answers the phone" in backend.asked[0][0][-1]["content"]
+    backend = ScriptedBackend(json.dumps({"speaker_0": "оператор", "speaker_1": "клиент"}))
+    result = analyze(backend, AnalysisConfig(), CALL, AnalysisOptions(roles="auto"))
+    assert result.roles == {"speaker_0": "оператор", "speaker_1": "клиент"}
+    assert "enum" not in backend.asked[0][1]["properties"]["speaker_0"]
+
+
+def test_roles_need_speakers_and_invalid_answers_give_unknown() -> None:
+    backend = ScriptedBackend("[]", "{}")
+    result = analyze(backend, AnalysisConfig(), CALL, AnalysisOptions(roles=["a", "b"]))
+    assert result.roles == {"speaker_0": "unknown", "speaker_1": "unknown"}
+    assert analyze(ScriptedBackend(), AnalysisConfig(), plain("hi"), AnalysisOptions(roles="auto")).roles == {}
+
+
+def test_emotions_are_parsed_per_segment_in_batches() -> None:
+    answers = [
+        json.dumps([{"label": "angry", "confidence": 90}, {"label": "neutral", "confidence": 60}]),
+        json.dumps([{"label": "positive", "confidence": 10}]),
+    ]
+    backend = ScriptedBackend(*answers)
+    transcript = plain("I hate this!", "meh", "Thanks a lot!")
+    result = analyze(backend, AnalysisConfig(emotion_batch=2), transcript, AnalysisOptions(emotions=True))
+    assert len(backend.asked) == 2
+    first, second, third = result.emotions
+    assert first.label == "angry" and first.confidence == 0.9
+    assert set(first.probs) == set(EMOTION_LABELS) and sum(first.probs.values()) == pytest.approx(1, abs=1e-3)
+    assert second.label == "neutral"
+    assert third.label == "positive" and third.confidence == emotions.MIN_CONFIDENCE
+    assert third.probs["positive"] >= max(third.probs.values())
+
+
+def test_emotion_items_outside_the_four_labels_are_none() -> None:
+    parsed = emotions.parse([{"label": "bored", "confidence": 50}, {"label": "sad"}], 3)
+    assert parsed[0] is None and parsed[1].label == "sad" and parsed[2] is None
+
+
+def test_long_transcripts_keep_both_ends_and_say_what_was_cut() -> None:
+    lines = [f"line {i} " + "word " * 10 for i in range(100)]
+    text = fit(lines, 120, lambda s: len(s.split()))
+    assert text.startswith("line 0 ") and text.rstrip().endswith(lines[-1].rstrip())
+    assert "lines omitted" in text and len(text.split()) <= 120
+    assert fit(lines[:3], 1000, lambda s: len(s.split())) == "\n".join(lines[:3])
+
+
+def test_timeout_stops_before_the_next_call() -> None:
+    backend = ScriptedBackend("x")
+    with pytest.raises(AnalysisTimeout):
+        analyze(backend, AnalysisConfig(timeout_s=1e-9), CALL, AnalysisOptions(prompt="Summarize"))
+
+
+def test_errors_survive_pickling() -> None:
+    for error in (LLMBackendError("down"), LLMOutputInvalid("bad"), AnalysisTimeout("late")):
+        copy = pickle.loads(pickle.dumps(error))
+        assert type(copy) is type(error) and str(copy) == str(error)
+
+
+def test_a_requests_budget_is_the_shorter_of_its_own_and_the_configs() -> None:
+    backend = ScriptedBackend("x")
+    with pytest.raises(AnalysisTimeout):
+        analyze(backend, AnalysisConfig(), CALL, AnalysisOptions(prompt="Summarize", timeout_s=1e-9))
+    assert backend.asked == []
+
+
+def test_a_synchronous_analysis_spends_its_budget_waiting_for_the_model_and_a_job_waits() -> None:
+    """The Analyzer deployment's queue: one analysis at a time; a synchronous one gives up when its budget is
+    spent in the queue (413), a job's waits its turn."""
+    import asyncio
+
+    from deployments.analysis.deployment import Analyzer
+
+    analyzer = object.__new__(Analyzer.func_or_class)
+    analyzer.config, analyzer.backend = AnalysisConfig(), ScriptedBackend("first", "second")
+
+    async def scenario() -> None:
+        analyzer.lock = asyncio.Lock()
+        await analyzer.lock.acquire()  # another analysis holds the model
+        with pytest.raises(AnalysisTimeout, match="waited its whole budget"):
+            await analyzer.analyze(CALL, AnalysisOptions(prompt="Summarize", timeout_s=0.05))
+        job = asyncio.ensure_future(analyzer.analyze(CALL, AnalysisOptions(prompt="Summarize")))
+        await asyncio.sleep(0.1)
+        assert not job.done()
+        analyzer.lock.release()
+        assert (await job).llm_output == "first"
+        quick = await analyzer.analyze(CALL, AnalysisOptions(prompt="Summarize", timeout_s=5))
+        assert quick.llm_output == "second"
+
+    asyncio.run(scenario())
+
+
+def test_an_analyzer_without_its_model_answers_each_analysis_with_a_backend_error() -> None:
+    """The application still starts (transcription goes on); an analysis is a 502 naming the cause."""
+    import asyncio
+
+    from deployments.analysis.deployment import Analyzer
+
+    analyzer = Analyzer.func_or_class(AnalysisConfig(model="/nonexistent/model.gguf"))
+    with pytest.raises(LLMBackendError, match="analysis model not found"):
+        asyncio.run(analyzer.analyze(CALL, AnalysisOptions(prompt="Summarize")))

