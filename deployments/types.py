@@ -194,6 +194,17 @@ class DiarizedWord(Word):
     speaker: str
 
 
+class SegmentDecoding(BaseModel):
+    """How Whisper decoded the segment a speaker's stretch mostly comes from: verbose_json's per-segment
+    figures, for clients that read a diarized transcript as verbose_json (the nexara SDK's LLMResult)."""
+
+    seek: int
+    temperature: float
+    avg_logprob: float
+    compression_ratio: float
+    no_speech_prob: float
+
+
 class DiarizedSegment(BaseModel):
     """One speaker's stretch of speech."""
 
@@ -203,6 +214,9 @@ class DiarizedSegment(BaseModel):
     text: str
     speaker: str
     words: list[DiarizedWord] = Field(default_factory=list, description="The segment's words, with its speaker.")
+    decoding: SegmentDecoding | None = Field(
+        None, description="The Whisper segment this stretch overlaps most: its decoding figures."
+    )
 
 
 class DiarizedTranscript(BaseModel):

@@ -1,7 +1,7 @@
 """Turn a Transcript into the body a client asked for with `response_format` and `timestamp_granularities`."""
 
 import datetime
-from typing import TypeVar, cast
+from typing import TypeVar
 
 import srt
 import webvtt
@@ -80,10 +80,13 @@ def render_body(
     A diarized transcript is always its JSON object (with roles and emotions where its analysis has them);
     with an LLM's answer, `{"transcription": <that body>, "llm_output": <the answer>}` (the edge asked for
     verbose_json then)."""
-    body = _transcription_body(transcript, response_format, granularities)
     if transcript.analysis is not None and transcript.analysis.llm_output is not None:
-        return LLMResult(transcription=cast(dict, body), llm_output=transcript.analysis.llm_output).model_dump()
-    return body
+        if isinstance(transcript, DiarizedTranscript):
+            body = DiarizedTranscription.of(transcript, stripped(transcript.words)).body(verbose=True)
+        else:
+            body = verbose_json(transcript, granularities).model_dump(exclude_none=True)
+        return LLMResult(transcription=body, llm_output=transcript.analysis.llm_output).model_dump()
+    return _transcription_body(transcript, response_format, granularities)
 
 
 def _transcription_body(

@@ -18,6 +18,7 @@ from deployments.types import (
     RenderSpec,
     ResponseFormat,
     Segment,
+    SegmentDecoding,
     TimestampGranularity,
     TranscriptionOptions,
     Word,
@@ -206,6 +207,7 @@ class DiarizedJsonSegment(BaseModel):
     text: str
     speaker: str = Field(description="speaker_N, or with `roles` the speaker's role.")
     emotion: Emotion | None = Field(None, description="With emotions=true, on the segments that were judged.")
+    decoding: SegmentDecoding | None = Field(None, exclude=True)  # sent only inside an LLMResult: see `body`
 
 
 class DiarizedTranscription(DiarizedTranscript):
@@ -237,14 +239,24 @@ class DiarizedTranscription(DiarizedTranscript):
         fields = {name: getattr(transcript, name) for name in DiarizedTranscript.model_fields if name != "analysis"}
         return cls(**{**fields, "segments": segments, "words": words, "roles": roles or None})
 
-    def body(self) -> dict[str, Any]:
-        """The JSON object sent: `roles` and a segment's `emotion` only where there are some."""
+    def body(self, verbose: bool = False) -> dict[str, Any]:
+        """The JSON object sent: `roles` and a segment's `emotion` only where there are some. `verbose`: each
+        segment also has verbose_json's segment fields, as the transcription inside an LLMResult must (the
+        nexara SDK reads that as verbose_json): `seek`, `temperature`, `avg_logprob`, `compression_ratio` and
+        `no_speech_prob` of the Whisper segment it overlaps most, and `tokens` empty (a speaker's stretch is
+        cut from words, not tokens)."""
         body = self.model_dump()
         if body["roles"] is None:
             del body["roles"]
-        for segment in body["segments"]:
+        for segment, source in zip(body["segments"], self.segments, strict=True):
             if segment["emotion"] is None:
                 del segment["emotion"]
+            if verbose:
+                decoding = source.decoding or SegmentDecoding(
+                    seek=round(source.start * 100), temperature=0.0, avg_logprob=0.0, compression_ratio=0.0,
+                    no_speech_prob=0.0,
+                )  # fmt: skip
+                segment.update(decoding.model_dump(), tokens=[])
         return body
 
 

@@ -8,6 +8,8 @@ import json
 
 import openai
 import pytest
+from nexara.resources.transcriptions import parse_result
+from nexara.types.transcription import LLMResult as SDKLLMResult
 
 from deployments.analysis.errors import AnalysisTimeout, LLMBackendError, LLMOutputInvalid
 from deployments.jobs.records import owner_of
@@ -108,6 +110,10 @@ def test_diarize_with_a_prompt_wraps_the_diarized_body(inprocess) -> None:  # no
     body = call(inprocess, "POST", SYNC, files=AUDIO, data=form).json()
     assert body["llm_output"] == "A greeting." and body["transcription"]["task"] == "diarize"
     assert body["transcription"]["roles"] == {"speaker_0": "caller", "speaker_1": "agent"}
+    parsed = parse_result(body)  # how the nexara SDK reads it: an LLMResult around a verbose_json transcription
+    assert isinstance(parsed, SDKLLMResult) and parsed.transcription.segments
+    for raw, segment in zip(body["transcription"]["segments"], parsed.transcription.segments, strict=True):
+        assert raw["speaker"] in {"caller", "agent"} and segment.tokens == [] and segment.end > segment.start
 
 
 def test_emotions_on_the_judged_segments_only(inprocess) -> None:  # noqa: F811

@@ -1,6 +1,6 @@
 """Word-level speaker assignment and segment splitting (deployments/diarization/words.py)."""
 
-from deployments.diarization.words import diarized_transcription, speaker_of, speaker_summaries
+from deployments.diarization.words import decoding_of, diarized_transcription, speaker_of, speaker_summaries
 from deployments.types import Diarization, ResponseFormat, Segment, SpeakerTurn, TimestampGranularity, Transcript, Word
 from serve_app.formatting import render_body
 
@@ -114,3 +114,12 @@ def test_speakers_are_named_in_order_of_appearance_and_every_word_has_one() -> N
     unheard = diarized_transcription(transcript, Diarization(turns=[], exclusive_turns=[]))
     assert {s.speaker for s in unheard.segments} == {A} and {w.speaker for w in unheard.words} == {A}
     assert [(s.speaker, s.speaking_time) for s in unheard.speakers] == [(A, 3.0)]
+
+
+def test_a_speakers_segment_keeps_the_decoding_figures_of_the_whisper_segment_it_overlaps_most() -> None:
+    first = _segment(0.0, 2.2, " Hello there.").model_copy(update={"seek": 0, "avg_logprob": -0.2})
+    second = _segment(2.2, 5.0, " Hi, you.").model_copy(update={"seek": 220, "avg_logprob": -0.7})
+    assert decoding_of(2.5, 4.5, [first, second]).avg_logprob == -0.7
+    assert decoding_of(0.0, 2.0, [first, second]).seek == 0
+    assert decoding_of(6.0, 7.0, [first, second]).seek == 220  # none overlaps: the nearest
+    assert decoding_of(0.0, 1.0, []) is None

@@ -14,6 +14,8 @@ from deployments.types import (
     DiarizedSegment,
     DiarizedTranscript,
     DiarizedWord,
+    Segment,
+    SegmentDecoding,
     SpeakerSummary,
     SpeakerTurn,
     Transcript,
@@ -26,6 +28,15 @@ def speaker_of(start: float, end: float, turns: list[SpeakerTurn]) -> str:
         return speaker
     middle = (start + end) / 2  # a zero-length word (Whisper gives some) belongs to the turn around it
     return min(turns, key=lambda turn: _distance(middle, turn.start, turn.end)).speaker
+
+
+def decoding_of(start: float, end: float, segments: list[Segment]) -> SegmentDecoding | None:
+    """The decoding figures of the Whisper segment that overlaps [start, end] most (the nearest one where
+    none overlaps); None without segments."""
+    if not segments:
+        return None
+    nearest = max(segments, key=lambda s: (min(end, s.end) - max(start, s.start), -abs(s.start - start)))
+    return SegmentDecoding(**nearest.model_dump(include=set(SegmentDecoding.model_fields)))
 
 
 def _distance(time: float, start: float, end: float) -> float:
@@ -60,13 +71,15 @@ def diarized_transcription(transcript: Transcript, diarization: Diarization) -> 
                     start = _part(segments, last_of[speaker], words[0].start)
                 text = "".join(word.word for word in words).strip()
                 last_of[speaker] = len(segments)
-                segments.append(DiarizedSegment(id=len(segments), start=start, end=end, text=text,
-                                                speaker=speaker, words=words))  # fmt: skip
+                decoding = decoding_of(start, end, transcript.segments)
+                segments.append(DiarizedSegment(id=len(segments), start=start, end=end, text=text, speaker=speaker,
+                                                words=words, decoding=decoding))  # fmt: skip
     elif turns:
         for segment in transcript.segments:
             speaker = speaker_of(segment.start, segment.end, turns)
             segments.append(DiarizedSegment(id=len(segments), start=segment.start, end=segment.end,
-                                            text=segment.text.strip(), speaker=speaker, words=[]))  # fmt: skip
+                                            text=segment.text.strip(), speaker=speaker, words=[],
+                                            decoding=decoding_of(segment.start, segment.end, [segment])))  # fmt: skip
     return DiarizedTranscript(
         text=transcript.text,
         language=transcript.language,
