@@ -147,3 +147,12 @@ def test_openai_clients_are_unaffected_without_the_new_fields(service: Service, 
         timeout=300,
     ).json()
     assert body["task"] == "transcribe" and "llm_output" not in body
+
+
+def test_diarize_with_a_prompt_is_an_llm_result_around_the_diarized_transcript(
+    client: nexara.Nexara, greeting: bytes
+) -> None:
+    result = client.transcriptions.create(file=greeting, task="diarize", prompt="Who speaks first?")
+    assert isinstance(result, LLMResult) and isinstance(result.llm_output, str)
+    assert result.transcription.task == "diarize" and result.transcription.segments
+    assert all(segment.end > segment.start for segment in result.transcription.segments)
