@@ -6,6 +6,8 @@ own settings:
     Ingress -> TranscriptionPipeline -> Transcriber
             |                        -> Diarizer
             |                        -> Analyzer (an LLM: prompt, roles, emotions)
+            |                        -> AudioEmotions (only with analysis.audio_emotion_model: emotions from
+            |                                          the audio, instead of the LLM's from the words)
             -> LiveTranscriber   -> Transcriber (the same replicas: live readings and file chunks
                                      -> Diarizer      share batches)
 """
@@ -14,6 +16,7 @@ from typing import cast
 
 from ray.serve import Application, Deployment
 
+from deployments.analysis.audio_deployment import AudioEmotions
 from deployments.analysis.deployment import Analyzer
 from deployments.config import PipelineConfig
 from deployments.diarization.deployment import Diarizer
@@ -29,7 +32,10 @@ def build_app(args: AppConfig) -> Application:
     diarizer = _deployment(Diarizer).bind(args.diarization)
     pipeline_config = PipelineConfig(chunking=args.chunking, limits=args.limits, url_input=args.url_input)
     analyzer = _deployment(Analyzer).bind(args.analysis)
-    pipeline = _deployment(TranscriptionPipeline).bind(transcriber, diarizer, pipeline_config, analyzer)
+    audio_emotions = None  # without the setting there is no such deployment, and nothing loads torch for it
+    if args.analysis.audio_emotion_model is not None:
+        audio_emotions = _deployment(AudioEmotions).bind(args.analysis.audio_emotion_model)
+    pipeline = _deployment(TranscriptionPipeline).bind(transcriber, diarizer, pipeline_config, analyzer, audio_emotions)
     live = _deployment(LiveTranscriber).bind(transcriber, diarizer, args.live)
     return _deployment(Ingress).bind(pipeline, live, args)
 

@@ -10,7 +10,7 @@ from deployments.analysis import emotions, roles
 from deployments.analysis._transcript import fit
 from deployments.analysis.analyzer import analyze
 from deployments.analysis.backends import Completion
-from deployments.analysis.errors import AnalysisTimeout, LLMBackendError, LLMOutputInvalid
+from deployments.analysis.errors import AnalysisTimeout, AudioEmotionsUnavailable, LLMBackendError, LLMOutputInvalid
 from deployments.config import AnalysisConfig
 from deployments.types import (
     EMOTION_LABELS,
@@ -164,7 +164,12 @@ def test_timeout_stops_before_the_next_call() -> None:
 
 
 def test_errors_survive_pickling() -> None:
-    for error in (LLMBackendError("down"), LLMOutputInvalid("bad"), AnalysisTimeout("late")):
+    for error in (
+        LLMBackendError("down"),
+        LLMOutputInvalid("bad"),
+        AnalysisTimeout("late"),
+        AudioEmotionsUnavailable("x"),
+    ):
         copy = pickle.loads(pickle.dumps(error))
         assert type(copy) is type(error) and str(copy) == str(error)
 

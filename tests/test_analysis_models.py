@@ -1,12 +1,11 @@
 """The analyses on real weights: the embedded model (SmolLM2-135M-Instruct in llama.cpp), the openai-compatible
-backend against a real HTTP server the test starts (tests/analysis_server.py over the same model), and the
-audio emotion classifier's loading code on a tiny checkpoint built here. Properties, not the model's wit: a
-135M model's answers are weak, but their shapes are guaranteed."""
+backend against a real HTTP server the test starts (tests/analysis_server.py over the same model). Properties,
+not the model's wit: a 135M model's answers are weak, but their shapes are guaranteed. (The audio emotion
+classifier is tested on a tiny checkpoint in test_audio_emotions.py.)"""
 
 import importlib.util
 
 import jsonschema
-import numpy as np
 import pytest
 
 from deployments.analysis.analyzer import analyze
@@ -129,26 +128,3 @@ def test_openai_backend_errors_are_backend_errors() -> None:
     backend = make_backend(AnalysisConfig(backend="openai", base_url="http://127.0.0.1:9/v1", request_timeout_s=2))
     with pytest.raises(LLMBackendError):
         backend.complete([{"role": "user", "content": "hi"}], None, 8)
-
-
-def test_audio_emotion_classifier_loads_a_local_checkpoint(tmp_path) -> None:
-    from transformers import Wav2Vec2Config, Wav2Vec2FeatureExtractor, Wav2Vec2ForSequenceClassification
-
-    from deployments.analysis.audio_emotions import AudioEmotionClassifier
-
-    labels = ["ang", "hap", "neu", "sad", "fea"]
-    config = Wav2Vec2Config(
-        vocab_size=8, hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32,
-        conv_dim=(16, 16), conv_stride=(5, 4), conv_kernel=(10, 8), num_conv_pos_embeddings=8,
-        num_conv_pos_embedding_groups=2, classifier_proj_size=8, num_labels=len(labels),
-        id2label=dict(enumerate(labels)), label2id={name: i for i, name in enumerate(labels)},
-    )  # fmt: skip
-    Wav2Vec2ForSequenceClassification(config).save_pretrained(tmp_path)
-    Wav2Vec2FeatureExtractor(feature_size=1, sampling_rate=16_000).save_pretrained(tmp_path)
-
-    classifier = AudioEmotionClassifier(tmp_path)
-    assert sorted(set(classifier.columns.values())) == sorted(EMOTION_LABELS)  # "fea" maps onto none
-    samples = np.random.default_rng(0).normal(0, 0.1, 16_000 * 3).astype(np.float32)
-    first, short = classifier.classify(samples, [(0.0, 2.0), (2.0, 2.2)])
-    assert short is None
-    assert first.label in EMOTION_LABELS and sum(first.probs.values()) == pytest.approx(1, abs=1e-3)

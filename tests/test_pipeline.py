@@ -1,6 +1,7 @@
 """The pipeline deployment's logic without Ray: real decoding and chunking of real files, fake Transcriber
 and Diarizer handles. Covers the one-way path's rules: bounded chunks in flight, the decoded spool, the
-file's language, progress, and duration limits that stop decoding early."""
+file's language, progress, and duration limits that stop decoding early; the analysis after diarization, and
+emotions heard by an operator's audio classifier over the segments' spans instead of the LLM's."""
 
 import asyncio
 import time
@@ -10,14 +11,16 @@ import numpy as np
 import pytest
 from ray import exceptions as ray_errors
 
-from deployments.analysis.errors import LLMBackendError, analysis_failure
+from deployments.analysis.errors import AnalysisTimeout, AudioEmotionsUnavailable, LLMBackendError, analysis_failure
 from deployments.config import ChunkingConfig, LimitsConfig, PipelineConfig
 from deployments.errors import AudioRejectedError
 from deployments.files._assembly import main_language
 from deployments.files._decode import decode_windows
+from deployments.files._emotions import batches, segment_samples
 from deployments.files._file_run import FileRun
 from deployments.files.pipeline import TranscriptionPipeline
 from deployments.types import (
+    EMOTION_LABELS,
     SAMPLE_RATE,
     Analysis,
     AnalysisOptions,
@@ -26,7 +29,9 @@ from deployments.types import (
     ChunkTranscript,
     Diarization,
     DiarizationOptions,
+    DiarizedSegment,
     DiarizedTranscript,
+    Emotion,
     PipelineProgress,
     PipelineRequest,
     PipelineText,
@@ -336,3 +341,103 @@ def test_an_analysis_error_reaches_the_caller_as_itself(tmp_path: Path) -> None:
         asyncio.run(pipeline.transcribe(request))
     assert type(raised.value) is LLMBackendError and str(raised.value) == "down"  # unwrapped, for the edge
     assert analysis_failure(raised.value) is raised.value
+
+
+class _AudioEmotions:
+    """Hears 'angry' in a loud piece and 'neutral' in a quiet one; records the pieces it was sent, per call."""
+
+    def __init__(self, error: Exception | None = None, delay_s: float = 0.0) -> None:
+        self.calls: list[list[np.ndarray]] = []
+        self.error = error
+        self.delay_s = delay_s
+        self.classify = Remote(self._classify)
+
+    async def _classify(self, pieces: list[np.ndarray]) -> list[Emotion | None]:
+        self.calls.append(pieces)
+        await asyncio.sleep(self.delay_s)
+        if self.error is not None:
+            wrapped = type("RayTaskError(AudioEmotionsUnavailable)", (_RayTaskError, type(self.error)), {})("replica")
+            wrapped.cause = self.error
+            raise wrapped
+        return [_heard("angry" if float(np.mean(piece)) > 0.3 else "neutral") for piece in pieces]
+
+
+def _heard(label: str) -> Emotion:
+    return Emotion(label=label, confidence=1.0, probs={name: float(name == label) for name in EMOTION_LABELS})
+
+
+def _with_audio_emotions(tmp_path: Path, audio_emotions: _AudioEmotions) -> tuple[TranscriptionPipeline, _Analyzer]:
+    pipeline, analyzer = _pipeline(tmp_path), _Analyzer()
+    pipeline.analyzer, pipeline.audio_emotions = analyzer, audio_emotions
+    return pipeline, analyzer
+
+
+def _emotions_request(tmp_path: Path, **options: object) -> PipelineRequest:
+    """Three diarized segments (0-1 s quiet, 5-6 s and 10-11 s loud), with an analysis that asks for emotions."""
+    request = _request(_wav(tmp_path, [(0.1, 3.0), (0.6, 8.0)]), diarize=True)
+    return request.model_copy(update={"analysis": AnalysisOptions(emotions=True, **options)})
+
+
+def test_with_an_audio_classifier_emotions_are_heard_over_the_segments_spans_and_not_asked_of_the_llm(
+    tmp_path: Path,
+) -> None:
+    audio_emotions = _AudioEmotions()
+    pipeline, analyzer = _with_audio_emotions(tmp_path, audio_emotions)
+    result = asyncio.run(pipeline.transcribe(_emotions_request(tmp_path, prompt="Who speaks?", roles="auto")))
+    assert isinstance(result, DiarizedTranscript) and result.analysis is not None
+    assert [e.label if e else None for e in result.analysis.emotions] == ["neutral", "angry", "angry"]
+    assert result.analysis.llm_output == "an answer" and result.analysis.llm_input_tokens == 9  # the LLM's part
+    ((_, asked),) = analyzer.asked
+    assert asked == AnalysisOptions(prompt="Who speaks?", roles="auto", emotions=False)  # not asked for emotions
+    (pieces,) = audio_emotions.calls  # each segment's own samples, read from the decoded spool
+    spans = [(segment.start, segment.end) for segment in result.segments]
+    assert [len(piece) for piece in pieces] == [
+        int(end * SAMPLE_RATE) - int(start * SAMPLE_RATE) for start, end in spans
+    ]
+    assert [float(np.mean(piece)) for piece in pieces] == pytest.approx([0.1, 0.6, 0.6], abs=1e-3)
+    assert _decoded_copies(tmp_path) == []
+
+
+def test_emotions_alone_with_an_audio_classifier_ask_nothing_of_the_llm(tmp_path: Path) -> None:
+    pipeline, analyzer = _with_audio_emotions(tmp_path, _AudioEmotions())
+    result = asyncio.run(pipeline.transcribe(_emotions_request(tmp_path)))
+    assert result.analysis is not None and len(result.analysis.emotions) == len(result.segments) == 3
+    assert analyzer.asked == [] and result.analysis.llm_input_tokens == result.analysis.llm_output_tokens == 0
+
+
+def test_without_an_audio_classifier_the_llm_judges_the_emotions(tmp_path: Path) -> None:
+    pipeline, analyzer = _pipeline(tmp_path), _Analyzer()
+    pipeline.analyzer = analyzer
+    asyncio.run(pipeline.transcribe(_emotions_request(tmp_path, prompt="Who speaks?")))
+    ((_, asked),) = analyzer.asked
+    assert asked == AnalysisOptions(prompt="Who speaks?", emotions=True)
+
+
+def test_an_audio_classifier_error_reaches_the_caller_as_itself(tmp_path: Path) -> None:
+    pipeline, _ = _with_audio_emotions(tmp_path, _AudioEmotions(AudioEmotionsUnavailable("no model")))
+    with pytest.raises(AudioEmotionsUnavailable) as raised:
+        asyncio.run(pipeline.transcribe(_emotions_request(tmp_path)))
+    assert type(raised.value) is AudioEmotionsUnavailable and str(raised.value) == "no model"
+    assert _decoded_copies(tmp_path) == []
+
+
+def test_the_audio_emotions_of_a_synchronous_request_keep_to_its_analysis_budget(tmp_path: Path) -> None:
+    pipeline, _ = _with_audio_emotions(tmp_path, _AudioEmotions(delay_s=5.0))
+    started = time.monotonic()
+    with pytest.raises(AnalysisTimeout):
+        asyncio.run(pipeline.transcribe(_emotions_request(tmp_path, timeout_s=0.2)))
+    assert time.monotonic() - started < 4.0
+
+
+def test_segments_go_to_the_classifier_in_batches_of_bounded_audio(tmp_path: Path) -> None:
+    segments = [DiarizedSegment(id=i, start=30.0 * i, end=30.0 * i + 25, text="", speaker="s") for i in range(5)]
+    segments.append(DiarizedSegment(id=5, start=200.0, end=300.0, text="", speaker="s"))  # heard: its middle 30 s
+    sent = list(batches(segments))
+    assert [len(batch) for batch in sent] == [2, 2, 2]  # the last: 25 s and the 100 s segment's heard 30 s
+    assert [segment for batch in sent for segment in batch] == segments
+    assert list(batches([])) == []
+    spool = tmp_path / "decoded.f32"
+    np.arange(3 * SAMPLE_RATE, dtype=np.float32).tofile(spool)
+    piece = segment_samples(spool, 1.0, 2.5)
+    assert piece[0] == SAMPLE_RATE and len(piece) == int(1.5 * SAMPLE_RATE)
+    assert len(segment_samples(spool, 2.5, 4.0)) == SAMPLE_RATE // 2  # a span past the end: what there is

@@ -16,6 +16,11 @@ class LLMOutputInvalid(LLMBackendError):
     502, as the nexara API does for empty or invalid LLM output."""
 
 
+class AudioEmotionsUnavailable(AnalysisError):
+    """The operator's audio emotion classifier (`analysis.audio_emotion_model`) could not be loaded. The edge
+    answers 502."""
+
+
 class AnalysisTimeout(AnalysisError, TimeoutError):
     """The analysis ran past `analysis.timeout_s` (or one LLM call past `request_timeout_s`). The edge answers
     as nexara does for a synchronous request (413: resubmit as a job)."""
@@ -39,6 +44,8 @@ def analysis_error_message(error: AnalysisError) -> str:
             "the LLM analysis did not finish within the time budget; the transcription succeeded: submit the same"
             " request as a job (POST /v1/audio/transcriptions/async), where the analysis has more time"
         )
+    if isinstance(error, AudioEmotionsUnavailable):
+        return "the audio emotion classifier is unavailable (the service's log says why); try again later"
     if isinstance(error, LLMOutputInvalid):
         return f"{error}, also when asked again: simplify the schema or try again"[:500]
     return "the LLM backend failed (the service's log says why); try again later"

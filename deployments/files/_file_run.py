@@ -6,12 +6,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from deployments.analysis.errors import AnalysisError, analysis_failure
+from ray.serve.handle import DeploymentHandle
+
+from deployments.analysis.errors import AnalysisError, AnalysisTimeout, analysis_failure
 from deployments.diarization.words import diarized_transcription
 from deployments.errors import AudioRejectedError
 from deployments.files._assembly import TranscriptAssembly
 from deployments.files._chunking import StreamingChunker
 from deployments.files._decode import declared_duration, decode_windows, too_long
+from deployments.files._emotions import emotions_from_audio
 from deployments.files._profanity import mask_transcript
 from deployments.files._sending import ChunkSender, FileProgress
 from deployments.files._url_fetch import fetch_to_file
@@ -24,6 +27,8 @@ from deployments.types import (
     ChunkOptions,
     Diarization,
     DiarizationOptions,
+    DiarizedTranscript,
+    Emotion,
     PipelineProgress,
     PipelineRequest,
     PipelineResult,
@@ -130,8 +135,39 @@ class FileRun:
                 spool.close()
 
     async def _analyze(self, transcript: PipelineResult, options: AnalysisOptions) -> Analysis:
-        """The Analyzer's findings on the finished (masked) transcript. Its errors are raised as themselves, not
-        wrapped in this replica's RayTaskError, so the edge and the job runner recognise them."""
+        """What `options` asks of the finished (masked) transcript. Emotions come from the audio classifier where
+        the application has one (`analysis.audio_emotion_model`), over the diarized segments' spans, and the
+        Analyzer is asked only for the rest (if any); otherwise the Analyzer judges them from the words.
+        Errors are raised as themselves, not wrapped in this replica's RayTaskError, so the edge and the job
+        runner recognise them."""
+        classifier = self.pipeline.audio_emotions
+        if not (options.emotions and classifier is not None and isinstance(transcript, DiarizedTranscript)):
+            return await self._ask_analyzer(transcript, options)
+        rest = options.model_copy(update={"emotions": False})
+        if not rest.wanted:
+            return Analysis(emotions=await self._heard_emotions(classifier, transcript, options.timeout_s))
+        analysis, emotions = await asyncio.gather(
+            self._ask_analyzer(transcript, rest), self._heard_emotions(classifier, transcript, options.timeout_s)
+        )
+        return analysis.model_copy(update={"emotions": emotions})
+
+    async def _heard_emotions(
+        self, classifier: DeploymentHandle, transcript: DiarizedTranscript, timeout_s: float | None
+    ) -> list[Emotion | None]:
+        """The classifier's emotions of the segments, within a synchronous request's analysis budget (`timeout_s`;
+        a job's wait as long as it takes)."""
+        if self.decoded_path is None:
+            raise RuntimeError("emotions from the audio need the decoded spool, which a diarized file always has")
+        try:
+            return await asyncio.wait_for(
+                emotions_from_audio(classifier, self.decoded_path, transcript.segments), timeout=timeout_s
+            )
+        except AnalysisError as error:
+            raise analysis_failure(error) or error from None
+        except TimeoutError:
+            raise AnalysisTimeout("the audio emotions ran past the analysis's budget") from None
+
+    async def _ask_analyzer(self, transcript: PipelineResult, options: AnalysisOptions) -> Analysis:
         analyzer = self.pipeline.analyzer
         if analyzer is None:
             raise RuntimeError("an analysis was asked of a pipeline built without an Analyzer")

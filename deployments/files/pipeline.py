@@ -3,6 +3,9 @@
     spooled file (or URL) -> decode a window at a time -> VAD chunks -> Transcriber (batched)
                                        \\-> decoded 16 kHz spool -> Diarizer (reads the file itself)
                                                                  -> Analyzer (prompt, roles, emotions: when asked)
+                                                                 -> AudioEmotions (each segment's samples, read
+                                                                    from the spool: emotions, when an operator's
+                                                                    classifier is set; see `_emotions`)
                                                                  -> transcript back to the caller
 
 The Ingress and the JobTracker send a `PipelineRequest` (a path and options) and get a domain result
@@ -40,10 +43,14 @@ class TranscriptionPipeline:
         diarizer: DeploymentHandle,
         config: PipelineConfig,
         analyzer: DeploymentHandle | None = None,
+        audio_emotions: DeploymentHandle | None = None,
     ) -> None:
         self.transcriber = transcriber
         self.diarizer = diarizer
         self.analyzer = analyzer  # the Analyzer (deployments/analysis/), for requests that ask for an analysis
+        # The audio emotion classifier (analysis.audio_emotion_model), when the operator gave one: it then judges
+        # the emotions of diarized segments instead of the Analyzer.
+        self.audio_emotions = audio_emotions
         self.config = config
         chunking = config.chunking
         self.chunker = SpeechChunker(chunking.vad_filter, chunking.max_chunk_s, chunking.max_span_s)
