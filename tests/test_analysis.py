@@ -1,15 +1,18 @@
 """The analyses' logic (deployments/analysis/) over a scripted fake backend: schema validation and its one
-retry, role mapping with unknown, emotion parsing, fitting long transcripts, errors that pickle."""
+retry, role mapping with unknown, emotion parsing, fitting long transcripts, errors that pickle; and over a fake
+that scores labels: emotions and roles chosen by probabilities, calibrated."""
 
 import json
+import math
 import pickle
 
 import pytest
 
 from deployments.analysis import emotions, roles
+from deployments.analysis._logprobs import log_softmax, shared_prefix
 from deployments.analysis._transcript import fit
 from deployments.analysis.analyzer import analyze
-from deployments.analysis.backends import Completion
+from deployments.analysis.backends import Completion, LabelScorer, Scores
 from deployments.analysis.errors import AnalysisTimeout, AudioEmotionsUnavailable, LLMBackendError, LLMOutputInvalid
 from deployments.config import AnalysisConfig
 from deployments.types import (
@@ -142,6 +145,82 @@ def test_emotions_are_parsed_per_segment_in_batches() -> None:
     assert second.label == "neutral"
     assert third.label == "positive" and third.confidence == emotions.MIN_CONFIDENCE
     assert third.probs["positive"] >= max(third.probs.values())
+
+
+class ScoringBackend(ScriptedBackend):
+    """Scores a continuation by `rule(messages' last content, system content, continuation)`; counts tokens."""
+
+    def __init__(self, rule) -> None:
+        super().__init__()
+        self.rule = rule
+        self.scored: list[tuple[list, list[str]]] = []
+
+    def score(self, messages, continuations) -> Scores:
+        self.scored.append((messages, continuations))
+        logprobs = [self.rule(messages[-1]["content"], messages[0]["content"], text) for text in continuations]
+        return Scores(logprobs, input_tokens=7)
+
+
+def test_emotions_by_scores_are_a_calibrated_softmax_over_the_labels() -> None:
+    """The fake leans to "angry" whatever the input (as tiny models do) and adds a little for a label's cue
+    word: raw, everything would be angry; against the "N/A" baseline, each cue wins and a cue-less one ties."""
+    cues = {"hate": "angry", "miss": "sad", "thanks": "positive"}
+
+    def rule(user: str, system: str, label: str) -> float:
+        bias = -1.0 if label == "angry" else -3.0
+        return bias + sum(1.5 for cue, cued in cues.items() if cue in user.lower() and cued == label)
+
+    backend = ScoringBackend(rule)
+    assert isinstance(backend, LabelScorer)
+    transcript = plain("I hate waiting", "I miss you", "Thanks a lot")
+    result = analyze(backend, AnalysisConfig(), transcript, AnalysisOptions(emotions=True))
+    assert [e.label for e in result.emotions] == ["angry", "sad", "positive"]
+    for emotion in result.emotions:
+        assert set(emotion.probs) == set(EMOTION_LABELS) and sum(emotion.probs.values()) == pytest.approx(1, abs=1e-3)
+        assert emotion.confidence == emotion.probs[emotion.label] == max(emotion.probs.values())
+    assert result.emotions[1].probs["sad"] == pytest.approx(math.exp(1.5) / (math.exp(1.5) + 3), abs=1e-3)
+    assert backend.asked == []  # nothing generated
+    assert '"N/A"' in backend.scored[0][0][-1]["content"] and len(backend.scored) == 4
+    assert (result.llm_input_tokens, result.llm_output_tokens) == (28, 0)  # scoring is billed as input
+    assert analyze(backend, AnalysisConfig(), plain(), AnalysisOptions(emotions=True)).emotions == []
+
+
+def test_roles_by_scores_pick_the_role_that_best_explains_each_speakers_words() -> None:
+    """The likelihood of a speaker's words under "You are a <role>": a word of the role in what they said
+    raises it; a speaker that no listed role explains better than a plain "person" is unknown."""
+
+    def rule(user: str, system: str, words: str) -> float:
+        role = system.removeprefix("You are a ").removeprefix("n ").split(" in a conversation")[0].split(" (")[0]
+        return -10.0 + (2.0 if role.split()[-1] in words else 0.0) + (1.0 if role == "person" else 0.0)
+
+    call = diarized(
+        ("speaker_0", "This is the agent speaking, how can I help?"),
+        ("speaker_1", "As a customer I want a refund."),
+        ("speaker_2", "Hello."),
+        ("speaker_0", "Of course."),
+    )
+    backend = ScoringBackend(rule)
+    result = analyze(backend, AnalysisConfig(), call, AnalysisOptions(roles=["support agent", "customer"]))
+    assert result.roles == {"speaker_0": "support agent", "speaker_1": "customer", "speaker_2": "unknown"}
+    assert backend.asked == [] and len(backend.scored) == 9  # 3 speakers x (2 roles + "person")
+    assert backend.scored[0][1] == ["This is the agent speaking, how can I help?\nOf course."]
+    described = AnalysisOptions(roles={"operator": "answers the phone", "client": "calls in"})
+    backend = ScoringBackend(rule)
+    analyze(backend, AnalysisConfig(), call, described)
+    assert backend.scored[0][0][0]["content"] == "You are an operator (answers the phone) in a conversation."
+    only_unknown = analyze(ScoringBackend(rule), AnalysisConfig(), call, AnalysisOptions(roles=["unknown"]))
+    assert set(only_unknown.roles.values()) == {"unknown"}
+    auto = ScoringBackend(rule)
+    auto.answers = [json.dumps({"speaker_0": "a", "speaker_1": "b", "speaker_2": "c"})]
+    assert analyze(auto, AnalysisConfig(), call, AnalysisOptions(roles="auto")).roles["speaker_2"] == "c"
+    assert auto.scored == []  # "auto" still generates
+
+
+def test_scoring_helpers() -> None:
+    assert shared_prefix([1, 2, 3], [1, 2, 4, 5]) == 2 and shared_prefix([], [1]) == 0
+    logprobs = log_softmax([1.0, 2.0, 3.0])
+    assert sum(math.exp(value) for value in logprobs) == pytest.approx(1)
+    assert not isinstance(ScriptedBackend(), LabelScorer)
 
 
 def test_emotion_items_outside_the_four_labels_are_none() -> None:

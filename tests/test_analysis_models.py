@@ -109,6 +109,27 @@ def test_emotions(embedded) -> None:
         assert sum(emotion.probs.values()) == pytest.approx(1, abs=1e-3)
 
 
+def test_embedded_scores_labels_by_their_probabilities(embedded) -> None:
+    """The embedded backend reads log-probabilities: emotions are a softmax whose argmax is the label, and a
+    prompt's scores do not depend on what was scored before it (the KV cache is reused only in whole chunks)."""
+    from deployments.analysis import emotions
+    from deployments.analysis.backends import LabelScorer
+
+    assert isinstance(embedded, LabelScorer)
+    result = analyze(embedded, CONFIG, CALL, AnalysisOptions(emotions=True))
+    for emotion in result.emotions:
+        assert emotion is not None and sum(emotion.probs.values()) == pytest.approx(1, abs=1e-3)
+        assert emotion.label == max(emotion.probs, key=lambda name: emotion.probs[name])
+        assert emotion.confidence == emotion.probs[emotion.label]
+    assert result.llm_input_tokens > 0 and result.llm_output_tokens == 0
+    question = emotions.question("I waited an hour and nobody called back.")
+    labels = ["angry", "sad", "neutral", "positive", "support agent"]
+    first = embedded.score(question, labels)
+    embedded.score(emotions.question("Hello there."), labels)
+    assert embedded.score(question, labels) == first
+    assert all(value < 0 for value in first.logprobs)
+
+
 def test_openai_backend_against_a_real_server(openai_backend) -> None:
     backend, config = openai_backend
     text = analyze(backend, config, CALL, AnalysisOptions(prompt="Who called, and why?"))

@@ -1,5 +1,5 @@
-"""What the analyses share: a running total of tokens, the deadline, and JSON answers checked against their
-schema with one retry."""
+"""What the analyses share: a running total of tokens, the deadline, JSON answers checked against their
+schema with one retry, and label probabilities where the backend can score."""
 
 import json
 import time
@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import jsonschema
 
-from deployments.analysis.backends import Completion, LLMBackend, Message
+from deployments.analysis.backends import Completion, LabelScorer, LLMBackend, Message
 from deployments.analysis.errors import AnalysisTimeout, LLMOutputInvalid
 
 
@@ -29,6 +29,19 @@ class Session:
         self.output_tokens += completion.output_tokens
         self.calls.append(completion)
         return completion
+
+    @property
+    def can_score(self) -> bool:
+        return isinstance(self.backend, LabelScorer)
+
+    def score(self, messages: list[Message], continuations: list[str]) -> list[float]:
+        """Each continuation's log-probability as the answer (the backend must be a LabelScorer); billed as input."""
+        if time.monotonic() > self.deadline:
+            raise AnalysisTimeout("the analysis ran out of time")
+        assert isinstance(self.backend, LabelScorer)
+        scores = self.backend.score(messages, continuations)
+        self.input_tokens += scores.input_tokens
+        return scores.logprobs
 
     def complete_json(self, messages: list[Message], schema: dict, max_tokens: int, attempts: int = 2):
         """The answer parsed and valid against `schema`; an invalid one is asked again once (the retry tells

@@ -9,7 +9,8 @@ import importlib.util
 import threading
 from pathlib import Path
 
-from deployments.analysis.backends import Completion, Message
+from deployments.analysis._logprobs import TokenScorer
+from deployments.analysis.backends import Completion, Message, Scores
 from deployments.analysis.errors import LLMBackendError
 from deployments.config import AnalysisConfig
 
@@ -43,6 +44,7 @@ class EmbeddedBackend:
         self.llm = GrammarConstrainedLLM(str(self.path), self._config(16))
         self.lock = threading.Lock()  # a llama.cpp context runs one generation at a time
         self._grammars: dict[str, str] = {}
+        self._scorer: TokenScorer | None = None  # a second llama.cpp context for `score`, made on first use
 
     def _config(self, max_tokens: int):
         # A fixed context size: the context is allocated once and reused (its KV cache cleared per call).
@@ -79,7 +81,28 @@ class EmbeddedBackend:
                 raise LLMBackendError(f"embedded LLM failed: {error}") from error
         return Completion(text.strip(), input_tokens, output_tokens)
 
+    def score(self, messages: list[Message], continuations: list[str]) -> Scores:
+        """Each continuation's log-probability as the start of the answer, read from the model's logits."""
+        prompt = self.llm.vocab.tokenize(self.llm._apply_template(messages, None), add_special=True, parse_special=True)
+        tokens = [self.llm.vocab.tokenize(text, add_special=False, parse_special=False) for text in continuations]
+        if not all(tokens):
+            raise ValueError("an empty continuation has no probability to compare")
+        if len(prompt) + max(map(len, tokens), default=0) >= self.context_tokens:
+            raise LLMBackendError(
+                f"prompt of {len(prompt)} tokens does not fit the {self.context_tokens}-token context"
+            )
+        with self.lock:
+            try:
+                if self._scorer is None:
+                    self._scorer = TokenScorer(self.path, self.context_tokens)
+                logprobs = self._scorer.logprobs(prompt, tokens)
+            except Exception as error:
+                raise LLMBackendError(f"embedded LLM failed: {error}") from error
+        return Scores(logprobs, len(prompt) + sum(map(len, tokens)))
+
     def close(self) -> None:
+        if self._scorer is not None:
+            self._scorer.close()
         self.llm.close()
 
 

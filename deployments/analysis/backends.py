@@ -1,9 +1,13 @@
 """The one small interface the analyses use to reach an LLM, and the factory that picks a backend from the
 config. A backend turns chat messages into a `Completion`; with a JSON schema, the text it returns is meant to
-be JSON valid against it (constrained decoding where the backend can), but callers still validate."""
+be JSON valid against it (constrained decoding where the backend can), but callers still validate.
+
+A backend that can read the model's log-probabilities also implements `LabelScorer`: closed-label decisions
+(emotions, roles from a list) then compare the labels' probabilities instead of letting a small model write
+its choice; without it they fall back to constrained generation."""
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from deployments.config import AnalysisConfig
 
@@ -30,6 +34,21 @@ class LLMBackend(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class Scores:
+    logprobs: list[float]
+    """Natural-log probability of each continuation, in the order asked."""
+    input_tokens: int
+    """Tokens the model read: the prompt and the continuations."""
+
+
+@runtime_checkable
+class LabelScorer(Protocol):
+    """The optional capability: how likely each continuation is as the start of the assistant's answer."""
+
+    def score(self, messages: list[Message], continuations: list[str]) -> Scores: ...
 
 
 def make_backend(config: AnalysisConfig) -> LLMBackend:

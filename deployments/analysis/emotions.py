@@ -1,11 +1,14 @@
 """Per-segment emotions judged by the LLM from the words (no audio-emotion weights ship offline; see
-`audio_emotions` for an operator's audio classifier). Segments go `emotion_batch` at a time; the model
-answers each with a label and its confidence in percent, constrained to the four labels.
+`audio_emotions` for an operator's audio classifier).
 
-`probs`: the stated confidence on the label, the rest shared evenly by the other three; a text model's
-self-reported confidence, so coarse."""
+With a backend that scores (the embedded one), each segment is one question and `probs` is the model's own
+distribution over the four labels as the answer, calibrated against the same question about "N/A" (see
+`_labels`); the label is its argmax. Otherwise segments go `emotion_batch` at a time, the model writes a label
+and its confidence in percent for each, constrained to the four labels, and `probs` is that stated
+confidence on the label with the rest shared evenly: self-reported, so coarse."""
 
 from deployments.analysis._calls import Session
+from deployments.analysis._labels import probabilities
 from deployments.analysis.errors import LLMOutputInvalid
 from deployments.types import EMOTION_LABELS, DiarizedTranscript, Emotion, Transcript
 
@@ -15,6 +18,26 @@ SYSTEM = (
     " (plain facts, questions, no clear emotion)."
 )
 MIN_CONFIDENCE = 0.25
+CONTENT_FREE = "N/A"
+
+
+def question(text: str) -> list[dict[str, str]]:
+    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": f'Utterance: "{text[:400]}"\nEmotion?'}]
+
+
+def scored(session: Session, transcript: Transcript | DiarizedTranscript) -> list[Emotion | None]:
+    """Each segment's emotion from the label probabilities (the backend must score)."""
+    if not transcript.segments:
+        return []
+    labels = list(EMOTION_LABELS)
+    baseline = session.score(question(CONTENT_FREE), labels)
+    result: list[Emotion | None] = []
+    for segment in transcript.segments:
+        exact = probabilities(session, question(segment.text.strip()), labels, baseline)
+        label = max(exact, key=lambda name: exact[name])
+        probs = {name: round(value, 4) for name, value in exact.items()}
+        result.append(Emotion(label=label, confidence=probs[label], probs=probs))
+    return result
 
 
 def batch_schema(count: int) -> dict:
@@ -53,6 +76,8 @@ def parse(answer: object, count: int) -> list[Emotion | None]:
 
 
 def judge(session: Session, transcript: Transcript | DiarizedTranscript, batch: int) -> list[Emotion | None]:
+    if session.can_score:
+        return scored(session, transcript)
     texts = [segment.text.strip() for segment in transcript.segments]
     result: list[Emotion | None] = []
     for start in range(0, len(texts), batch):
