@@ -149,3 +149,17 @@ def test_openai_backend_errors_are_backend_errors() -> None:
     backend = make_backend(AnalysisConfig(backend="openai", base_url="http://127.0.0.1:9/v1", request_timeout_s=2))
     with pytest.raises(LLMBackendError):
         backend.complete([{"role": "user", "content": "hi"}], None, 8)
+
+
+def test_the_cyllama_internals_we_rely_on(embedded) -> None:
+    """cyllama is pinned (0.2.18) because the embedded backend reaches inside it: GrammarConstrainedLLM's
+    `_apply_template` renders the model's chat template, and the scorer works around LlamaModel lacking the
+    `n_vocab` its `get_logits` reads. An upgrade that changes either fails here, not in production."""
+    import cyllama
+
+    assert cyllama.__version__ == "0.2.18"
+    messages = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hello there"}]
+    rendered = embedded.llm._apply_template(messages, None)
+    assert rendered.index("Be brief.") < rendered.index("Hello there") and "<|im_start|>assistant" in rendered
+    scores = embedded.score(messages, [" Hi", " Goodbye"])
+    assert len(scores.logprobs) == 2 and all(logprob < 0 for logprob in scores.logprobs)
