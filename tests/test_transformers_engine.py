@@ -1,16 +1,20 @@
 """The transformers engine on weights converted from the embedded CTranslate2 checkpoint: the conversion is
 exact (same encoder output as CTranslate2 on real speech) and both engines hear the same words."""
 
+import json
+
 import numpy as np
 import pytest
 import torch
 from faster_whisper.audio import pad_or_trim
+from nexara.types.transcription import VerboseTranscription
 
 from deployments.config import WhisperModelConfig
 from deployments.files._decode import decode_audio
 from deployments.transcriber.engines.ctranslate2_engine import CTranslate2Engine
 from deployments.transcriber.engines.transformers_engine import TransformersEngine
-from deployments.types import ChunkOptions
+from deployments.types import ChunkOptions, ResponseFormat, TimestampGranularity, Transcript
+from serve_app.formatting import render_body
 from tests.media import pyannote_sample
 from tests.wer import word_error_rate
 
@@ -74,3 +78,48 @@ def test_text_only_decoding_gives_one_segment_per_chunk(engines, speech: np.ndar
         assert [(s.start, s.end) for s in without.segments] == [(0.0, round(len(chunk) / 16_000, 3))]
         timed_text = "".join(s.text for s in with_times.segments)
         assert word_error_rate(timed_text, without.segments[0].text) <= 0.2, (timed_text, without.segments[0].text)
+
+
+@pytest.mark.parametrize("segment_timestamps", [True, False], ids=["timestamped", "text-only"])
+@pytest.mark.parametrize("beam_size", [1, 2], ids=["greedy", "beam"])
+def test_words_and_segments_get_their_probabilities(
+    engines, speech: np.ndarray, segment_timestamps: bool, beam_size: int
+) -> None:
+    """Words' probabilities and segments' avg_logprob come from the generation's scores; a prompt guides
+    decoding but is not part of the transcript."""
+    _, hf = engines
+    options = ChunkOptions(
+        language="en", word_timestamps=True, segment_timestamps=segment_timestamps, beam_size=beam_size,
+        prompt="Kelly and Sheila.",
+    )  # fmt: skip
+    for transcript in hf.transcribe_batch([speech, speech[: 4 * 16_000]], options):
+        assert transcript.words and transcript.segments
+        assert all(isinstance(word.prob, float) and 0 < word.prob <= 1 for word in transcript.words)
+        assert all(segment.avg_logprob <= 0 for segment in transcript.segments)
+        assert any(segment.avg_logprob < 0 for segment in transcript.segments)
+        assert "".join(word.word for word in transcript.words) == "".join(s.text for s in transcript.segments)
+        assert "kelly" not in "".join(word.word for word in transcript.words).lower()
+
+
+def test_segments_without_words_get_avg_logprob(engines, speech: np.ndarray) -> None:
+    _, hf = engines
+    (transcript,) = hf.transcribe_batch([speech], ChunkOptions(language="en"))
+    assert not transcript.words
+    assert all(segment.avg_logprob <= 0 for segment in transcript.segments)
+    assert any(segment.avg_logprob < 0 for segment in transcript.segments)
+
+
+def test_the_sdk_reads_the_engines_words(engines, speech: np.ndarray) -> None:
+    """The contract that failed with `prob: null`: the edge's verbose_json with word granularity, as the
+    nexara SDK parses it (its Word's `prob` is a float)."""
+    _, hf = engines
+    (chunk,) = hf.transcribe_batch([speech], ChunkOptions(language="en", word_timestamps=True))
+    transcript = Transcript(
+        language=chunk.language, duration=len(speech) / 16_000, segments=chunk.segments, words=chunk.words
+    )
+    granularities = [TimestampGranularity.word, TimestampGranularity.segment]
+    body = render_body(transcript, ResponseFormat.verbose_json, granularities)
+    parsed = VerboseTranscription.model_validate(json.loads(json.dumps(body)))
+    assert parsed.words and len(parsed.words) == len(chunk.words)
+    assert all(0 < word.prob <= 1 for word in parsed.words)
+    assert parsed.segments and all(segment.avg_logprob <= 0 for segment in parsed.segments)

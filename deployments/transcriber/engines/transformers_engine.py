@@ -1,8 +1,17 @@
 """Whisper on Hugging Face transformers (`WhisperForConditionalGeneration`): float16 with SDPA attention on
 GPU, float32 on CPU. Batches are one `generate` call; segments come from Whisper's timestamp tokens and
-words from its cross-attention token timestamps."""
+words from its cross-attention token timestamps.
 
-from typing import Any
+Each token's log-probability is read from the generation's scores (the step's logits after Whisper's
+logits processors, the temperature undone), as OpenAI's and faster-whisper's `avg_logprob` are: a segment's
+`avg_logprob` is the mean over its text tokens, a word's `prob` the mean of its tokens' probabilities
+(faster-whisper's word probability). `no_speech_prob` stays 0.0: transformers scores only the generated
+steps, and the no-speech token's probability is read at the start-of-transcript step, which is part of the
+decoder prompt (transformers computes it only with its no-speech fallback, which can drop a chunk's text).
+"""
+
+from collections.abc import Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
@@ -15,6 +24,16 @@ from deployments.transcriber.segmenting import fit_in_chunk
 from deployments.types import SAMPLE_RATE, ChunkOptions, ChunkTranscript, Segment, Word
 
 SECONDS_PER_TIMESTAMP = 0.02
+
+
+class _Decoded(NamedTuple):
+    """One batch item's decoding: `tokens` to transcribe, aligned with their `times` (with word timestamps)
+    and `logprobs`; `with_prompt` adds the decoder prompt, where the language token is."""
+
+    with_prompt: list[int]
+    tokens: list[int]
+    times: list[float] | None
+    logprobs: list[float]
 
 
 class TransformersEngine:
@@ -46,7 +65,12 @@ class TransformersEngine:
     @torch.inference_mode()
     def transcribe_batch(self, chunks: list[np.ndarray], options: ChunkOptions) -> list[ChunkTranscript]:
         beams = options.beam_size or self.config.beam_size
-        kwargs: dict = {"return_timestamps": options.segment_timestamps, "num_beams": beams}
+        kwargs: dict = {
+            "return_timestamps": options.segment_timestamps,
+            "num_beams": beams,
+            "return_dict_in_generate": True,
+            "output_scores": True,
+        }
         if self.multilingual:  # with language None, generate detects each item's language itself
             kwargs |= {"language": options.language, "task": "transcribe"}
         if options.prompt:
@@ -54,50 +78,72 @@ class TransformersEngine:
         if options.temperature > 0:
             kwargs |= {"do_sample": True, "temperature": options.temperature, "num_beams": 1}
         if options.word_timestamps:
-            kwargs |= {"return_token_timestamps": True, "return_dict_in_generate": True}
+            kwargs["return_token_timestamps"] = True
         output = self.model.generate(self._features(chunks), **kwargs)
-        if options.word_timestamps:
-            sequences, token_times = output["sequences"], output["token_timestamps"]
-        else:
-            sequences, token_times = output, None
         return [
-            self._chunk_transcript(
-                sequences[i].tolist(),
-                None if token_times is None else token_times[i].tolist(),
-                len(chunks[i]) / SAMPLE_RATE,
-                options,
-            )
+            self._chunk_transcript(self._decoded(output, i, options.temperature), len(chunks[i]) / SAMPLE_RATE, options)
             for i in range(len(chunks))
         ]
 
-    def _chunk_transcript(
-        self, tokens: list[int], token_times: list[float] | None, duration: float, options: ChunkOptions
-    ) -> ChunkTranscript:
+    @staticmethod
+    def _decoded(output: dict, index: int, temperature: float) -> _Decoded:
+        """Batch item `index` of `generate`'s output: its tokens with their times and log-probabilities."""
+        sequence = output["sequences"][index]
+        all_times = output.get("token_timestamps")
+        times = None if all_times is None else all_times[index].tolist()
+        if "segments" in output:  # timestamped decoding: the segments' tokens, without the decoder prompt
+            scored: dict[int, list[float]] = {}  # each generate call's result, scored once
+            logprobs: list[float] = []
+            for segment in output["segments"][index]:
+                result = segment["result"]
+                if id(result) not in scored:
+                    scored[id(result)] = _token_logprobs(result["sequences"], result["scores"], temperature)
+                logprobs += scored[id(result)][slice(*segment["idxs"])]
+            return _Decoded(sequence.tolist(), sequence.tolist(), times, logprobs)
+        # text-only decoding, one generate call: the sequence starts with the decoder prompt (the language
+        # token, and the prompt's text, which is not part of the transcript)
+        scores = [step[index] for step in output["scores"]]
+        start = len(sequence) - len(scores)
+        logprobs = _token_logprobs(sequence, scores, temperature)
+        return _Decoded(
+            sequence.tolist(), sequence[start:].tolist(), None if times is None else times[start:], logprobs[start:]
+        )
+
+    def _chunk_transcript(self, decoded: _Decoded, duration: float, options: ChunkOptions) -> ChunkTranscript:
         """Split at Whisper's timestamp tokens (<|t|> text <|t|>) into segments; group text tokens into words.
-        The language is the one in the decoder prompt at the start of `tokens`."""
-        language = next((self.lang_codes[token] for token in tokens if token in self.lang_codes), options.language)
+        The language is the one in the decoder prompt."""
+        tokens, token_times, token_logprobs = decoded.tokens, decoded.times, decoded.logprobs
+        language = next(
+            (self.lang_codes[token] for token in decoded.with_prompt if token in self.lang_codes), options.language
+        )
         segments: list[Segment] = []
         words: list[Word] = []
         start = 0.0
         text_tokens: list[int] = []
+        text_logprobs: list[float] = []
         word_tokens: list[int] = []
+        word_logprobs: list[float] = []
         word_start = 0.0
 
         def close_word(at: float) -> None:
             if word_tokens:
                 text = self.processor.tokenizer.decode(word_tokens)
-                words.append(Word(word=text, start=round(word_start, 3), end=round(max(at, word_start), 3), prob=None))
+                prob = float(np.mean(np.exp(word_logprobs)))
+                words.append(Word(word=text, start=round(word_start, 3), end=round(max(at, word_start), 3), prob=prob))
                 word_tokens.clear()
+                word_logprobs.clear()
 
         def close_segment(end: float) -> None:
             if text_tokens:
                 text = self.processor.tokenizer.decode(text_tokens)
+                avg_logprob = float(np.mean(text_logprobs))
                 segments.append(
                     Segment(id=len(segments), seek=0, start=round(start, 3), end=round(max(end, start), 3), text=text,
-                            tokens=list(text_tokens), temperature=options.temperature, avg_logprob=0.0,
+                            tokens=list(text_tokens), temperature=options.temperature, avg_logprob=avg_logprob,
                             compression_ratio=get_compression_ratio(text), no_speech_prob=0.0)
                 )  # fmt: skip
                 text_tokens.clear()
+                text_logprobs.clear()
 
         for index, token in enumerate(tokens):
             time = token_times[index] if token_times is not None and index < len(token_times) else None
@@ -107,6 +153,7 @@ class TransformersEngine:
                 close_segment(seconds)
                 start = seconds
             elif token < self.eot:  # text; special tokens (sot, language, task, eot) are skipped
+                logprob = token_logprobs[index]
                 if token_times is not None:
                     assert time is not None, "the token timestamps cover every text token"
                     piece = self.processor.tokenizer.convert_ids_to_tokens(token)
@@ -114,10 +161,24 @@ class TransformersEngine:
                         close_word(time)
                         word_start = time
                     word_tokens.append(token)
+                    word_logprobs.append(logprob)
                 text_tokens.append(token)
+                text_logprobs.append(logprob)
         close_word(duration)
         close_segment(duration)
         # Token times can put a word (or segment) on no time of its own: no zero-length cue reaches a client.
         return ChunkTranscript(
             language=language or "en", segments=fit_in_chunk(segments, duration), words=fit_in_chunk(words, duration)
         )
+
+
+def _token_logprobs(sequence: torch.Tensor, scores: Sequence[torch.Tensor], temperature: float) -> list[float]:
+    """The log-probability of each token of `sequence` at its generation step: `scores` holds one step's
+    processed scores (temperature-divided logits, or beam search's log-probabilities) per generated token,
+    the last `len(scores)` of `sequence`; the decoder prompt before them gets 0.0."""
+    generated = sequence[len(sequence) - len(scores) :]
+    steps = torch.stack([step.float() for step in scores]).to(generated.device)
+    if temperature > 0:
+        steps = steps * temperature  # back to the model's own distribution, as Whisper's avg_logprob
+    logprobs = steps.log_softmax(-1).gather(-1, generated.unsqueeze(-1)).squeeze(-1)
+    return [0.0] * (len(sequence) - len(scores)) + logprobs.tolist()
