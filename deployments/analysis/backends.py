@@ -3,8 +3,9 @@ config. A backend turns chat messages into a `Completion`; with a JSON schema, t
 be JSON valid against it (constrained decoding where the backend can), but callers still validate."""
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
+from deployments.analysis.errors import LLMBackendError
 from deployments.config import AnalysisConfig
 
 Message = dict[str, str]
@@ -32,12 +33,19 @@ class LLMBackend(Protocol):
     def close(self) -> None: ...
 
 
-def make_backend(config: AnalysisConfig) -> LLMBackend:
-    """The backend the config names; the embedded one loads its model here (seconds), so call it in a replica."""
+def make_backend(config: AnalysisConfig, llm: Any = None) -> LLMBackend:
+    """The backend the config names; the embedded one loads its model here (seconds), so call it in a replica.
+    `llm` is the DeploymentHandle of the application's Ray Serve LLM deployment (backend `ray_llm`)."""
     if config.backend == "embedded":
         from deployments.analysis._embedded import EmbeddedBackend
 
         return EmbeddedBackend(config)
+    if config.backend == "ray_llm":
+        from deployments.analysis._ray_llm import RayLLMBackend
+
+        if llm is None:
+            raise LLMBackendError("backend ray_llm, but the application bound no LLM deployment to the Analyzer")
+        return RayLLMBackend(config, llm)
     from deployments.analysis._openai import OpenAIBackend
 
     return OpenAIBackend(config)

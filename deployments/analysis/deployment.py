@@ -11,6 +11,7 @@ import logging
 import time
 
 from ray import serve
+from ray.serve.handle import DeploymentHandle
 
 from deployments.analysis.backends import LLMBackend
 from deployments.analysis.errors import AnalysisTimeout, LLMBackendError
@@ -22,14 +23,15 @@ logger = logging.getLogger("ray.serve")
 
 @serve.deployment(max_ongoing_requests=8)
 class Analyzer:
-    def __init__(self, config: AnalysisConfig) -> None:
+    def __init__(self, config: AnalysisConfig, llm: DeploymentHandle | None = None) -> None:
+        """`llm`: the application's Ray Serve LLM deployment, for backend `ray_llm` (serve_app/app.py binds it)."""
         from deployments.analysis.backends import make_backend  # here, not at the top: see the docstring
 
         self.config = config
         self.backend: LLMBackend | None = None
         self.unavailable = ""
         try:
-            self.backend = make_backend(config)
+            self.backend = make_backend(config, llm)
         except Exception as error:  # any failure to load: the reason is logged, analyses are 502s
             self.unavailable = f"{type(error).__name__}: {error}"
             logger.error("the Analyzer has no LLM (%s); requests that ask for an analysis get 502", self.unavailable)
