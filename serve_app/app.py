@@ -5,7 +5,7 @@ own settings:
 
     Ingress -> TranscriptionPipeline -> Transcriber
             |                        -> Diarizer
-            |                        -> Analyzer (an LLM: prompt, roles, emotions)
+            |                        -> Analyzer (an LLM: prompt, roles, emotions) [-> LLMServer (ray_llm)]
             |                        -> AudioEmotions (only with analysis.audio_emotion_model: emotions from
             |                                          the audio, instead of the LLM's from the words)
             -> LiveTranscriber   -> Transcriber (the same replicas: live readings and file chunks
@@ -31,13 +31,23 @@ def build_app(args: AppConfig) -> Application:
     transcriber = _deployment(Transcriber).bind(args.whisper)
     diarizer = _deployment(Diarizer).bind(args.diarization)
     pipeline_config = PipelineConfig(chunking=args.chunking, limits=args.limits, url_input=args.url_input)
-    analyzer = _deployment(Analyzer).bind(args.analysis)
+    analyzer = _deployment(Analyzer).bind(args.analysis, _llm_deployment(args))
     audio_emotions = None  # without the setting there is no such deployment, and nothing loads torch for it
     if args.analysis.audio_emotion_model is not None:
         audio_emotions = _deployment(AudioEmotions).bind(args.analysis.audio_emotion_model)
     pipeline = _deployment(TranscriptionPipeline).bind(transcriber, diarizer, pipeline_config, analyzer, audio_emotions)
     live = _deployment(LiveTranscriber).bind(transcriber, diarizer, args.live)
     return _deployment(Ingress).bind(pipeline, live, args)
+
+
+def _llm_deployment(args: AppConfig) -> Application | None:
+    """The Ray Serve LLM (vLLM) deployment the Analyzer calls, for backend `ray_llm`; None for the others.
+    `ray.serve.llm` needs `ray[llm]`, so it is imported only here."""
+    if args.analysis.backend != "ray_llm":
+        return None
+    from ray.serve.llm import LLMConfig, build_llm_deployment
+
+    return build_llm_deployment(LLMConfig(**(args.analysis.ray_llm or {})))
 
 
 def _deployment(decorated: type) -> Deployment:

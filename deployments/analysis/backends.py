@@ -7,8 +7,9 @@ A backend that can read the model's log-probabilities also implements `LabelScor
 its choice; without it they fall back to constrained generation."""
 
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
+from deployments.analysis.errors import LLMBackendError
 from deployments.config import AnalysisConfig
 
 Message = dict[str, str]
@@ -51,12 +52,19 @@ class LabelScorer(Protocol):
     def score(self, messages: list[Message], continuations: list[str]) -> Scores: ...
 
 
-def make_backend(config: AnalysisConfig) -> LLMBackend:
-    """The backend the config names; the embedded one loads its model here (seconds), so call it in a replica."""
+def make_backend(config: AnalysisConfig, llm: Any = None) -> LLMBackend:
+    """The backend the config names; the embedded one loads its model here (seconds), so call it in a replica.
+    `llm` is the DeploymentHandle of the application's Ray Serve LLM deployment (backend `ray_llm`)."""
     if config.backend == "embedded":
         from deployments.analysis._embedded import EmbeddedBackend
 
         return EmbeddedBackend(config)
+    if config.backend == "ray_llm":
+        from deployments.analysis._ray_llm import RayLLMBackend
+
+        if llm is None:
+            raise LLMBackendError("backend ray_llm, but the application bound no LLM deployment to the Analyzer")
+        return RayLLMBackend(config, llm)
     from deployments.analysis._openai import OpenAIBackend
 
     return OpenAIBackend(config)

@@ -11,6 +11,7 @@ import logging
 import time
 
 from ray import serve
+from ray.serve.handle import DeploymentHandle
 
 from deployments.analysis.backends import LLMBackend
 from deployments.analysis.errors import AnalysisTimeout, LLMBackendError
@@ -20,20 +21,26 @@ from deployments.types import Analysis, AnalysisOptions, DiarizedTranscript, Tra
 logger = logging.getLogger("ray.serve")
 
 
-@serve.deployment(max_ongoing_requests=8)
+SERVER_CONCURRENCY = 8
+
+
+@serve.deployment(max_ongoing_requests=SERVER_CONCURRENCY)
 class Analyzer:
-    def __init__(self, config: AnalysisConfig) -> None:
+    def __init__(self, config: AnalysisConfig, llm: DeploymentHandle | None = None) -> None:
+        """`llm`: the application's Ray Serve LLM deployment, for backend `ray_llm` (serve_app/app.py binds it)."""
         from deployments.analysis.backends import make_backend  # here, not at the top: see the docstring
 
         self.config = config
         self.backend: LLMBackend | None = None
         self.unavailable = ""
         try:
-            self.backend = make_backend(config)
+            self.backend = make_backend(config, llm)
         except Exception as error:  # any failure to load: the reason is logged, analyses are 502s
             self.unavailable = f"{type(error).__name__}: {error}"
             logger.error("the Analyzer has no LLM (%s); requests that ask for an analysis get 502", self.unavailable)
-        self.lock = asyncio.Lock()  # the embedded model runs one generation at a time; queue here, not in a thread
+        # The embedded model runs one generation at a time: queue here, not in a thread. A server (openai,
+        # ray_llm) batches what it is sent, so it gets as many at once as the replica takes.
+        self.lock = asyncio.Semaphore(1 if config.backend == "embedded" else SERVER_CONCURRENCY)
 
     async def analyze(self, transcript: Transcript | DiarizedTranscript, options: AnalysisOptions) -> Analysis:
         """What `options` asks of `transcript`. Raises LLMBackendError (LLMOutputInvalid for a schema the answer
