@@ -34,8 +34,8 @@ LIMITS_CONFIG = {"max_sync_upload_bytes": UPLOAD_LIMIT_BYTES}
 LIVE_CONFIG = {"idle_timeout_s": 3, "max_sessions_per_key": 2}
 """A short idle timeout and a small session cap, so that tests reach them quickly."""
 ANALYSIS_CONFIG = {"max_output_tokens": 32, "sync_timeout_s": 10}
-"""Short answers (the embedded model writes ~15 tokens/s on 2 cores), and a synchronous budget that a
-minute of emotions (one LLM call, ~1 s, per segment) outruns: tests/test_analysis_service.py's 413."""
+"""Short answers (the embedded model writes ~15 tokens/s on 2 cores), and a synchronous budget that two
+minutes of the call with a prompt, roles and emotions outrun: tests/test_analysis_service.py's 413."""
 URL_INPUT_CONFIG = {"allowed_networks": ["127.0.0.1/32"], "read_timeout_s": 2}
 """Tests fetch from a server on loopback, which only an allow-list opens; every other private range stays shut."""
 
