@@ -119,6 +119,22 @@ class ChunkingConfig(StrictModel):
     max_chunks_in_flight: int = Field(
         16, ge=1, description="Chunks of one request sent to the Transcriber at once: bounds memory on long files."
     )
+    language_per_chunk: bool = Field(
+        True,
+        description="Without a `language` in the request, each chunk is transcribed in the language detected in it,"
+        " so speech whose language changes keeps each part's words (the result's `language` is the one most"
+        " speech is in, and verbose_json segments carry their own). false: the whole file in that one language,"
+        " chunks detected otherwise decoded again in it (which makes Whisper translate them).",
+    )
+    language_min_probability: float = Field(
+        0.6,
+        ge=0,
+        le=1,
+        description="With language_per_chunk: a chunk (or piece) whose language was detected less surely than this is"
+        " decoded in the file's main language instead. Whisper base detects 10-30 s of speech at 0.93 or more (jfk,"
+        " espeak-ng English and German), 2 s at 0.76-0.92, and took 1 s of German for English at"
+        " 0.55. Engines that give no probability (transformers) are trusted.",
+    )
 
 
 class LimitsConfig(StrictModel):

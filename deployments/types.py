@@ -160,12 +160,19 @@ class Segment(BaseModel):
     avg_logprob: float
     compression_ratio: float
     no_speech_prob: float
+    language: str | None = Field(
+        None, description="ISO-639-1 code of the language the segment was decoded in (its chunk's), in a file's result."
+    )
 
 
 class ChunkTranscript(BaseModel):
     """What an engine returns for one chunk; times are seconds from the chunk's start."""
 
     language: str = Field(description="The language the chunk was decoded in, given or detected.")
+    language_probability: float | None = Field(
+        None,
+        description="How sure the detection was (0-1); None when the language was given or the engine does not say.",
+    )
     segments: list[Segment]
     words: list[Word] = Field(default_factory=list)
 

@@ -44,7 +44,8 @@ from tests.media import encode
 
 
 class _Transcriber:
-    """'Detects' German in a chunk whose first sample is loud, English otherwise; counts chunks in flight."""
+    """'Detects' German in a chunk whose first sample is loud (unsurely below 0.8), English otherwise; counts
+    chunks in flight."""
 
     def __init__(self, delay_s: float = 0.0) -> None:
         self.calls: list[ChunkOptions] = []
@@ -65,11 +66,12 @@ class _Transcriber:
         await asyncio.sleep(self.delay_s)
         self.in_flight -= 1
         language = options.language or ("de" if chunk[0] > 0.5 else "en")
+        probability = None if options.language else 0.3 if 0.5 < chunk[0] < 0.8 else 0.95
         segment = Segment(
             id=0, seek=0, start=0.0, end=1.0, text=f" [{language}]", tokens=[], temperature=0.0,
             avg_logprob=0.0, compression_ratio=1.0, no_speech_prob=0.0,
         )  # fmt: skip
-        return ChunkTranscript(language=language, segments=[segment])
+        return ChunkTranscript(language=language, language_probability=probability, segments=[segment])
 
 
 class _Diarizer:
@@ -83,11 +85,17 @@ class _Diarizer:
         return Diarization(turns=[turn], exclusive_turns=[turn])
 
 
-def _pipeline(tmp_path: Path, transcriber=None, diarizer=None, **limits) -> TranscriptionPipeline:  # noqa: ANN001
-    config = PipelineConfig(
-        chunking=ChunkingConfig(vad_filter=False, max_chunk_s=5, max_chunks_in_flight=3),
-        limits=LimitsConfig(**limits),
+def _pipeline(
+    tmp_path: Path,
+    transcriber=None,  # noqa: ANN001
+    diarizer=None,  # noqa: ANN001
+    language_per_chunk: bool = True,
+    **limits,  # noqa: ANN003
+) -> TranscriptionPipeline:
+    chunking = ChunkingConfig(
+        vad_filter=False, max_chunk_s=5, max_chunks_in_flight=3, language_per_chunk=language_per_chunk
     )
+    config = PipelineConfig(chunking=chunking, limits=LimitsConfig(**limits))
     return TranscriptionPipeline.func_or_class(transcriber or _Transcriber(), diarizer or _Diarizer(), config)
 
 
@@ -112,9 +120,35 @@ def _request(path: Path, language: str | None = None, diarize: bool = False) -> 
     )
 
 
-def test_the_language_of_most_speech_wins_and_other_chunks_are_decoded_again_in_it(tmp_path: Path) -> None:
+def test_each_chunk_keeps_its_language_and_the_result_has_the_language_of_most_speech(tmp_path: Path) -> None:
+    """Speech whose language changes keeps each part's words: nothing is decoded again (or translated)."""
     transcriber = _Transcriber()
-    pipeline = _pipeline(tmp_path, transcriber)
+    path = _wav(tmp_path, [(0.9, 5.0), (0.0, 15.0)])  # 5 s "German", then 15 s "English"
+    transcript = asyncio.run(_pipeline(tmp_path, transcriber).transcribe(_request(path)))
+    assert transcript.language == "en"
+    assert [segment.text for segment in transcript.segments] == [" [de]"] + [" [en]"] * 3
+    assert [segment.language for segment in transcript.segments] == ["de", "en", "en", "en"]
+    assert [call.language for call in transcriber.calls] == [None] * 4
+    assert _decoded_copies(tmp_path) == []
+
+
+def test_the_main_language_is_the_one_of_most_speech_not_of_most_chunks() -> None:
+    transcripts = [ChunkTranscript(language=code, segments=[]) for code in ("en", "de", "en")]
+    assert main_language(transcripts, [((0, 100),), ((100, 600),), ((600, 700), (800, 900))]) == "de"
+
+
+def test_a_chunk_detected_unsurely_is_decoded_again_in_the_language_of_most_speech(tmp_path: Path) -> None:
+    transcriber = _Transcriber()
+    path = _wav(tmp_path, [(0.9, 5.0), (0.6, 5.0), (0.0, 15.0)])  # "German", unsure "German", "English"
+    transcript = asyncio.run(_pipeline(tmp_path, transcriber).transcribe(_request(path)))
+    assert transcript.language == "en"
+    assert [segment.language for segment in transcript.segments] == ["de", "en", "en", "en", "en"]
+    assert [call.language for call in transcriber.calls] == [None] * 5 + ["en"]
+
+
+def test_with_one_language_per_file_other_chunks_are_decoded_again_in_the_main_one(tmp_path: Path) -> None:
+    transcriber = _Transcriber()
+    pipeline = _pipeline(tmp_path, transcriber, language_per_chunk=False)
     path = _wav(tmp_path, [(0.9, 5.0), (0.0, 15.0)])  # 5 s "German", then 15 s "English"
     transcript = asyncio.run(pipeline.transcribe(_request(path)))
     assert transcript.language == "en"
@@ -177,13 +211,35 @@ def test_progress_rises_then_the_result_comes_last(tmp_path: Path) -> None:
     assert received[-1].duration == 30.0
 
 
-def test_streamed_text_is_final_in_timeline_order_in_the_first_chunks_language(tmp_path: Path) -> None:
+def _streamed(tmp_path: Path, levels: list[tuple[float, float]], language_per_chunk: bool = True) -> list:
+    async def events() -> list:
+        pipeline = _pipeline(tmp_path, _Transcriber(delay_s=0.01), language_per_chunk=language_per_chunk)
+        request = _request(_wav(tmp_path, levels)).model_copy(update={"stream_text": True})
+        return [event async for event in pipeline.transcribe_streaming(request)]
+
+    return asyncio.run(events())
+
+
+def test_streamed_text_keeps_each_chunks_language_and_the_result_has_the_language_of_most_speech(
+    tmp_path: Path,
+) -> None:
+    """An unsure chunk follows the language of most of the speech streamed before it."""
+    received = _streamed(tmp_path, [(0.9, 5.0), (0.1, 10.0), (0.6, 5.0), (0.9, 5.0)])  # de, en, unsure de, de
+    texts = [event.text for event in received if isinstance(event, PipelineText)]
+    assert texts == [" [de]", " [en]", " [en]", " [en]", " [de]"]
+    result = received[-1]
+    assert result.language == "en" and result.text == "".join(texts).strip()
+    assert [segment.language for segment in result.segments] == ["de", "en", "en", "en", "de"]
+    assert _decoded_copies(tmp_path) == []
+
+
+def test_streamed_text_with_one_language_per_file_is_in_the_first_chunks_language(tmp_path: Path) -> None:
     """Text goes out chunk by chunk, before the run ends; the language is the first chunk's, and a later
     chunk heard in another one is decoded again in it before its text goes out, so the pieces joined are
     the result's text."""
 
     async def events() -> list:
-        pipeline = _pipeline(tmp_path, _Transcriber(delay_s=0.01))
+        pipeline = _pipeline(tmp_path, _Transcriber(delay_s=0.01), language_per_chunk=False)
         path = _wav(tmp_path, [(0.1, 10.0), (0.9, 5.0), (0.1, 5.0)])  # "English", "German", "English"
         request = _request(path).model_copy(update={"stream_text": True})
         return [event async for event in pipeline.transcribe_streaming(request)]

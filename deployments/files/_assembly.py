@@ -1,12 +1,33 @@
-"""A file's chunk transcripts put together: in chunk order, in one language, on the file's timeline."""
+"""A file's chunk transcripts put together: in chunk order, each chunk in its language (or all in the file's
+main one), on the file's timeline."""
 
 import asyncio
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from deployments.files._chunking import Pieces, file_time, speech_samples
 from deployments.files._profanity import mask_text
 from deployments.files._sending import ChunkSender
 from deployments.types import SAMPLE_RATE, ChunkTranscript, PipelineText, Segment, Transcript, Word
+
+
+@dataclass(frozen=True)
+class LanguageRule:
+    """Which language each chunk of a file is decoded in, when the request does not fix one.
+
+    `per_chunk`: a chunk keeps the language detected in it (speech whose language changes keeps each part's
+    words), unless the detection is less sure than `min_probability`: it then follows the file's main language.
+    Otherwise every chunk is decoded in the main language (Whisper then translates the others)."""
+
+    per_chunk: bool = True
+    min_probability: float = 0.6
+
+    def keeps(self, transcript: ChunkTranscript) -> bool:
+        """Whether the chunk keeps the language it was detected in, whatever the file's main one is."""
+        if not self.per_chunk:
+            return False
+        probability = transcript.language_probability
+        return probability is None or probability >= self.min_probability
 
 
 class TranscriptAssembly:
@@ -21,11 +42,13 @@ class TranscriptAssembly:
         profanity_filter: bool,
         stream_text: bool = False,
         on_text: Callable[[PipelineText], None] | None = None,
+        rule: LanguageRule = LanguageRule(),
     ) -> None:
         self.sender = sender
         self.options = sender.options
         self.profanity_filter = profanity_filter
         self.on_text = on_text
+        self.rule = rule
         self.in_order: asyncio.Task[list[ChunkTranscript]] | None = None
         if stream_text:
             self.in_order = asyncio.ensure_future(self._texts_in_order())
@@ -35,31 +58,66 @@ class TranscriptAssembly:
             self.in_order.cancel()
 
     async def transcript(self, duration: float) -> Transcript:
-        """The chunks' transcripts in one language on the file's timeline.
+        """The chunks' transcripts on the file's timeline.
 
         Without a language, every chunk's language is detected in the encoder pass that decodes it (no
-        extra pass). The file's language is the one most of its speech is in; the rare chunk that came out
-        in another one is decoded again in it (read back from the decoded spool), so the transcript is in
-        one language."""
+        extra pass). The file's language is the one most of its speech is in. A chunk that came out in
+        another one keeps it (`LanguageRule`), or is decoded again in the file's (read back from the decoded
+        spool) when its detection was unsure or the rule is one language per file. A chunk beside a change
+        of language is decoded again piece by piece (`_by_pieces`), as the change may lie inside it; a file
+        in one language pays nothing for this."""
         sender, options = self.sender, self.options
         if not sender.transcripts:  # silence: nothing to transcribe
             return Transcript(language=options.language or "en", duration=duration, segments=[])
         if self.in_order is not None:  # streamed: the text already sent is the transcript's
             transcripts = await self.in_order
-            return join_chunks(transcripts, sender.pieces, duration, options.language or transcripts[0].language)
+            if options.language is not None:
+                language = options.language
+            elif self.rule.per_chunk:
+                language = main_language(transcripts, sender.pieces)
+            else:
+                language = transcripts[0].language
+            return join_chunks(transcripts, sender.pieces, duration, language)
         transcripts = list(await asyncio.gather(*sender.transcripts))
         language = options.language or main_language(transcripts, sender.pieces)
         settled = options.model_copy(update={"language": language})
-        redo = [index for index, transcript in enumerate(transcripts) if transcript.language != language]
+        redo = [
+            index
+            for index, transcript in enumerate(transcripts)
+            if transcript.language != language and not self.rule.keeps(transcript)
+        ]
         redone = await asyncio.gather(*(sender.resend(index, settled) for index in redo))
         for index, transcript in zip(redo, redone, strict=True):
             transcripts[index] = transcript
-        return join_chunks(transcripts, sender.pieces, duration, language)
+        if options.language is not None or not self.rule.per_chunk:
+            return join_chunks(transcripts, sender.pieces, duration, language)
+        beside_change = changes(transcripts)
+        parts = await asyncio.gather(
+            *(self._by_pieces(transcript, pieces) if index in beside_change else _kept(transcript, pieces)
+              for index, (transcript, pieces) in enumerate(zip(transcripts, sender.pieces, strict=True)))
+        )  # fmt: skip
+        parts_transcripts = [transcript for part in parts for transcript, _ in part]
+        return join_chunks(parts_transcripts, [pieces for part in parts for _, pieces in part], duration, language)
+
+    async def _by_pieces(self, transcript: ChunkTranscript, pieces: Pieces) -> list[tuple[ChunkTranscript, Pieces]]:
+        """A chunk beside a change of language may hold both: each of its pieces of speech (cut at pauses) is
+        decoded on its own, in the language detected in it, or in the chunk's where that was unsure."""
+        if len(pieces) < 2:
+            return [(transcript, pieces)]
+        sender, chunk_language = self.sender, self.options.model_copy(update={"language": transcript.language})
+        parts = list(await asyncio.gather(*(sender.resend_pieces((piece,), self.options) for piece in pieces)))
+        unsure = [
+            i for i, part in enumerate(parts) if part.language != transcript.language and not self.rule.keeps(part)
+        ]
+        redone = await asyncio.gather(*(sender.resend_pieces((pieces[i],), chunk_language) for i in unsure))
+        for index, part in zip(unsure, redone, strict=True):
+            parts[index] = part
+        return [(part, (piece,)) for part, piece in zip(parts, pieces, strict=True)]
 
     async def _texts_in_order(self) -> list[ChunkTranscript]:
-        """Each chunk's text, once it and every chunk before it are back. Text sent is final, so the language
-        is settled by the first chunk (when not given), and a later chunk that came back in another language
-        is decoded again in it before its text goes out."""
+        """Each chunk's text, once it and every chunk before it are back. Text sent is final, so a chunk that
+        does not keep its own language (`LanguageRule`) is decoded again before its text goes out, in the
+        language of most of the speech settled so far (one language per file: the first chunk's)."""
         sender, settled = self.sender, list[ChunkTranscript]()
         language = self.options.language
         while True:
@@ -70,15 +128,31 @@ class TranscriptAssembly:
                 await sender.sent.wait()
             index = len(settled)
             transcript = await sender.transcripts[index]
+            if self.rule.per_chunk and self.options.language is None:
+                language = main_language(settled, sender.pieces[:index]) if settled else transcript.language
             language = language or transcript.language
-            if transcript.language != language:
+            if transcript.language != language and not self.rule.keeps(transcript):
                 transcript = await sender.resend(index, self.options.model_copy(update={"language": language}))
             settled.append(transcript)
             text = "".join(segment.text for segment in transcript.segments)
             if self.profanity_filter:
-                text = mask_text(text, language)
+                text = mask_text(text, transcript.language)
             if text and self.on_text is not None:
                 self.on_text(PipelineText(text=text))
+
+
+async def _kept(transcript: ChunkTranscript, pieces: Pieces) -> list[tuple[ChunkTranscript, Pieces]]:
+    return [(transcript, pieces)]
+
+
+def changes(transcripts: list[ChunkTranscript]) -> set[int]:
+    """The chunks beside a change of language: the change may lie inside either."""
+    return {
+        index
+        for before in range(len(transcripts) - 1)
+        if transcripts[before].language != transcripts[before + 1].language
+        for index in (before, before + 1)
+    }
 
 
 def main_language(transcripts: list[ChunkTranscript], chunk_pieces: list[Pieces]) -> str:
@@ -94,7 +168,7 @@ def join_chunks(
     chunk_transcripts: list[ChunkTranscript], chunk_pieces: list[Pieces], duration: float, language: str
 ) -> Transcript:
     """One transcript on the file's timeline: chunk times mapped onto the file through each chunk's pieces
-    (`file_time`), ids renumbered.
+    (`file_time`), ids renumbered, each segment carrying its chunk's language.
 
     Whisper may put a last timestamp past the end of a chunk (into its padding); times are clamped to it.
     """
@@ -109,6 +183,7 @@ def join_chunks(
                         "seek": round(pieces[0][0] / SAMPLE_RATE * 100),  # Whisper's seek counts 10 ms mel frames
                         "start": round(file_time(segment.start, pieces), 3),
                         "end": round(file_time(segment.end, pieces, is_end=True), 3),
+                        "language": chunk.language,
                     }
                 )
             )

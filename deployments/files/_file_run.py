@@ -11,7 +11,7 @@ from ray.serve.handle import DeploymentHandle
 from deployments.analysis.errors import AnalysisError, AnalysisTimeout, analysis_failure
 from deployments.diarization.words import diarized_transcription
 from deployments.errors import AudioRejectedError
-from deployments.files._assembly import TranscriptAssembly
+from deployments.files._assembly import LanguageRule, TranscriptAssembly
 from deployments.files._chunking import StreamingChunker
 from deployments.files._decode import declared_duration, decode_windows, too_long
 from deployments.files._emotions import emotions_from_audio
@@ -55,7 +55,7 @@ class FileRun:
         if request.diarization is not None:  # speakers are given to words, so words need their times
             options = options.model_copy(update={"word_timestamps": True})
         # Decoded audio goes to disk when it is needed again: by the Diarizer, or to decode a chunk again
-        # in the file's language once that is known.
+        # in the file's language once that is known (an unsurely detected chunk's, or with one language per file).
         needs_decoded = request.diarization is not None or request.options.language is None
         self.decoded_path = decoded_copy_path(request.source_path) if needs_decoded else None
         self.progress = FileProgress(on_event)
@@ -68,8 +68,13 @@ class FileRun:
             progress=self.progress,
             decoded_path=self.decoded_path,
         )
+        chunking = pipeline.config.chunking
         self.assembly = TranscriptAssembly(
-            self.sender, request.options.profanity_filter, stream_text=request.stream_text, on_text=on_event
+            self.sender,
+            request.options.profanity_filter,
+            stream_text=request.stream_text,
+            on_text=on_event,
+            rule=LanguageRule(chunking.language_per_chunk, chunking.language_min_probability),
         )
 
     async def result(self) -> PipelineResult:

@@ -45,7 +45,7 @@ def mask_text(text: str, language: str) -> str:
 
 
 def mask_transcript(result: PipelineResult) -> PipelineResult:
-    """The same transcript with text, segments and words masked."""
+    """The same transcript with text, segments (each in its own language, where it has one) and words masked."""
     language = result.language
 
     def masked_words(words: list[AnyWord]) -> list[AnyWord]:
@@ -54,7 +54,9 @@ def mask_transcript(result: PipelineResult) -> PipelineResult:
     if isinstance(result, Transcript):
         return result.model_copy(
             update={
-                "segments": [s.model_copy(update={"text": mask_text(s.text, language)}) for s in result.segments],
+                "segments": [
+                    s.model_copy(update={"text": mask_text(s.text, s.language or language)}) for s in result.segments
+                ],
                 "words": masked_words(result.words),
             }
         )

@@ -98,9 +98,14 @@ class ChunkSender:
 
     async def resend(self, index: int, options: ChunkOptions) -> ChunkTranscript:
         """A chunk decoded a second time (in other options), read back from the decoded spool."""
+        return await self.resend_pieces(self.pieces[index], options)
+
+    async def resend_pieces(self, pieces: Pieces, options: ChunkOptions) -> ChunkTranscript:
+        """Some of a chunk's speech (or all of it) decoded as a chunk of its own, read back from the decoded
+        spool."""
         assert self.decoded_path is not None, "a chunk is decoded again only from the decoded spool"
         spool = np.memmap(self.decoded_path, dtype=np.float32, mode="r")
-        samples = np.array(chunk_audio(spool, self.pieces[index]))  # a copy: the spool is deleted when done
+        samples = np.array(chunk_audio(spool, pieces))  # a copy: the spool is deleted when done
         async with self.in_flight:
             return await self._transcribe(samples, options)
 

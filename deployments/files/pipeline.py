@@ -14,7 +14,8 @@ the unfinished chunk and at most `max_chunks_in_flight` chunks on their way to t
 memory does not grow with the file's length.
 
 Each file is a `FileRun` (`_file_run`): its chunks go to the Transcriber through a `ChunkSender`
-(`_sending`), and a `TranscriptAssembly` (`_assembly`) puts their transcripts together in one language.
+(`_sending`), and a `TranscriptAssembly` (`_assembly`) puts their transcripts together, each chunk in the
+language detected in it (`chunking.language_per_chunk`) or all in the file's main one.
 """
 
 import asyncio

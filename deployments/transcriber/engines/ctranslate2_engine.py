@@ -8,8 +8,8 @@ then aligns the batch's words in one more decoder pass over the same encoder out
 dynamic time warping, `find_alignment`) and cuts each chunk into segments at sentence ends and pauses
 (`deployments.transcriber.segmenting`). With `timestamps: tokens`, segments come from Whisper's timestamp tokens, split
 by faster-whisper. The steps are faster-whisper's `BatchedInferencePipeline.forward`, with two changes:
-- the languages it detects are kept (its pipeline detects them but does not return them), so detection
-  runs once per batch;
+- the languages it detects are kept, with their probabilities (its pipeline detects them but does not
+  return them), so detection runs once per batch;
 - word timestamps of each chunk are finished on their own (faster-whisper carries the end of the last word
   from one batch item into the next, so a chunk's word times would depend on its neighbours).
 
@@ -78,9 +78,11 @@ class CTranslate2Engine:
         )
         prompts = [prompt.copy() for _ in chunks]
         languages = [language] * len(chunks)
+        probabilities: list[float | None] = [None] * len(chunks)
         if detect:  # one decoder step on the encoder output; the prompt then carries each chunk's language
             found = self.model.model.detect_language(encoder_output)
             languages = [item[0][0].strip("<|>") for item in found]
+            probabilities = [float(item[0][1]) for item in found]
             slot = prompt.index(tokenizer.language)
             for item_prompt, item in zip(prompts, found, strict=True):
                 item_prompt[slot] = tokenizer.tokenizer.token_to_id(item[0][0])
@@ -109,8 +111,12 @@ class CTranslate2Engine:
         if whisper_options.word_timestamps:
             self._add_word_timestamps(segmented, tokenizer, encoder_output, sizes, whisper_options)
         transcripts = [
-            self._chunk_transcript(segments, chunk_language, options.temperature, duration)
-            for segments, chunk_language, duration in zip(segmented, languages, durations, strict=True)
+            self._chunk_transcript(segments, chunk_language, options.temperature, duration).model_copy(
+                update={"language_probability": probability}
+            )
+            for segments, chunk_language, probability, duration in zip(
+                segmented, languages, probabilities, durations, strict=True
+            )
         ]
         if timed_by_alignment:
             transcripts = [self._segments_from_words(transcript, tokenizer, options) for transcript in transcripts]
