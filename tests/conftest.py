@@ -9,11 +9,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+import numpy as np
 import pytest
 import yaml
 
+from deployments.files._decode import decode_audio
 from scripts.local_service import LocalService
-from tests.media import SHARED_AUDIO
+from tests.media import SHARED_AUDIO, encode, pyannote_sample
 from tests.media_server import media_server
 
 API_KEYS = ("test-key-1", "test-key-2")
@@ -144,3 +146,19 @@ def jfk_flac() -> Path:
     if not path.exists():
         pytest.skip("../shared/audio/jfk.flac is not present (the shared data sits beside the project)")
     return path
+
+
+GREETING = slice(6 * 16_000, 10 * 16_000)
+"""6-10 s of pyannote's call: "Hello? Hello? Oh, hello. I didn't know you were there." """
+
+
+@pytest.fixture(scope="session")
+def call_samples() -> np.ndarray:
+    """pyannote's 30 s two-speaker call, decoded to 16 kHz mono."""
+    return decode_audio(pyannote_sample()).samples
+
+
+@pytest.fixture(scope="session")
+def greeting(call_samples: np.ndarray) -> bytes:
+    """The call's greeting as a wav file: one speaker, 4 s."""
+    return encode(call_samples[GREETING], "wav")

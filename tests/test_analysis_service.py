@@ -15,9 +15,8 @@ import pytest
 from nexara.types.diarization import EMOTION_LABELS, Diarization
 from nexara.types.transcription import LLMResult
 
-from deployments.files._decode import decode_audio
 from tests.conftest import Service
-from tests.media import encode, pyannote_sample
+from tests.media import encode
 
 KEY = "test-key-analysis"  # conftest.KEYS_FILE: its own usage statement, used by this module only
 SCHEMA = {
@@ -26,17 +25,6 @@ SCHEMA = {
     "required": ["greeting", "mood"],
     "additionalProperties": False,
 }
-
-
-@pytest.fixture(scope="module")
-def call_samples() -> np.ndarray:
-    return decode_audio(pyannote_sample()).samples
-
-
-@pytest.fixture(scope="module")
-def greeting(call_samples: np.ndarray) -> bytes:
-    """6-10 s of the call: "Hello? Hello? Oh, hello. I didn't know you were there." """
-    return encode(call_samples[6 * 16_000 : 10 * 16_000], "wav")
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,6 @@ from nexara import AsyncNexara
 from nexara.types.realtime import RealtimeTranscript, RealtimeTurnEnd
 from scipy.optimize import linear_sum_assignment
 
-from deployments.files._decode import decode_audio
 from tests.conftest import LIVE_CONFIG, Service
 from tests.media import encode, pyannote_sample
 from tests.test_live_session import stream_audio
@@ -32,13 +31,13 @@ CALL_S = 20
 
 
 @pytest.fixture(scope="module")
-def call_samples() -> np.ndarray:
-    return decode_audio(pyannote_sample()).samples[: CALL_S * 16_000]
+def call_start(call_samples: np.ndarray) -> np.ndarray:
+    return call_samples[: CALL_S * 16_000]
 
 
 @pytest.fixture(scope="module")
-def call_pcm(call_samples: np.ndarray) -> bytes:
-    return (call_samples * 32767).astype("<i2").tobytes()
+def call_pcm(call_start: np.ndarray) -> bytes:
+    return (call_start * 32767).astype("<i2").tobytes()
 
 
 def live_client(service: Service, key: str = LIVE_KEY) -> AsyncNexara:
@@ -74,9 +73,7 @@ def speaker_agreement(words: list[tuple[float, int]], rttm: Path) -> float:
     return counts[rows, cols].sum() / len(pairs)
 
 
-def test_sdk_streams_final_timed_words_with_speakers(
-    service: Service, call_samples: np.ndarray, call_pcm: bytes
-) -> None:
+def test_sdk_streams_final_timed_words_with_speakers(service: Service, call_start: np.ndarray, call_pcm: bytes) -> None:
     """The call at twice real time (the test's budget), with speakers and turn detection."""
 
     async def run() -> tuple[list, object, float, float]:
@@ -106,7 +103,7 @@ def test_sdk_streams_final_timed_words_with_speakers(
     with service.client(api_key=LIVE_KEY) as http:
         filed = http.post(
             "/v1/audio/transcriptions",
-            files={"file": ("call.wav", encode(call_samples, "wav"))},
+            files={"file": ("call.wav", encode(call_start, "wav"))},
         )
     assert filed.status_code == 200, filed.text
     live_wer, file_wer = word_error_rate(reference, ended.text), word_error_rate(reference, filed.json()["text"])
@@ -216,11 +213,9 @@ def test_a_session_ends_with_4402_when_the_balance_runs_out(service: Service, ca
         assert http.get("/v1/billing/balance").json()["balance"] <= 0
 
 
-def test_two_channels_of_8_khz_mu_law_are_transcribed_each_on_its_own(
-    service: Service, call_samples: np.ndarray
-) -> None:
+def test_two_channels_of_8_khz_mu_law_are_transcribed_each_on_its_own(service: Service, call_start: np.ndarray) -> None:
     """Telephony: one party per channel, G.711 mu-law at 8 kHz, interleaved; resampled and split here."""
-    left, right = call_samples[6 * 16_000 : 10 * 16_000], call_samples[14 * 16_000 + 6_400 : 18 * 16_000 + 6_400]
+    left, right = call_start[6 * 16_000 : 10 * 16_000], call_start[14 * 16_000 + 6_400 : 18 * 16_000 + 6_400]
     stereo = np.stack([soxr.resample(channel, 16_000, 8_000) for channel in (left, right)], axis=1).reshape(-1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)

@@ -14,22 +14,10 @@ import srt
 from nexara.types.diarization import Diarization
 from nexara.types.transcription import Transcription, VerboseTranscription
 
-from deployments.files._decode import decode_audio
 from tests.conftest import Service
-from tests.media import encode, pyannote_sample
+from tests.media import encode
 
 PRICED_KEY = "test-key-priced"  # conftest.KEYS_FILE: 50 RUB at 0.6 RUB a minute, id 42, used by this module only
-
-
-@pytest.fixture(scope="module")
-def call_samples() -> np.ndarray:
-    return decode_audio(pyannote_sample()).samples
-
-
-@pytest.fixture(scope="module")
-def greeting(call_samples: np.ndarray) -> bytes:
-    """6-10 s of the call: "Hello? Hello? Oh, hello. I didn't know you were there." """
-    return encode(call_samples[6 * 16_000 : 10 * 16_000], "wav")
 
 
 @pytest.fixture(scope="module")

@@ -9,23 +9,9 @@ import pytest
 import srt
 import webvtt
 
-from deployments.files._decode import decode_audio
-from tests.conftest import API_KEYS, Service
+from tests.conftest import API_KEYS, GREETING, Service
 from tests.media import FORMATS, JFK_REFERENCE, encode, pyannote_sample
 from tests.wer import stm_transcript, word_error_rate
-
-# 6.0-10.0 s of the pyannote sample: "Hello? Hello? Oh, hello. I didn't know you were there."
-GREETING = slice(6 * 16_000, 10 * 16_000)
-
-
-@pytest.fixture(scope="module")
-def sample_samples() -> np.ndarray:
-    return decode_audio(pyannote_sample()).samples
-
-
-@pytest.fixture(scope="module")
-def greeting_wav(sample_samples: np.ndarray) -> bytes:
-    return encode(sample_samples[GREETING], "wav")
 
 
 @pytest.fixture(scope="module")
@@ -60,17 +46,15 @@ def test_clean_speech_word_error_rate_at_most_15_percent(sdk: openai.OpenAI, jfk
     assert word_error_rate(JFK_REFERENCE, transcription.text) <= 0.15
 
 
-def test_text_format(sdk: openai.OpenAI, greeting_wav: bytes) -> None:
-    text = sdk.audio.transcriptions.create(
-        model="whisper-1", file=("greeting.wav", greeting_wav), response_format="text"
-    )
+def test_text_format(sdk: openai.OpenAI, greeting: bytes) -> None:
+    text = sdk.audio.transcriptions.create(model="whisper-1", file=("greeting.wav", greeting), response_format="text")
     assert isinstance(text, str)
     assert "know you were there" in text.lower()
 
 
-def test_srt_format_parses_as_subrip(sdk: openai.OpenAI, greeting_wav: bytes) -> None:
+def test_srt_format_parses_as_subrip(sdk: openai.OpenAI, greeting: bytes) -> None:
     document = sdk.audio.transcriptions.create(
-        model="whisper-1", file=("greeting.wav", greeting_wav), response_format="srt"
+        model="whisper-1", file=("greeting.wav", greeting), response_format="srt"
     )
     cues = list(srt.parse(document))
     assert [cue.index for cue in cues] == list(range(1, len(cues) + 1))
@@ -78,9 +62,9 @@ def test_srt_format_parses_as_subrip(sdk: openai.OpenAI, greeting_wav: bytes) ->
     assert "know you were there" in " ".join(cue.content for cue in cues).lower()
 
 
-def test_vtt_format_parses_as_webvtt(sdk: openai.OpenAI, greeting_wav: bytes) -> None:
+def test_vtt_format_parses_as_webvtt(sdk: openai.OpenAI, greeting: bytes) -> None:
     document = sdk.audio.transcriptions.create(
-        model="whisper-1", file=("greeting.wav", greeting_wav), response_format="vtt"
+        model="whisper-1", file=("greeting.wav", greeting), response_format="vtt"
     )
     assert document.startswith("WEBVTT")
     captions = webvtt.from_buffer(io.StringIO(document)).captions
@@ -90,10 +74,10 @@ def test_vtt_format_parses_as_webvtt(sdk: openai.OpenAI, greeting_wav: bytes) ->
     assert "know you were there" in " ".join(caption.text for caption in captions).lower()
 
 
-def test_verbose_json_with_word_timestamps(sdk: openai.OpenAI, greeting_wav: bytes) -> None:
+def test_verbose_json_with_word_timestamps(sdk: openai.OpenAI, greeting: bytes) -> None:
     result = sdk.audio.transcriptions.create(
         model="whisper-1",
-        file=("greeting.wav", greeting_wav),
+        file=("greeting.wav", greeting),
         response_format="verbose_json",
         timestamp_granularities=["word", "segment"],
     )
@@ -120,9 +104,9 @@ def test_verbose_json_with_word_timestamps(sdk: openai.OpenAI, greeting_wav: byt
     assert all(segment["start"] in starts and segment["end"] in ends for segment in body["segments"])
 
 
-def test_verbose_json_without_words_has_segments_only(sdk: openai.OpenAI, greeting_wav: bytes) -> None:
+def test_verbose_json_without_words_has_segments_only(sdk: openai.OpenAI, greeting: bytes) -> None:
     body = sdk.audio.transcriptions.create(
-        model="whisper-1", file=("greeting.wav", greeting_wav), response_format="verbose_json"
+        model="whisper-1", file=("greeting.wav", greeting), response_format="verbose_json"
     ).model_dump()
     assert body["segments"]
     assert body.get("words") is None
@@ -138,11 +122,11 @@ def test_verbose_json_without_words_has_segments_only(sdk: openai.OpenAI, greeti
         ("vtt", "text/vtt"),
     ],
 )
-def test_media_types(service: Service, greeting_wav: bytes, response_format: str, media_type: str) -> None:
+def test_media_types(service: Service, greeting: bytes, response_format: str, media_type: str) -> None:
     with service.client() as client:
         response = client.post(
             "/v1/audio/transcriptions",
-            files={"file": ("greeting.wav", greeting_wav)},
+            files={"file": ("greeting.wav", greeting)},
             data={"model": "whisper-1", "response_format": response_format},
         )
     assert response.status_code == 200
@@ -150,8 +134,8 @@ def test_media_types(service: Service, greeting_wav: bytes, response_format: str
 
 
 @pytest.mark.parametrize("extension", sorted(FORMATS))
-def test_every_input_format(service: Service, sample_samples: np.ndarray, extension: str) -> None:
-    data = encode(sample_samples[GREETING], extension)
+def test_every_input_format(service: Service, call_samples: np.ndarray, extension: str) -> None:
+    data = encode(call_samples[GREETING], extension)
     with service.client() as client:
         response = client.post("/v1/audio/transcriptions", files={"file": (f"greeting.{extension}", data)})
     assert response.status_code == 200, response.text
@@ -178,8 +162,8 @@ def test_neither_file_nor_url_is_a_validation_error(service: Service) -> None:
     assert "exactly one of 'file'" in _messages(response)
 
 
-def test_both_file_and_url_is_a_validation_error(service: Service, greeting_wav: bytes) -> None:
-    response = _post(service, files={"file": ("a.wav", greeting_wav)}, data={"url": "https://example.com/a.wav"})
+def test_both_file_and_url_is_a_validation_error(service: Service, greeting: bytes) -> None:
+    response = _post(service, files={"file": ("a.wav", greeting)}, data={"url": "https://example.com/a.wav"})
     assert response.status_code == 422
     assert "exactly one of 'file'" in _messages(response)
 
@@ -198,17 +182,17 @@ def test_both_file_and_url_is_a_validation_error(service: Service, greeting_wav:
     ],
 )
 def test_unknown_or_out_of_range_values_are_validation_errors(
-    service: Service, greeting_wav: bytes, field: str, value: str
+    service: Service, greeting: bytes, field: str, value: str
 ) -> None:
-    response = _post(service, files={"file": ("a.wav", greeting_wav)}, data={field: value})
+    response = _post(service, files={"file": ("a.wav", greeting)}, data={field: value})
     assert response.status_code == 422
     assert response.json()["detail"][0]["loc"][:2] == ["body", field]
 
 
-def test_word_timestamps_need_verbose_json(service: Service, greeting_wav: bytes) -> None:
+def test_word_timestamps_need_verbose_json(service: Service, greeting: bytes) -> None:
     response = _post(
         service,
-        files={"file": ("a.wav", greeting_wav)},
+        files={"file": ("a.wav", greeting)},
         data={"timestamp_granularities[]": "word", "response_format": "json"},
     )
     assert response.status_code == 422
@@ -216,13 +200,13 @@ def test_word_timestamps_need_verbose_json(service: Service, greeting_wav: bytes
 
 
 @pytest.mark.parametrize("api_key", ["", "wrong-key", API_KEYS[0] + "x"])
-def test_bad_or_missing_key_is_401_on_every_endpoint(service: Service, greeting_wav: bytes, api_key: str) -> None:
+def test_bad_or_missing_key_is_401_on_every_endpoint(service: Service, greeting: bytes, api_key: str) -> None:
     with httpx.Client(base_url=service.base_url, timeout=60) as client:
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         responses = [
             client.get("/v1/models", headers=headers),
             client.get("/models", headers=headers),
-            client.post("/v1/audio/transcriptions", headers=headers, files={"file": ("a.wav", greeting_wav)}),
+            client.post("/v1/audio/transcriptions", headers=headers, files={"file": ("a.wav", greeting)}),
         ]
     for response in responses:
         assert response.status_code == 401
@@ -241,8 +225,8 @@ def test_corrupt_bytes_are_400_audio_processing_failed(service: Service) -> None
     assert response.json()["detail"].startswith("audio processing failed: ")
 
 
-def test_too_short_clip_is_400(service: Service, sample_samples: np.ndarray) -> None:
-    clip = encode(sample_samples[GREETING][: int(0.2 * 16_000)], "wav")
+def test_too_short_clip_is_400(service: Service, call_samples: np.ndarray) -> None:
+    clip = encode(call_samples[GREETING][: int(0.2 * 16_000)], "wav")
     response = _post(service, files={"file": ("short.wav", clip)})
     assert response.status_code == 400
     assert "too short" in response.json()["detail"]
@@ -287,7 +271,7 @@ def test_private_addresses_are_refused_without_an_allow_list(service: Service, u
     assert response.status_code == 400 and "non-public address" in response.json()["detail"], response.text
 
 
-def test_service_still_serves_after_bad_input(service: Service, greeting_wav: bytes) -> None:
+def test_service_still_serves_after_bad_input(service: Service, greeting: bytes) -> None:
     _post(service, files={"file": ("x.mp3", b"\x00" * 10)})
-    response = _post(service, files={"file": ("a.wav", greeting_wav)})
+    response = _post(service, files={"file": ("a.wav", greeting)})
     assert response.status_code == 200
