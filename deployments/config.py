@@ -63,6 +63,16 @@ class WhisperModelConfig(StrictModel):
         description="With alignment timestamps: a segment that would run longer is cut after its last comma, or"
         " before the word that makes it too long.",
     )
+    short_window_min_s: float = Field(
+        10.0,
+        ge=1,
+        le=30,
+        description="ctranslate2, chunks read with encoder_window 'audio': the shortest window the encoder reads (the"
+        " chunk padded with silence up to it). Shorter is cheaper and loops more often (README, Realtime).",
+    )
+    short_window_margin_s: float = Field(
+        1.0, ge=0, le=5, description="Silence after the longest chunk of a short-window batch, before its window ends."
+    )
 
 
 MAX_LANE_BATCHES = 4
@@ -288,6 +298,11 @@ class LiveConfig(StrictModel):
     max_frame_bytes: int = Field(2**20, gt=0, description="Largest binary frame (1 MiB); larger: close 4002.")
     max_buffer_s: float = Field(
         15, ge=5, le=28, description="Audio Whisper re-reads each step; past this it is cut at a committed word."
+    )
+    encoder_window: Literal["full", "audio"] = Field(
+        "audio",
+        description="audio: each reading's encoder pass covers the buffer it reads, not Whisper's 30 s (several times"
+        " cheaper; a reading that loops is read again in 30 s); full: always 30 s, as before.",
     )
     speaker_threshold: float = Field(
         0.45,

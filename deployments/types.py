@@ -120,6 +120,12 @@ class ChunkOptions(BaseModel):
     beam_size: int | None = Field(
         None, ge=1, description="None: the engine's configured beam. Live sessions decode greedily (1): sooner words."
     )
+    encoder_window: Literal["full", "audio"] = Field(
+        "full",
+        description="full: Whisper's 30 s window, the chunk padded with silence. audio: a window only as long as the"
+        " chunk (see WhisperModelConfig.short_window_min_s), several times cheaper for short chunks; a transcript"
+        " that then repeats itself is decoded again in the full window. The transformers engine always uses full.",
+    )
 
 
 class BatchHints(BaseModel):

@@ -8,7 +8,11 @@ arrived. A session keeps up when, after its last frame, `session.ended` comes wi
 Accuracy: the WER of the streamed text and of the file transcription (json, same service, same audio),
 both against the call's reference transcript.
 
-    .venv/bin/python -m scripts.bench_live [--model embedded:tiny.en] [--sessions 1,2,4] [--delay-ms 480]
+Each model runs once per encoder window (`--windows full,audio`: `live.encoder_window`), on a fresh service,
+so that the short window is measured beside Whisper's 30 s one (the baseline) in the same run.
+
+    .venv/bin/python -m scripts.bench_live [--models embedded:tiny.en,embedded:base] [--sessions 1,2,4,8]
+        [--windows full,audio] [--delay-ms 480] [--diarize]
 """
 
 import argparse
@@ -79,8 +83,9 @@ async def measure(base_url: str, pcm: bytes, sessions: int, diarize: bool, delay
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", default="embedded:tiny.en")
-    parser.add_argument("--sessions", default="1,2,4")
+    parser.add_argument("--models", default="embedded:tiny.en,embedded:base")
+    parser.add_argument("--sessions", default="1,2,4,8")
+    parser.add_argument("--windows", default="full,audio")
     parser.add_argument("--delay-ms", type=int, default=480)
     parser.add_argument("--diarize", action="store_true")
     parser.add_argument("--keep-up-s", type=float, default=3.0)
@@ -89,27 +94,32 @@ def main() -> None:
     call = decode_audio(pyannote_sample()).samples
     pcm = (call * 32767).astype("<i2").tobytes()
     reference = stm_transcript(pyannote_sample().with_suffix(".stm"))
-    with LocalService(Path(tempfile.mkdtemp()), [KEY], model=args.model, unthrottled=True) as service:
-        with httpx.Client(base_url=service.base_url, headers={"Authorization": f"Bearer {KEY}"}, timeout=600) as http:
-            started = time.perf_counter()
-            filed = http.post("/v1/audio/transcriptions", files={"file": ("call.flac", encode(call, "flac"))})
-            file_s = time.perf_counter() - started
-            filed.raise_for_status()
-        file_wer = word_error_rate(reference, filed.json()["text"])
-        asyncio.run(measure(service.base_url, pcm[: 3 * 32_000], 1, args.diarize, args.delay_ms))  # warm up
-        print(f"{args.model}, delay_ms {args.delay_ms}, diarize {args.diarize}; pyannote call, 30 s, real time")
-        print(f"baseline: the file as one request: {file_s:.2f} s, WER {file_wer:.1%}")
-        print("sessions  p50 latency(s)  p95 latency(s)  flush after end(s)  real-time factor  kept up  WER  WER-file")
-        for count in [int(n) for n in args.sessions.split(",")]:
-            runs = asyncio.run(measure(service.base_url, pcm, count, args.diarize, args.delay_ms))
-            latencies = [value for run in runs for value in run.latencies_s]
-            flush = max(run.flush_s for run in runs)
-            factor = statistics.mean(run.wall_s for run in runs) / (len(pcm) / 32_000)
-            live_wer = statistics.mean(word_error_rate(reference, run.text) for run in runs)
-            kept_up = "yes" if flush <= args.keep_up_s else "no"
-            p50, p95 = percentile(latencies, 0.5), percentile(latencies, 0.95)
-            print(f"{count:>8}  {p50:14.2f}  {p95:14.2f}  {flush:18.2f}  {factor:16.2f}  {kept_up:>7}"
-                  f"  {live_wer:4.1%}  {live_wer - file_wer:+7.1%}")  # fmt: skip
+    print(f"pyannote call, 30 s, streamed at real time; delay_ms {args.delay_ms}, diarize {args.diarize}")
+    print("model             window  sessions  p50 latency(s)  p95 latency(s)  flush after end(s)  real-time factor"
+          "  kept up  WER    WER-file  file(s)")  # fmt: skip
+    for model in args.models.split(","):
+        for window in args.windows.split(","):
+            live = {"encoder_window": window}
+            with LocalService(Path(tempfile.mkdtemp()), [KEY], model=model, unthrottled=True, live=live) as service:
+                headers = {"Authorization": f"Bearer {KEY}"}
+                with httpx.Client(base_url=service.base_url, headers=headers, timeout=600) as http:
+                    started = time.perf_counter()
+                    filed = http.post("/v1/audio/transcriptions", files={"file": ("call.flac", encode(call, "flac"))})
+                    file_s = time.perf_counter() - started
+                    filed.raise_for_status()
+                file_wer = word_error_rate(reference, filed.json()["text"])
+                asyncio.run(measure(service.base_url, pcm[: 3 * 32_000], 1, args.diarize, args.delay_ms))  # warm up
+                for count in [int(n) for n in args.sessions.split(",")]:
+                    runs = asyncio.run(measure(service.base_url, pcm, count, args.diarize, args.delay_ms))
+                    latencies = [value for run in runs for value in run.latencies_s]
+                    flush = max(run.flush_s for run in runs)
+                    factor = statistics.mean(run.wall_s for run in runs) / (len(pcm) / 32_000)
+                    live_wer = statistics.mean(word_error_rate(reference, run.text) for run in runs)
+                    kept_up = "yes" if flush <= args.keep_up_s else "no"
+                    p50, p95 = percentile(latencies, 0.5), percentile(latencies, 0.95)
+                    print(f"{model.removeprefix('embedded:'):<16}  {window:>6}  {count:>8}  {p50:14.2f}  {p95:14.2f}"
+                          f"  {flush:18.2f}  {factor:16.2f}  {kept_up:>7}  {live_wer:5.1%}  {live_wer - file_wer:+7.1%}"
+                          f"  {file_s:7.2f}", flush=True)  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -47,6 +47,7 @@ class ChannelTranscriber:
         self.channel = channel
         self.detector = SpeechDetector()
         self.agreement = LocalAgreement()
+        self.encoder_window = config.encoder_window
         self.buffer = AudioBuffer(config.max_buffer_s)
         self.recent = RecentAudio()
         smart = settings.turn_detection == "smart"
@@ -115,7 +116,13 @@ class ChannelTranscriber:
     async def _hypothesis(self) -> list[TimedWord]:
         if len(self.buffer.samples) < SAMPLE_RATE // 10:
             return []
-        options = ChunkOptions(language=self.language, word_timestamps=True, segment_timestamps=False, beam_size=1)
+        options = ChunkOptions(
+            language=self.language,
+            word_timestamps=True,
+            segment_timestamps=False,
+            beam_size=1,
+            encoder_window=self.encoder_window,
+        )
         transcript = await self.models.transcribe(self.buffer.samples, options)
         if self.language is None and len(self.buffer.samples) >= LANGUAGE_AFTER_S * SAMPLE_RATE:
             self.language = transcript.language

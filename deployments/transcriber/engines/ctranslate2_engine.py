@@ -20,6 +20,7 @@ pinned to 1.2.x and `tests/test_ctranslate2_engine.py` holds the contract: the s
 way, every segment and word is then fitted into its chunk with a length of its own (`fit_in_chunk`).
 """
 
+import re
 from math import ceil
 
 import numpy as np
@@ -35,6 +36,9 @@ from deployments.config import WhisperModelConfig
 from deployments.transcriber._model_store import resolve_ctranslate2_model
 from deployments.transcriber.segmenting import fit_in_chunk, segment_groups
 from deployments.types import SAMPLE_RATE, ChunkOptions, ChunkTranscript, Segment, Word
+
+COMPRESSION_RATIO_THRESHOLD = 2.4
+"""Whisper's: a transcript whose text gzip compresses more than this has looped."""
 
 
 class _OneItemAlignment:
@@ -62,13 +66,33 @@ class CTranslate2Engine:
         )
 
     def transcribe_batch(self, chunks: list[np.ndarray], options: ChunkOptions) -> list[ChunkTranscript]:
+        if options.encoder_window == "full":
+            return self._transcribe(chunks, options, None)
+        longest_s = max(len(chunk) for chunk in chunks) / SAMPLE_RATE
+        window_s = max(self.config.short_window_min_s, ceil(longest_s + self.config.short_window_margin_s))
+        if window_s >= self.model.feature_extractor.chunk_length:
+            return self._transcribe(chunks, options, None)
+        max_tokens = int(MAX_TOKENS_PER_S * longest_s) + 16  # a loop stops here instead of at 448 tokens
+        transcripts = self._transcribe(chunks, options, int(window_s * self.model.frames_per_second), max_tokens)
+        repeated = [i for i, transcript in enumerate(transcripts) if _repeats_itself(transcript, len(chunks[i]))]
+        if repeated:  # the short window's known failure: read these chunks again in Whisper's own 30 s
+            again = self._transcribe([chunks[i] for i in repeated], options, None)
+            for i, transcript in zip(repeated, again, strict=True):
+                transcripts[i] = transcript
+        return transcripts
+
+    def _transcribe(
+        self, chunks: list[np.ndarray], options: ChunkOptions, frames: int | None, max_tokens: int | None = None
+    ) -> list[ChunkTranscript]:
+        """One batch through the encoder and decoder: in Whisper's 30 s window (`frames` None), or in a window
+        of `frames` feature frames that the audio, padded with silence as Whisper pads it, fills."""
         multilingual = self.model.model.is_multilingual
         detect = multilingual and options.language is None
         language = options.language or "en"  # with `detect`, only a placeholder in the prompt
         tokenizer = Tokenizer(self.model.hf_tokenizer, multilingual, task="transcribe", language=language)
         timed_by_alignment = options.segment_timestamps and self.config.timestamps == "alignment"
         whisper_options = self._options(tokenizer, options, timed_by_alignment)
-        features = np.stack([pad_or_trim(self.model.feature_extractor(chunk)[..., :-1]) for chunk in chunks])
+        features = np.stack([self._features(chunk, frames) for chunk in chunks])
         encoder_output = self.model.encode(features)
 
         prompt = self.model.get_prompt(
@@ -93,7 +117,7 @@ class CTranslate2Engine:
             beam_size=whisper_options.beam_size,
             patience=whisper_options.patience,
             length_penalty=whisper_options.length_penalty,
-            max_length=self.model.max_length,
+            max_length=min(self.model.max_length, max_tokens or self.model.max_length),
             suppress_blank=whisper_options.suppress_blank,
             suppress_tokens=whisper_options.suppress_tokens,
             return_scores=True,
@@ -121,6 +145,12 @@ class CTranslate2Engine:
         if timed_by_alignment:
             transcripts = [self._segments_from_words(transcript, tokenizer, options) for transcript in transcripts]
         return transcripts
+
+    def _features(self, chunk: np.ndarray, frames: int | None) -> np.ndarray:
+        if frames is None:
+            return pad_or_trim(self.model.feature_extractor(chunk)[..., :-1])
+        padded = np.pad(chunk, (0, max(0, frames * self.model.feature_extractor.hop_length - len(chunk))))
+        return self.model.feature_extractor(padded)[..., :frames]
 
     def _segments_from_words(
         self, transcript: ChunkTranscript, tokenizer: Tokenizer, options: ChunkOptions
@@ -221,7 +251,7 @@ class CTranslate2Engine:
             no_repeat_ngram_size=0,
             log_prob_threshold=-1.0,
             no_speech_threshold=0.6,
-            compression_ratio_threshold=2.4,
+            compression_ratio_threshold=COMPRESSION_RATIO_THRESHOLD,
             condition_on_previous_text=False,
             prompt_reset_on_temperature=0.5,
             temperatures=[options.temperature],
@@ -273,3 +303,31 @@ class CTranslate2Engine:
         return out.model_copy(
             update={"segments": fit_in_chunk(out.segments, duration), "words": fit_in_chunk(out.words, duration)}
         )
+
+
+MAX_TOKENS_PER_S = 10
+"""Twice the tokens of fast speech: the most a short window's decode may produce."""
+MAX_WORDS_PER_S = 5.0
+"""Faster than anyone speaks (conversation runs at 2-3.5 words a second): a short window's transcript this dense
+repeats itself."""
+LOOP_REPEATS = 4
+"""A phrase of up to four words said this many times in a row ("hello hello hello hello") is a loop, not speech."""
+
+
+def _repeats_itself(transcript: ChunkTranscript, samples: int) -> bool:
+    """Whisper read in a window shorter than the 30 s it was trained on sometimes loops: its text compresses more
+    than 2.4 times (Whisper's own test), holds more words than the chunk's time could, or says a phrase over and
+    over."""
+    text = "".join(segment.text for segment in transcript.segments)
+    words = re.sub(r"[^\w' ]", " ", text.lower()).split()
+    too_many_words = len(words) > MAX_WORDS_PER_S * samples / SAMPLE_RATE + 3
+    return too_many_words or get_compression_ratio(text) > COMPRESSION_RATIO_THRESHOLD or _says_again(words)
+
+
+def _says_again(words: list[str]) -> bool:
+    for size in range(1, 5):
+        for start in range(len(words) - size * LOOP_REPEATS + 1):
+            phrase = words[start : start + size]
+            if all(words[start + k * size : start + (k + 1) * size] == phrase for k in range(1, LOOP_REPEATS)):
+                return True
+    return False
