@@ -20,6 +20,7 @@ import json
 import uuid
 from typing import Any, cast
 
+import anyio
 from fastapi import WebSocket
 from pydantic import ValidationError
 from ray.serve.handle import DeploymentResponseGenerator
@@ -76,11 +77,12 @@ class RealtimeConnection:
                     self.relay.cancel()
                 await self.socket.close_with(failure)
         finally:
-            tasks = [task for task in (receive, ended, self.relay) if task is not None]
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-            await self._close()
+            with anyio.CancelScope(shield=True):  # the session is closed and charged even when the server cancels
+                tasks = [task for task in (receive, ended, self.relay) if task is not None]
+                for task in tasks:
+                    task.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
+                await self._close()
 
     async def _close(self) -> None:
         if self.live_id is None or self.meter is None:
