@@ -22,6 +22,7 @@ from deployments.billing.rate_limiter import RequestRateLimiter
 from deployments.config import LiveConfig
 from deployments.live._session import LiveSession
 from deployments.live.events import (
+    SessionEnded,
     SessionReady,
     SessionSettings,
     SpeechEnded,
@@ -200,7 +201,7 @@ class FakeLive:
         self.push = Remote(lambda session_id, frames: self.pushed.extend(frames))
         self.commit = Remote(lambda session_id: self.outbox.put_nowait("commit"))
         self.clear = Remote(lambda session_id: None)
-        self.end_input = Remote(lambda session_id: None)
+        self.end_input = Remote(lambda session_id: self.outbox.put_nowait(""))
         self.close = Remote(self.closed.append)
         self.events = self
 
@@ -222,6 +223,10 @@ class FakeLive:
             yield TranscriptEvent(text=" hello", words=[], turn=turn)
             yield TurnEnded(turn=turn, start=0, end=1000, confidence=None, text="hello", words=[])
             turn += 1
+        yield TranscriptEvent(text=" bye", words=[], turn=turn)
+        yield TurnEnded(turn=turn, start=1000, end=2000, confidence=None, text="bye", words=[])
+        ms = len(self.pushed) // 48
+        yield SessionEnded(audio_duration_ms=ms, channels_transcribed=1, billed_ms=ms, text="hello bye")
 
 
 @pytest.fixture
@@ -343,3 +348,18 @@ def test_a_browser_offers_its_key_as_a_subprotocol(realtime) -> None:
     with client.websocket_connect("/v1/realtime", subprotocols=protocols) as socket:
         assert socket.accepted_subprotocol == "realtime"
         assert socket.receive_json()["type"] == "transcription_session.created"
+
+
+def test_a_silent_client_gets_what_was_heard_then_idle_timeout(realtime) -> None:
+    client, _, _ = realtime
+    client.app.state.services.config.live.idle_timeout_s = 0.5
+    with client.websocket_connect("/v1/realtime", headers={"Authorization": f"Bearer {KEY}"}) as socket:
+        socket.receive_json()
+        socket.send_text(append(0.5))
+        received = []
+        with pytest.raises(WebSocketDisconnect) as closed:
+            while True:
+                received.append(socket.receive_json())
+    kinds = [event["type"] for event in received]
+    assert kinds[0] == "conversation.item.input_audio_transcription.delta" and received[3]["transcript"] == "bye"
+    assert received[-1]["error"]["code"] == "idle_timeout" and closed.value.code == 4008

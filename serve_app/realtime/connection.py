@@ -10,7 +10,8 @@ configuration the client's `transcription_session.update` / `session.update` lef
 detection cannot change once audio flows (an `error` event says so; the session goes on). Most errors are
 OpenAI's recoverable kind: an `error` event naming the client event, and the session goes on. Those that end
 it (the balance spent, the server full, idle too long, a failure) are an `error` event and the close code the
-nexara protocol uses for them.
+nexara protocol uses for them. When the money runs out or the client falls silent (no event for the idle
+timeout), input ends there and what was heard is transcribed and sent before that `error`.
 """
 
 import asyncio
@@ -101,10 +102,17 @@ class RealtimeConnection:
         idle_s = self.limits.idle_timeout_s
         largest = self.limits.max_frame_bytes * 4 // 3 + JSON_OVERHEAD
         while True:
+            input_ended = self.frames is not None and self.frames.input_ended
             try:
-                message = await asyncio.wait_for(self.websocket.receive(), timeout=idle_s)
+                message = await asyncio.wait_for(self.websocket.receive(), timeout=None if input_ended else idle_s)
             except TimeoutError:
-                return SessionFailed(code="idle_timeout", message=f"no client event for {idle_s:g} s")
+                idle = SessionFailed(code="idle_timeout", message=f"no client event for {idle_s:g} s")
+                if self.frames is None:
+                    return idle
+                self.frames.failure_at_end = idle  # sent once what was heard is transcribed and sent
+                if (failure := await self.frames.end_input()) is not None:
+                    return failure
+                continue
             if message["type"] == "websocket.disconnect":
                 return None
             text = message.get("text")
