@@ -149,6 +149,16 @@ def test_without_vad_no_speech_events_are_sent() -> None:
 # The worker's turns for OpenAI sessions, with the real Silero VAD on real speech
 
 
+def test_server_vads_threshold_and_silence_set_the_speech_detector() -> None:
+    from deployments.live._speech_activity import SpeechDetector
+
+    default = SpeechDetector()
+    assert (default.start_threshold, default.stop_threshold, default.stop_windows) == (0.5, 0.35, 7)
+    assert SpeechDetector(0.5, SessionSettings().silence_ms).stop_windows == 7  # the nexara protocol's ~220 ms
+    chosen = SpeechDetector(0.6, 500)
+    assert chosen.stop_threshold == pytest.approx(0.45) and chosen.stop_windows == 16
+
+
 async def run_session(settings: SessionSettings, commit_after_s: float | None = None) -> list[Any]:
     audio, script = stream_audio()
     models = FakeModels(script, 0.9)

@@ -10,7 +10,7 @@ rate, or the key's open sessions).
 from fastapi import APIRouter, HTTPException, WebSocket, status
 
 from deployments.billing import pricing
-from serve_app.auth import raise_if_exhausted, subprotocol_key
+from serve_app.auth import raise_if_exhausted
 from serve_app.dependencies import ServicesDependency, price_of, require_api_key
 from serve_app.realtime._events import error_event
 from serve_app.realtime.connection import RealtimeConnection
@@ -30,7 +30,7 @@ BETA_SUBPROTOCOL = "openai-beta.realtime-v1"
 @router.websocket("/v1/realtime")
 async def realtime_transcription(websocket: WebSocket, services: ServicesDependency) -> None:
     offered = [value.strip() for value in websocket.headers.get("sec-websocket-protocol", "").split(",")]
-    subprotocol = BROWSER_SUBPROTOCOL if BROWSER_SUBPROTOCOL in offered and subprotocol_key(websocket) else None
+    subprotocol = BROWSER_SUBPROTOCOL if BROWSER_SUBPROTOCOL in offered else None
     beta = "realtime=v1" in websocket.headers.get("openai-beta", "") or BETA_SUBPROTOCOL in offered
     await websocket.accept(subprotocol=subprotocol)  # a browser's socket fails unless its subprotocol is chosen
     try:
