@@ -130,14 +130,23 @@ async def authenticate(
 BEARER_SUBPROTOCOL = "bearer"
 
 
+OPENAI_KEY_SUBPROTOCOL = "openai-insecure-api-key."
+"""OpenAI's browser clients offer `["realtime", "openai-insecure-api-key.<key>", ...]`; the server accepts
+`realtime`."""
+
+
 def subprotocol_key(connection: HTTPConnection) -> str | None:
     """A browser's WebSocket cannot send an Authorization header: it offers the key as its second
-    subprotocol instead, `new WebSocket(url, ["bearer", key])`, and the server accepts `bearer`."""
+    subprotocol instead, `new WebSocket(url, ["bearer", key])`, and the server accepts `bearer`; or, as
+    OpenAI's realtime clients do, as `openai-insecure-api-key.<key>`."""
     if connection.scope["type"] != "websocket":
         return None
     offered = [value.strip() for value in connection.headers.get("sec-websocket-protocol", "").split(",")]
     if len(offered) == 2 and offered[0] == BEARER_SUBPROTOCOL and offered[1]:
         return offered[1]
+    for value in offered:
+        if value.startswith(OPENAI_KEY_SUBPROTOCOL) and len(value) > len(OPENAI_KEY_SUBPROTOCOL):
+            return value.removeprefix(OPENAI_KEY_SUBPROTOCOL)
     return None
 
 

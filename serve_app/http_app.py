@@ -14,7 +14,7 @@ from deployments.retry import WORKER_LOSS, worker_lost
 from serve_app.auth import AUTH_ERRORS
 from serve_app.dependencies import require_api_key
 from serve_app.request_metrics import RequestMetrics
-from serve_app.routers import billing, health, jobs, live, models, transcriptions, web
+from serve_app.routers import billing, health, jobs, live, models, realtime, transcriptions, web
 from serve_app.services import Services
 
 logger = logging.getLogger(__name__)
@@ -37,6 +37,7 @@ def create_app(services: Services) -> FastAPI:
     app.include_router(jobs.router, **authenticated)
     app.include_router(billing.router, **authenticated)
     app.include_router(live.router)  # checks the key itself, before the WebSocket upgrade
+    app.include_router(realtime.router)  # checks the key itself, after the upgrade (OpenAI error events)
     app.add_middleware(RequestMetrics)  # inside ApiV1Alias: it sees the route that answered
     app.add_middleware(ApiV1Alias)
     # Starlette types every handler as taking Exception; it calls each with the type it is registered for.

@@ -13,15 +13,16 @@ from deployments.live._local_agreement import TimedWord
 from deployments.types import SAMPLE_RATE
 
 PREROLL_S = 0.3
-"""Audio kept before speech starts, so its first word is whole."""
+"""Audio kept before speech starts, so its first word is whole (the default: `SessionSettings.preroll_ms`)."""
 RECENT_S = 8
 """Audio `RecentAudio` keeps: Smart Turn's window, and more than a speaker window reaches back."""
 SENTENCE_ENDS = (".", "?", "!")
 
 
 class AudioBuffer:
-    def __init__(self, max_buffer_s: float) -> None:
+    def __init__(self, max_buffer_s: float, preroll_s: float = PREROLL_S) -> None:
         self.max_samples = max_buffer_s * SAMPLE_RATE
+        self.preroll = int(preroll_s * SAMPLE_RATE)
         self.samples = np.zeros(0, dtype=np.float32)
         self.start = 0  # samples since the session's first
         self.final_words: list[TimedWord] = []  # final words still inside the buffer
@@ -58,7 +59,7 @@ class AudioBuffer:
 
     def cut_before_speech(self, sample: int) -> None:
         """Drop the audio before `sample` but the little that keeps a word starting there whole."""
-        self.cut(sample - int(PREROLL_S * SAMPLE_RATE))
+        self.cut(sample - self.preroll)
 
 
 class RecentAudio:

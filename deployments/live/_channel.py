@@ -45,17 +45,16 @@ class ChannelTranscriber:
         self.models = models
         self.emit = emit
         self.channel = channel
-        self.detector = SpeechDetector()
+        self.detector = SpeechDetector(settings.vad_threshold, settings.silence_ms)
         self.agreement = LocalAgreement()
         self.encoder_window = config.encoder_window
-        self.buffer = AudioBuffer(config.max_buffer_s)
+        self.buffer = AudioBuffer(config.max_buffer_s, settings.preroll_ms / 1000)
         self.recent = RecentAudio()
-        smart = settings.turn_detection == "smart"
-        self.turns = TurnTracker(smart, models.turn_probability, self.recent, emit, channel)
+        self.turns = TurnTracker(settings.turn_detection, models.turn_probability, self.recent, emit, channel)
         self.speakers = (
             WordSpeakers(config.speaker_threshold, models.embed_voices, self.recent) if settings.diarize else None
         )
-        self.language: str | None = None  # detected on the first long enough reading, then kept
+        self.language = settings.language  # else detected on the first long enough reading, then kept
         self.last_reading = 0  # samples received when Whisper last read the buffer
         self.last_word_end_ms = 0
         self.texts: list[str] = []
@@ -89,6 +88,23 @@ class ChannelTranscriber:
         if self.detector.speaking or self.agreement.previous:
             await self._publish(self.agreement.commit_through(await self._hypothesis(), math.inf))
         self.turns.input_ended(self.detector.speaking, self.detector.last_voiced_end)
+
+    async def commit(self) -> None:
+        """The client committed what it sent (OpenAI's `input_audio_buffer.commit`): everything heard is final,
+        the buffer restarts at its end, and the open turn ends there."""
+        if self.detector.speaking or self.agreement.previous:
+            await self._publish(self.agreement.commit_through(await self._hypothesis(), math.inf))
+        self._forget_unfinal()
+        self.turns.committed(self.detector.speaking, self.buffer.end)
+
+    def clear(self) -> None:
+        """The client dropped what it sent since its last commit (OpenAI's `input_audio_buffer.clear`): the
+        audio and the words not yet final are forgotten; words already final stay."""
+        self._forget_unfinal()
+
+    def _forget_unfinal(self) -> None:
+        self.buffer.cut(self.buffer.end)
+        self.agreement.previous = []
 
     async def _speech_ended(self, sample: int) -> None:
         self.turns.speech_ended(sample)

@@ -8,6 +8,7 @@ The models are not here: the session gets three async callables (`LiveModels`), 
 import asyncio
 import logging
 from collections.abc import AsyncIterator
+from typing import Literal
 
 import numpy as np
 
@@ -19,6 +20,9 @@ from deployments.live.events import LiveEvent, SessionEnded, SessionFailed, Sess
 from deployments.types import SAMPLE_RATE
 
 logger = logging.getLogger("ray.serve")
+
+Mark = Literal["commit", "clear"]
+"""A client's word about the audio sent before it (`LiveSession.mark`), applied in order with the audio."""
 
 
 class LiveSession:
@@ -34,7 +38,7 @@ class LiveSession:
             ChannelTranscriber(settings, config, models, self.outbox.put_nowait, index if multichannel else None)
             for index in range(settings.channels_transcribed)
         ]
-        self.inbox: asyncio.Queue[list[np.ndarray] | None] = asyncio.Queue()
+        self.inbox: asyncio.Queue[list[np.ndarray] | Mark | None] = asyncio.Queue()
         self.queued_samples = 0
         self.input_ended = False
         self.worker = asyncio.create_task(self._run())
@@ -57,6 +61,11 @@ class LiveSession:
         self.inbox.put_nowait(samples)
         return None
 
+    def mark(self, mark: Mark) -> None:
+        """Commit or clear the audio pushed so far, once it is transcribed."""
+        if not self.input_ended:
+            self.inbox.put_nowait(mark)
+
     def end_input(self) -> None:
         if not self.input_ended:
             self.input_ended = True
@@ -78,18 +87,23 @@ class LiveSession:
 
     async def _run(self) -> None:
         try:
-            while True:
-                frames = [await self.inbox.get()]
+            ended = False
+            while not ended:
+                items = [await self.inbox.get()]
                 while not self.inbox.empty():  # catch up on everything that arrived meanwhile in one step
-                    frames.append(self.inbox.get_nowait())
-                ended = frames[-1] is None
-                frames = [frame for frame in frames if frame is not None]
-                if frames:
-                    per_channel = [np.concatenate(parts) for parts in zip(*frames, strict=True)]
-                    await asyncio.gather(*(ch.feed(s) for ch, s in zip(self.channels, per_channel, strict=True)))
-                    self.queued_samples -= len(per_channel[0])
-                if ended:
-                    break
+                    items.append(self.inbox.get_nowait())
+                frames: list[list[np.ndarray]] = []
+                for item in items:
+                    if isinstance(item, list):
+                        frames.append(item)
+                        continue
+                    await self._feed(frames)  # the audio before a mark or the end first
+                    frames = []
+                    if item is None:
+                        ended = True
+                        break
+                    await self._apply(item)
+                await self._feed(frames)
             tails = self.decoder.flush()
             await asyncio.gather(*(ch.feed(s) for ch, s in zip(self.channels, tails, strict=True) if len(s)))
             await asyncio.gather(*(channel.finish() for channel in self.channels))
@@ -101,6 +115,19 @@ class LiveSession:
             self.outbox.put_nowait(SessionFailed(code="internal", message=f"transcription failed: {error}"))
         finally:
             self.outbox.put_nowait(None)
+
+    async def _feed(self, frames: list[list[np.ndarray]]) -> None:
+        if frames:
+            per_channel = [np.concatenate(parts) for parts in zip(*frames, strict=True)]
+            await asyncio.gather(*(ch.feed(s) for ch, s in zip(self.channels, per_channel, strict=True)))
+            self.queued_samples -= len(per_channel[0])
+
+    async def _apply(self, mark: Mark) -> None:
+        if mark == "commit":
+            await asyncio.gather(*(channel.commit() for channel in self.channels))
+        else:
+            for channel in self.channels:
+                channel.clear()
 
     def _ended(self) -> SessionEnded:
         duration = self.decoder.duration_ms

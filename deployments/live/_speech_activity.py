@@ -1,7 +1,8 @@
 """When someone speaks in a live stream, on the audio clock: Silero VAD over 32 ms windows, with hysteresis.
 
 Speech starts after START_WINDOWS voiced windows (~100 ms), and ends after STOP_WINDOWS unvoiced ones
-(~220 ms of silence), the delays the nexara protocol promises for `speech.started` and `speech.ended`.
+(~220 ms of silence), the delays the nexara protocol promises for `speech.started` and `speech.ended`. The
+OpenAI protocol's server VAD chooses its own threshold and silence (`SpeechDetector(threshold, silence_ms)`).
 
 The Silero model is the one faster-whisper ships and the file pipeline cuts with (`deployments/files/_chunking.py`),
 run through its ONNX session: each call takes a run of windows, each with the 64 samples before it, and the
@@ -9,6 +10,7 @@ LSTM state (h, c) the last call left, so a stream scores exactly as the same aud
 (tests/test_live_parts.py). Each session keeps its own state; the session is shared.
 """
 
+import math
 from dataclasses import dataclass
 from typing import Literal
 
@@ -17,12 +19,15 @@ from faster_whisper.vad import get_vad_model
 
 WINDOW = 512
 """Samples per Silero window at 16 kHz (32 ms)."""
+WINDOW_MS = 32
 CONTEXT = 64
 """Samples of the previous window the model sees with each window."""
 START_THRESHOLD = 0.5
 STOP_THRESHOLD = 0.35
 START_WINDOWS = 3
 STOP_WINDOWS = 7
+HYSTERESIS = START_THRESHOLD - STOP_THRESHOLD
+"""Speech stays on down to this much below the threshold that started it (Silero's own convention)."""
 
 
 @dataclass(frozen=True)
@@ -34,7 +39,10 @@ class SpeechBoundary:
 
 
 class SpeechDetector:
-    def __init__(self) -> None:
+    def __init__(self, threshold: float = START_THRESHOLD, silence_ms: int = STOP_WINDOWS * WINDOW_MS) -> None:
+        self.start_threshold = threshold
+        self.stop_threshold = max(0.0, threshold - HYSTERESIS)
+        self.stop_windows = max(1, math.ceil(silence_ms / WINDOW_MS))
         self.session = get_vad_model().session  # faster-whisper's cached model: one per process, thread-safe
         self.state = (np.zeros((1, 1, 128), np.float32), np.zeros((1, 1, 128), np.float32))
         self.context = np.zeros(CONTEXT, dtype=np.float32)
@@ -72,9 +80,9 @@ class SpeechDetector:
 
     def _step(self, probability: float) -> SpeechBoundary | None:
         """Hysteresis over window probabilities: speech starts after START_WINDOWS windows in a row at or
-        above STOP_THRESHOLD of which one reached START_THRESHOLD, and ends after STOP_WINDOWS in a row
-        below STOP_THRESHOLD."""
-        voiced = probability >= STOP_THRESHOLD
+        above the stop threshold of which one reached the start threshold, and ends after `stop_windows` in a
+        row below the stop threshold."""
+        voiced = probability >= self.stop_threshold
         if voiced:
             self.last_voiced_end = self.position + WINDOW
         if voiced == self.speaking:  # no change argued
@@ -83,11 +91,11 @@ class SpeechDetector:
         if self.run == 0:
             self.run_start = self.position
         self.run += 1
-        self.run_reached_start = self.run_reached_start or probability >= START_THRESHOLD
+        self.run_reached_start = self.run_reached_start or probability >= self.start_threshold
         if not self.speaking and self.run >= START_WINDOWS and self.run_reached_start:
             self.speaking, self.run, self.run_reached_start = True, 0, False
             return SpeechBoundary("start", self.run_start)
-        if self.speaking and self.run >= STOP_WINDOWS:
+        if self.speaking and self.run >= self.stop_windows:
             self.speaking, self.run = False, 0
             return SpeechBoundary("end", self.last_voiced_end)
         return None

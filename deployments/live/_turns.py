@@ -1,11 +1,12 @@
-"""A live channel's turns, with `turn_detection=smart`: which speech and words belong to which turn, and when
-it ends.
+"""A live channel's turns: which speech and words belong to which turn, and when it ends.
 
 A turn opens when speech starts (or when final words arrive that the VAD heard too faintly to call speech).
-At each pause Smart Turn judges from the turn's audio whether it is complete: if so the turn ends there
-(`turn.end` with its probability); if not, it ends when speech has not resumed 3 s later, or at the end of
-input (without a probability). Turns are numbered 0, 1, ... per channel. Without turn detection, nothing
-here emits an event.
+With `turn_detection=smart`, at each pause Smart Turn judges from the turn's audio whether it is complete: if
+so the turn ends there (`turn.end` with its probability); if not, it ends when speech has not resumed 3 s
+later, or at the end of input (without a probability). With `vad` every pause ends the turn (OpenAI's server
+VAD); with `manual` only the client's commit does (OpenAI's `input_audio_buffer.commit`), and a commit ends
+the open turn in every mode. Turns are numbered 0, 1, ... per channel. Without turn detection, nothing here
+emits an event.
 """
 
 from collections.abc import Callable
@@ -13,7 +14,7 @@ from collections.abc import Callable
 from deployments.live._buffer import PREROLL_S, RecentAudio
 from deployments.live._models import TurnProbability
 from deployments.live._smart_turn import COMPLETE
-from deployments.live.events import LiveEvent, LiveWord, SpeechEnded, SpeechStarted, TurnEnded
+from deployments.live.events import LiveEvent, LiveWord, SpeechEnded, SpeechStarted, TurnDetection, TurnEnded
 from deployments.types import SAMPLE_RATE
 
 SILENT_TURN_END_S = 3.0
@@ -27,13 +28,15 @@ def _ms(sample: int | float) -> int:
 class TurnTracker:
     def __init__(
         self,
-        smart: bool,
+        mode: TurnDetection,
         turn_probability: TurnProbability,
         recent: RecentAudio,
         emit: Callable[[LiveEvent], None],
         channel: int | None,
     ) -> None:
-        self.smart = smart
+        self.smart = mode == "smart"
+        self.mode = mode
+        self.tracking = mode != "none"
         self.turn_probability = turn_probability
         self.recent = recent
         self.emit = emit
@@ -48,24 +51,27 @@ class TurnTracker:
     @property
     def current(self) -> int | None:
         """The turn final words belong to; None without turn detection."""
-        return self.number if self.smart else None
+        return self.number if self.tracking else None
 
     def speech_started(self, sample: int) -> None:
         if self.unfinished is not None and sample - self.unfinished[0] >= SILENT_TURN_END_S * SAMPLE_RATE:
             self._end(*self.unfinished)  # the silence limit passed within audio read in one step
         self.unfinished = None
-        if not self.smart:
+        if not self.tracking:
             return
         if not self.open:
             self.open, self.start = True, sample
         self.emit(SpeechStarted(turn=self.number, start=_ms(sample), channel=self.channel))
 
     def speech_ended(self, sample: int) -> None:
-        if self.smart:
+        if self.tracking:
             self.emit(SpeechEnded(turn=self.number, end=_ms(sample), channel=self.channel))
 
     async def judge(self, end: int) -> None:
-        """At a pause: the open turn ends if Smart Turn finds it complete, else it waits for speech to resume."""
+        """At a pause: the open turn ends if Smart Turn finds it complete, else it waits for speech to resume
+        (`smart`); it ends at once with `vad`, and not at all with `manual`."""
+        if self.mode == "vad" and self.open:
+            return self._end(end, None)
         if not (self.smart and self.open):
             return
         speech = self.recent.between(self.start - int(PREROLL_S * SAMPLE_RATE), end)  # and a little before it
@@ -84,20 +90,31 @@ class TurnTracker:
 
     def words_final(self, start: int) -> None:
         """Final words from `start` on: speech too faint for the VAD still opens a turn."""
-        if self.smart and not self.open:
+        if self.tracking and not self.open:
             self.speech_started(start)
 
     def add(self, text: str, words: list[LiveWord]) -> None:
-        if self.smart:
+        if self.tracking:
             self.texts.append(text)
             self.words += words
 
     def input_ended(self, speaking: bool, last_voiced_end: int) -> None:
         """An open turn ends without a verdict (its speech first, if it was still going)."""
-        if self.smart and (self.open or self.words):
+        if self.tracking and (self.open or self.words):
             if speaking:
                 self.speech_ended(last_voiced_end)
             self._end(last_voiced_end, None)
+
+    def committed(self, speaking: bool, end: int) -> None:
+        """The client committed the audio up to `end`: the open turn ends there, and a `turn.end` (empty when
+        nothing was heard) answers the commit. Speech still going on opens the next turn."""
+        if not self.tracking:
+            return
+        if not self.open and not self.words:
+            self.open, self.start = True, end
+        self._end(end, None)
+        if speaking:
+            self.speech_started(end)
 
     def _end(self, end: int, confidence: float | None) -> None:
         self.unfinished = None

@@ -65,6 +65,16 @@ class LiveTranscriber:
             return SessionFailed(code="internal", message=SESSION_GONE)
         return session.push(frame)
 
+    async def commit(self, session_id: str) -> None:
+        """Everything pushed so far is final and the open turn ends (OpenAI's `input_audio_buffer.commit`)."""
+        if (session := self.sessions.get(session_id)) is not None:
+            session.mark("commit")
+
+    async def clear(self, session_id: str) -> None:
+        """What was pushed and is not final yet is dropped (OpenAI's `input_audio_buffer.clear`)."""
+        if (session := self.sessions.get(session_id)) is not None:
+            session.mark("clear")
+
     async def end_input(self, session_id: str) -> None:
         if (session := self.sessions.get(session_id)) is not None:
             session.end_input()

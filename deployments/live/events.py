@@ -8,6 +8,9 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, Field
 
 Encoding = Literal["pcm_s16le", "pcm_f32le", "pcm_mulaw", "pcm_alaw"]
+TurnDetection = Literal["none", "smart", "vad", "manual"]
+"""none: no turns; smart: Smart Turn judges each pause; vad: every pause ends a turn; manual: only the
+client's commit does (`LiveTranscriber.commit`)."""
 SAMPLE_RATES = (8000, 16000, 24000, 44100, 48000)
 FRAME_MS = 80
 """Word times are multiples of this: the clock the nexara protocol reports on."""
@@ -25,7 +28,11 @@ class SessionSettings(BaseModel):
     multichannel: bool = Field(False, description="With 2 channels: each transcribed on its own, not downmixed.")
     diarize: bool = False
     delay_ms: int = Field(480, description="How much audio arrives between two looks at the buffer.")
-    turn_detection: Literal["none", "smart"] = "none"
+    turn_detection: TurnDetection = "none"
+    vad_threshold: float = Field(0.5, ge=0.0, le=1.0, description="Silero's probability that starts speech.")
+    silence_ms: int = Field(220, ge=32, le=10_000, description="Silence that ends speech (rounded up to 32 ms).")
+    preroll_ms: int = Field(300, ge=0, le=2000, description="Audio kept before speech starts.")
+    language: str | None = Field(None, description="Whisper's language; None: detected on the first 3 s of speech.")
 
     @property
     def channels_transcribed(self) -> int:
@@ -71,7 +78,7 @@ class TurnEnded(BaseModel):
     end: int
     confidence: float | None = Field(
         description="Smart Turn's probability that the turn is complete: >= 0.5 it judged so; < 0.5 the turn"
-        " was closed by the silence limit; None: closed by the end of input."
+        " was closed by the silence limit; None: closed by the end of input, a pause (`vad`) or a commit."
     )
     text: str
     words: list[LiveWord]

@@ -38,7 +38,7 @@ class ClientFrames:
             if message["type"] == "websocket.disconnect":
                 return None
             if message.get("bytes") is not None:
-                failure = await self._audio(message["bytes"])
+                failure = await self.audio(message["bytes"])
             else:
                 failure = await self._control(message.get("text") or "")
             if failure is not None:
@@ -48,12 +48,13 @@ class ClientFrames:
         """Why forwarding stopped, if a push failed; once the frames sent so far are pushed."""
         return await self.forwarding if self.forwarding is not None else None
 
-    async def _audio(self, frame: bytes) -> SessionFailed | None:
+    async def audio(self, frame: bytes) -> SessionFailed | None:
+        """One frame of audio (empty: the end of input), paid for and forwarded in order."""
         if len(frame) > self.limits.max_frame_bytes:
             message = f"binary frames must be at most {self.limits.max_frame_bytes} bytes; this one had {len(frame)}"
             return SessionFailed(code="invalid_audio", message=message)
         if not frame:
-            return await self._end_input()
+            return await self.end_input()
         if self.input_ended:
             return None
         paid = self.meter.admit(frame)
@@ -68,7 +69,7 @@ class ClientFrames:
                 return failure
             self.forwarding = asyncio.create_task(self._forward())
         if self.failure_at_end is not None:
-            return await self._end_input()
+            return await self.end_input()
         return None
 
     async def _forward(self) -> SessionFailed | None:
@@ -88,11 +89,11 @@ class ClientFrames:
         if kind == "keepalive":
             return None
         if kind == "input_audio.end":
-            return await self._end_input()
+            return await self.end_input()
         message = 'text frames must be JSON: {"type": "keepalive"} or {"type": "input_audio.end"}'
         return SessionFailed(code="invalid_message", message=message)
 
-    async def _end_input(self) -> SessionFailed | None:
+    async def end_input(self) -> SessionFailed | None:
         if self.input_ended:
             return None
         self.input_ended = True

@@ -1,27 +1,42 @@
 """The session's events going out: each sent as a JSON text frame as it comes; the last one closes the socket."""
 
 import asyncio
+from collections.abc import Callable
+from typing import Any
 
 from ray.serve.handle import DeploymentResponseGenerator
 
-from deployments.live.events import SessionEnded, SessionFailed
+from deployments.live.events import LiveEvent, SessionEnded, SessionFailed
 from serve_app.live._client_frames import ClientFrames
 from serve_app.live._socket import ClientSocket
 
 
-async def relay_events(events: DeploymentResponseGenerator, socket: ClientSocket, frames: ClientFrames) -> None:
+def as_sent(event: LiveEvent) -> list[dict[str, Any]]:
+    """The nexara protocol sends each event as the LiveTranscriber yields it."""
+    return [event.model_dump(exclude_none=True)]
+
+
+async def relay_events(
+    events: DeploymentResponseGenerator,
+    socket: ClientSocket,
+    frames: ClientFrames,
+    translate: Callable[[LiveEvent], list[dict[str, Any]]] = as_sent,
+) -> None:
     """`session.ended` closes normally, unless the money ran out (then `insufficient_balance`); a failure
-    event, or the stream's end without either, closes with its code."""
+    event, or the stream's end without either, closes with its code. Each event goes out as `translate`
+    writes it in the session's protocol."""
     try:
         async for event in events:
             if isinstance(event, SessionEnded):
                 if frames.failure_at_end is not None:
                     return await socket.close_with(frames.failure_at_end)
-                await socket.send(event.model_dump())
+                for payload in translate(event):
+                    await socket.send(payload)
                 return await socket.close(1000)
             if isinstance(event, SessionFailed):
                 return await socket.close_with(event)
-            await socket.send(event.model_dump(exclude_none=True))
+            for payload in translate(event):
+                await socket.send(payload)
     except asyncio.CancelledError:
         raise
     except Exception as error:  # the LiveTranscriber's replica died mid-session

@@ -9,19 +9,18 @@ from ray.actor import ActorProxy
 from deployments.billing import pricing
 from deployments.billing.ledger import ChargeDetails
 from deployments.billing.pricing import Funds
-from deployments.live.events import BYTES_PER_SAMPLE
-from serve_app.schemas import LiveSessionQuery
+from deployments.live.events import BYTES_PER_SAMPLE, SessionSettings
 
 logger = logging.getLogger(__name__)
 
 
 class SessionMeter:
-    def __init__(self, query: LiveSessionQuery, channels_transcribed: int, funds: Funds) -> None:
+    def __init__(self, settings: SessionSettings, funds: Funds) -> None:
         self.price = funds.price
-        self.sample_rate = query.sample_rate
-        self.channels_transcribed = channels_transcribed
-        self.bytes_per_frame = BYTES_PER_SAMPLE[query.encoding] * query.channels
-        self.bytes_allowed = funds.audio_s(channels_transcribed) * query.sample_rate * self.bytes_per_frame
+        self.sample_rate = settings.sample_rate
+        self.channels_transcribed = settings.channels_transcribed
+        self.bytes_per_frame = BYTES_PER_SAMPLE[settings.encoding] * settings.channels
+        self.bytes_allowed = funds.audio_s(self.channels_transcribed) * settings.sample_rate * self.bytes_per_frame
         """The money left when the session opened, as bytes of audio (inf: unlimited)."""
         self.bytes_received = 0
 

@@ -38,7 +38,7 @@ class LiveConnection:
         self.websocket, self.services, self.key, self.query = websocket, services, key, query
         self.settings = query.settings()
         self.socket = ClientSocket(websocket)
-        self.meter = SessionMeter(query, self.settings.channels_transcribed, funds)
+        self.meter = SessionMeter(self.settings, funds)
 
     @staticmethod
     async def refuse(websocket: WebSocket, reason: ErrorReason, message: str) -> None:

@@ -1,0 +1,133 @@
+"""OpenAI realtime transcription sessions through the running service (`/v1/realtime`), with the `openai` SDK's
+own realtime client, unchanged but for `base_url` / `websocket_base_url`: pyannote's call streamed at real
+time as pcm16 at 24 kHz, deltas while it is still being sent, completed transcripts as good as the file's,
+and the errors as OpenAI `error` events."""
+
+import asyncio
+import base64
+import time
+from typing import Any
+
+import numpy as np
+import pytest
+import soxr
+from openai import AsyncOpenAI
+
+from deployments.files._decode import decode_audio
+from tests.conftest import Service
+from tests.media import encode, pyannote_sample
+from tests.wer import stm_transcript, word_error_rate
+
+KEY = "test-key-2"
+CHUNK_S = 0.1
+TRANSCRIPTION_SESSION = {
+    "type": "transcription",
+    "audio": {
+        "input": {
+            "format": {"type": "audio/pcm", "rate": 24000},
+            "transcription": {"model": "gpt-4o-transcribe"},
+            "turn_detection": {"type": "server_vad", "silence_duration_ms": 500},
+        }
+    },
+}
+
+
+def openai_client(service: Service, key: str = KEY) -> AsyncOpenAI:
+    websocket = service.base_url.replace("http", "ws", 1) + "/v1"
+    return AsyncOpenAI(api_key=key, base_url=f"{service.base_url}/v1", websocket_base_url=websocket)
+
+
+def pcm24k(samples: np.ndarray) -> bytes:
+    return (np.clip(soxr.resample(samples, 16_000, 24_000), -1, 1) * 32767).astype("<i2").tobytes()
+
+
+async def transcription_session(service: Service, pcm: bytes) -> tuple[list[tuple[float, Any]], float]:
+    """The server's events with when each came (seconds since the first audio), and when the last audio was
+    sent; the audio is sent at real time in 100 ms appends, then committed."""
+    client = openai_client(service)
+    received: list[tuple[float, Any]] = []
+    async with client.realtime.connect(extra_query={"intent": "transcription"}) as connection:
+        await connection.session.update(session=TRANSCRIPTION_SESSION)
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+
+        async def listen() -> None:
+            async for event in connection:
+                received.append((loop.time() - started, event))
+
+        listening = asyncio.create_task(listen())
+        step = int(24_000 * CHUNK_S) * 2
+        for index, offset in enumerate(range(0, len(pcm), step)):
+            await connection.input_audio_buffer.append(audio=base64.b64encode(pcm[offset : offset + step]).decode())
+            await asyncio.sleep(max(0.0, started + (index + 1) * CHUNK_S - loop.time()))
+        sent_at = loop.time() - started
+        await connection.input_audio_buffer.commit()
+        try:  # the service's idle timeout (3 s in tests) ends input: the rest is transcribed, then it closes
+            await asyncio.wait_for(listening, 120)
+        except Exception:  # noqa: BLE001 - the close that follows idle_timeout ends the SDK's iteration
+            listening.cancel()
+    return received, sent_at
+
+
+def test_the_openai_sdk_transcribes_the_call_at_real_time(service: Service) -> None:
+    samples = decode_audio(pyannote_sample()).samples
+    received, sent_at = asyncio.run(transcription_session(service, pcm24k(samples)))
+    events = [event for _, event in received]
+    kinds = [event.type for event in events]
+    assert kinds[0] == "session.created" and kinds[1] == "session.updated"
+    assert events[1].session.audio.input.turn_detection.silence_duration_ms == 500
+
+    deltas = [(at, e) for at, e in received if e.type == "conversation.item.input_audio_transcription.delta"]
+    completed = [e for e in events if e.type == "conversation.item.input_audio_transcription.completed"]
+    assert deltas and deltas[0][0] < sent_at - 5  # words arrive while the audio is still being sent
+    assert len(completed) >= 2 and "input_audio_buffer.speech_started" in kinds
+    committed = {e.item_id for e in events if e.type == "input_audio_buffer.committed"}
+    for item in completed:  # each item: committed, its deltas adding up to its transcript
+        assert item.item_id in committed and item.content_index == 0
+        said = "".join(e.delta for _, e in deltas if e.item_id == item.item_id)
+        assert said.strip() == item.transcript.strip()
+
+    reference = stm_transcript(pyannote_sample().with_suffix(".stm"))
+    with service.client(api_key=KEY) as http:
+        filed = http.post("/v1/audio/transcriptions", files={"file": ("call.wav", encode(samples, "wav"))})
+    assert filed.status_code == 200, filed.text
+    live_text = " ".join(item.transcript for item in completed)
+    live_wer, file_wer = word_error_rate(reference, live_text), word_error_rate(reference, filed.json()["text"])
+    stopped = {e.item_id: at for at, e in received if e.type == "input_audio_buffer.speech_stopped"}
+    done_at = {e.item_id: at for at, e in received if e.type.endswith(".completed")}
+    lags = [done_at[item] - at for item, at in stopped.items() if item in done_at]
+    print(  # the README's figures
+        f"\nrealtime WER {live_wer:.3f} vs file {file_wer:.3f}; first delta at {deltas[0][0]:.2f} s;"
+        f" completed {np.median(lags):.2f} s (median) after speech_stopped; {len(completed)} items"
+    )
+    assert live_wer <= file_wer + 0.03, (live_wer, file_wer)
+
+
+async def first_error(service: Service, key: str, events: list[dict]) -> Any:
+    client = openai_client(service, key)
+    async with client.realtime.connect(extra_query={"intent": "transcription"}) as connection:
+        for event in events:
+            await connection.send(event)  # type: ignore[arg-type] - some are wrong on purpose
+        deadline = time.monotonic() + 30
+        async for event in connection:
+            if event.type == "error" or time.monotonic() > deadline:
+                return event
+    return None
+
+
+MP3_FORMAT = {"type": "transcription", "audio": {"input": {"format": {"type": "audio/mp3"}}}}
+OVERSIZED = base64.b64encode(b"\0" * (2**20 + 2)).decode()
+"""More audio than one append may carry (the service's max_frame_bytes, 1 MiB)."""
+
+
+@pytest.mark.parametrize(
+    ("key", "events", "code"),
+    [
+        ("not-a-key", [], "invalid_api_key"),
+        (KEY, [{"type": "session.update", "session": MP3_FORMAT}], "invalid_value"),
+        (KEY, [{"type": "input_audio_buffer.append", "audio": OVERSIZED}], "message_too_large"),
+    ],
+)
+def test_errors_are_openai_error_events(service: Service, key: str, events: list[dict], code: str) -> None:
+    error = asyncio.run(first_error(service, key, events))
+    assert error is not None and error.type == "error" and error.error.code == code and error.error.message
