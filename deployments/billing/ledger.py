@@ -156,7 +156,7 @@ class UsageLedger:
         query = select(func.coalesce(func.sum(charges.c.audio_seconds), 0.0)).where(charges.c.owner == owner)
         with self.engine.connect() as connection:
             total = connection.scalar(query)
-        return float(total) + sum(charge.audio_seconds for charge in self.pending.values() if charge.owner == owner)
+        return float(total or 0.0) + sum(charge.audio_seconds for charge in self.pending.values() if charge.owner == owner)
 
     def spent(self, owner: str, rate_per_min: float) -> float:
         """Money charged to `owner` in all; charges recorded without a cost are priced at `rate_per_min`."""
@@ -166,7 +166,7 @@ class UsageLedger:
         with self.engine.connect() as connection:
             total = connection.scalar(query)
         waiting = [charge for charge in self.pending.values() if charge.owner == owner]
-        return float(total) + sum(charge.cost_or_priced_at(rate_per_min) for charge in waiting)
+        return float(total or 0.0) + sum(charge.cost_or_priced_at(rate_per_min) for charge in waiting)
 
     def usage_page(self, owner: str, before: int | None, limit: int) -> list[UsageRow]:
         """Up to `limit` of `owner`'s charges older than row `before` (all when None), newest first. Charges

@@ -133,7 +133,7 @@ def database_engine(database: StorageConfig | str | Path, reading: bool = False)
     half-way; reads take none, and WAL lets them read beside the writer. A reader (`reading`: an ingress
     replica, whose polls run in threads) gets a pool of connections, a writer (an actor) one."""
     target = database.database_target() if isinstance(database, StorageConfig) else database
-    if isinstance(target, URL) or "://" in str(target):
+    if isinstance(target, URL) or (isinstance(target, str) and "://" in target):
         url = postgresql_url(target)
         return create_engine(url, pool_pre_ping=True, pool_size=4, max_overflow=4)
     path = Path(target)
