@@ -183,8 +183,9 @@ class StorageConfig(StrictModel):
 
     state_dir: str = Field(
         "~/.local/share/stt-service",
-        description="Holds jobs.sqlite3 (jobs and the usage ledger) and spool/ (uploads of both modes, decoded"
-        " audio for the Diarizer). Must survive restarts; on a cluster, storage every node sees.",
+        description="Holds spool/ (uploads of both modes, decoded audio for the Diarizer) and, unless database_url"
+        " is set, jobs.sqlite3 (jobs and the usage ledger). Must survive restarts; on a cluster, storage every"
+        " node sees (and a database_url: SQLite's locking is not safe on a network filesystem).",
     )
     actor_namespace: str = Field(
         "stt-service", description="The Ray namespace of the detached actors: one set per namespace and cluster."

@@ -165,3 +165,29 @@ def test_the_password_comes_from_the_environment_when_the_database_is_opened(mon
     with pytest.raises(ValueError, match="PostgreSQL"):
         StorageConfig(database_url="mysql://stt@db/stt")
     assert StorageConfig(state_dir="/srv/stt").database_target() == Path("/srv/stt/jobs.sqlite3")
+
+
+def test_a_sqlite_file_of_an_earlier_version_opens_with_its_charges_and_jobs(tmp_path: Path) -> None:
+    """Files written before the versioned schema (tables made by `CREATE TABLE IF NOT EXISTS`, columns added
+    one by one, no `schema_version`) are brought to version 1 in place, rows kept."""
+    import sqlite3
+
+    path = tmp_path / "jobs.sqlite3"
+    old = sqlite3.connect(path)
+    old.execute("CREATE TABLE charges (id INTEGER PRIMARY KEY AUTOINCREMENT, charge_id TEXT UNIQUE NOT NULL,"
+                " owner TEXT NOT NULL, audio_seconds REAL NOT NULL, task TEXT NOT NULL, created_at REAL NOT NULL,"
+                " model TEXT, language TEXT)")  # fmt: skip
+    old.execute("INSERT INTO charges (charge_id, owner, audio_seconds, task, created_at, model) VALUES"
+                " ('job-1', 'alice', 30.0, 'transcribe', 1.0, 'whisper-1')")  # fmt: skip
+    old.execute("CREATE TABLE jobs (job_id TEXT PRIMARY KEY, owner TEXT NOT NULL, status TEXT NOT NULL,"
+                " completed_at TEXT, record TEXT NOT NULL)")  # fmt: skip
+    old.execute("INSERT INTO jobs VALUES ('one', 'alice', 'in_progress', NULL, ?)", (_job("one").model_dump_json(),))
+    old.commit()
+    old.close()
+    ledger = UsageLedger(path)
+    assert not ledger.charge("job-1", "alice", 30.0)  # charged before the upgrade: still once
+    (row,) = ledger.usage_page("alice", None, 10)
+    assert row.model == "whisper-1" and row.bytes == 0 and row.emotions is False and row.cost is None
+    assert ledger.spent("alice", rate_per_min=2.0) == pytest.approx(1.0)
+    assert [job.job_id for job in SQLJobStore(path).load_all()] == ["one"]
+    assert migrate_schema(database_engine(path)) == 1

@@ -156,7 +156,8 @@ class UsageLedger:
         query = select(func.coalesce(func.sum(charges.c.audio_seconds), 0.0)).where(charges.c.owner == owner)
         with self.engine.connect() as connection:
             total = connection.scalar(query)
-        return float(total or 0.0) + sum(charge.audio_seconds for charge in self.pending.values() if charge.owner == owner)
+        waiting = sum(charge.audio_seconds for charge in self.pending.values() if charge.owner == owner)
+        return float(total or 0.0) + waiting
 
     def spent(self, owner: str, rate_per_min: float) -> float:
         """Money charged to `owner` in all; charges recorded without a cost are priced at `rate_per_min`."""
