@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from deployments.config import JobsConfig, StorageConfig
 from deployments.jobs._store import SQLJobStore
 from deployments.jobs.records import Job
+from deployments.storage.database import database_storage
 
 
 def utc_now() -> datetime:
@@ -31,7 +32,8 @@ class JobReader:
 
     def get(self, job_id: str, owner: str) -> Job | None:
         """The job if it exists, is not expired, and belongs to `owner`; None otherwise (as the tracker's `get`)."""
-        job = self.store.load(job_id, owner)
+        with database_storage("the job store"):  # a database down: 503, try again
+            job = self.store.load(job_id, owner)
         if job is None or job.completed_at is None:
             return job
         if (self.clock() - job.completed_at).total_seconds() >= self.config.retention_s:

@@ -16,6 +16,7 @@ Job records of earlier shapes are brought up to date row by row by the job store
 """
 
 import errno
+import logging
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
@@ -49,6 +50,8 @@ from sqlalchemy.sql.dml import Insert
 
 from deployments.config import StorageConfig
 from deployments.errors import StorageError, sqlite_storage_error
+
+logger = logging.getLogger("ray.serve")  # where Ray shows a replica's or actor's log lines
 
 metadata = MetaData()
 
@@ -235,4 +238,6 @@ def storage_error(error: DBAPIError, what: str) -> StorageError | None:
         number = errno.EIO  # the server is down or unreachable
     if number is None:
         return None
-    return StorageError(number, f"{what} could not be written ({type(original).__name__}: {original})")
+    logger.warning("%s: %s", what, original)  # the details (host, port) go to the log, not to clients
+    return StorageError(number, f"{what} could not be written: the database refused or is unreachable"
+                                f" ({type(original).__name__})")  # fmt: skip
