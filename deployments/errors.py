@@ -77,8 +77,16 @@ def sqlite_storage(what: str) -> Iterator[None]:
     try:
         yield
     except sqlite3.OperationalError as error:
-        code = getattr(error, "sqlite_errorcode", 0) & 0xFF  # the primary code of an extended one
-        number = _SQLITE_ERRNO.get(code, errno.EIO)
-        if number == errno.EIO and code not in (sqlite3.SQLITE_IOERR, sqlite3.SQLITE_CANTOPEN):
+        storage = sqlite_storage_error(error, what)
+        if storage is None:
             raise  # not a storage failure: a bug, let it show
-        raise StorageError(number, f"{what} could not be written ({error})") from error
+        raise storage from error
+
+
+def sqlite_storage_error(error: sqlite3.OperationalError, what: str) -> StorageError | None:
+    """The StorageError that SQLite's `error` stands for (disk full, read-only, I/O error); None for the rest."""
+    code = getattr(error, "sqlite_errorcode", 0) & 0xFF  # the primary code of an extended one
+    number = _SQLITE_ERRNO.get(code, errno.EIO)
+    if number == errno.EIO and code not in (sqlite3.SQLITE_IOERR, sqlite3.SQLITE_CANTOPEN):
+        return None
+    return StorageError(number, f"{what} could not be written ({error})")

@@ -7,12 +7,25 @@ see the same machine); prints p50/p95/p99 of each and their ratio (on a shared m
 between runs rather than milliseconds).
 
     .venv/bin/python -m scripts.bench_polls [--seconds 20] [--rate 10]
+
+With --clients N (issue 36: 32), it measures capacity instead: N clients poll as fast as they are answered
+for --seconds, each its own job, for 1 and then 2 ingress replicas (--replicas 1 2), and it prints polls/s,
+p50 and p99 per replica count. The jobs are held `in_progress` (the tracker's one worker waits on a URL that
+never answers, the others queue behind it, and nothing runs), so no answer is kept by a replica and every
+poll reads the job: before issue 36 from the tracker actor, since then from the store. Run it twice on each
+side, and for "before" run this file from a checkout of the commit before the change:
+
+    .venv/bin/python -m scripts.bench_polls --clients 32 [--seconds 20] [--replicas 1 2] [--database-url URL]
 """
 
 import argparse
+import socket
 import statistics
 import tempfile
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -55,11 +68,98 @@ def _percentiles(values: list[float]) -> tuple[float, float, float]:
     return statistics.median(values), float(np.percentile(values, 95)), float(np.percentile(values, 99))
 
 
+@contextmanager
+def _silent_server() -> Iterator[str]:
+    """A URL on loopback whose server accepts connections and never answers: a job fetching it waits."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        listener.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(listener.accept()[0])
+            except TimeoutError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}/never.mp3"
+    finally:
+        stop.set()
+        thread.join()
+        for connection in held:
+            connection.close()
+        listener.close()
+
+
+def _poll_as_fast_as_answered(base_url: str, paths: list[str], seconds: float) -> list[float]:
+    """One thread per path, each polling its path back to back for `seconds`; every poll's ms."""
+    latencies: list[float] = []
+    lock = threading.Lock()
+    deadline = time.perf_counter() + seconds
+
+    def client(path: str) -> None:
+        mine: list[float] = []
+        with httpx.Client(base_url=base_url, headers={"Authorization": f"Bearer {KEY}"}, timeout=60) as http:
+            while time.perf_counter() < deadline:
+                started = time.perf_counter()
+                http.get(path).raise_for_status()
+                mine.append((time.perf_counter() - started) * 1000)
+        with lock:
+            latencies.extend(mine)
+
+    threads = [threading.Thread(target=client, args=(path,)) for path in paths]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return latencies
+
+
+def _capacity(clients: int, replicas: int, seconds: float, database_url: str | None) -> tuple[float, float, float]:
+    """Polls/s, p50 and p99 (ms) of `clients` clients polling running jobs through `replicas` ingress replicas."""
+    storage = {"database_url": database_url} if database_url else None
+    with (
+        tempfile.TemporaryDirectory() as workdir,
+        _silent_server() as never,
+        LocalService(
+            Path(workdir),
+            [KEY],
+            unthrottled=True,
+            ingress_replicas=replicas,
+            storage=storage,
+            jobs={"max_concurrent_jobs": 1, "max_running_jobs_per_key": clients + 1},
+            url_input={"allowed_networks": ["127.0.0.1/32"], "read_timeout_s": 3600},
+        ) as service,  # fmt: skip
+        httpx.Client(base_url=service.base_url, headers={"Authorization": f"Bearer {KEY}"}, timeout=60) as client,
+    ):
+        ids = [client.post("/v1/audio/transcriptions/async", data={"url": never}).json()["job_id"]
+               for _ in range(clients + 1)]  # fmt: skip
+        paths = [f"/v1/audio/transcriptions/async/{job_id}" for job_id in ids[1:]]  # the first one runs: it waits
+        for path in paths:  # warm every replica's path
+            assert client.get(path).json()["status"] == "in_progress"
+        latencies = _poll_as_fast_as_answered(service.base_url, paths, seconds)
+    return len(latencies) / seconds, statistics.median(latencies), float(np.percentile(latencies, 99))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=20)
     parser.add_argument("--rate", type=float, default=10)
+    parser.add_argument("--clients", type=int, default=0, help="Measure capacity with this many clients (32).")
+    parser.add_argument("--replicas", type=int, nargs="+", default=[1, 2], help="Ingress replica counts (capacity).")
+    parser.add_argument("--database-url", help="storage.database_url (PostgreSQL; password in STT_DATABASE_PASSWORD).")
     args = parser.parse_args()
+    if args.clients:
+        print(f"{args.clients} clients polling running jobs for {args.seconds:.0f} s:")
+        print(f"{'ingress replicas':>16s} {'polls/s':>8s} {'p50 ms':>8s} {'p99 ms':>8s}")
+        for replicas in args.replicas:
+            rate, p50, p99 = _capacity(args.clients, replicas, args.seconds, args.database_url)
+            print(f"{replicas:16d} {rate:8.0f} {p50:8.1f} {p99:8.1f}")
+        return
 
     with tempfile.TemporaryDirectory() as workdir, LocalService(Path(workdir), [KEY], unthrottled=True) as service:
         headers = {"Authorization": f"Bearer {KEY}"}

@@ -1,10 +1,10 @@
-"""Poll answers for finished jobs, kept by each ingress replica so that polling a finished job costs no call
-to the tracker and no new rendering.
+"""Poll answers for finished jobs, kept by each ingress replica so that polling a finished job again costs no
+read of the store and no new rendering.
 
 A job that is complete or failed never changes again until its retention period ends, so its answer can be
-kept: per (job id, owner) as the tracker answered that owner, until `completed_at + retention_s`; after that
-the tracker is asked again (it forgets the job, and the poll gets 404). Jobs still running are always asked
-of the tracker. Bounded in bytes, the least recently polled answer leaves first.
+kept: per (job id, owner) as the store answered that owner, until `completed_at + retention_s`; after that
+the store is read again (the job is expired, and the poll gets 404). Jobs still running are always read from
+the store. Bounded in bytes, the least recently polled answer leaves first.
 """
 
 from collections import OrderedDict

@@ -8,6 +8,7 @@ from ray.serve.handle import DeploymentHandle
 
 from deployments.billing.ledger import get_or_create_ledger
 from deployments.billing.rate_limiter import get_or_create_rate_limiter
+from deployments.jobs.reader import JobReader
 from deployments.jobs.tracker import get_or_create_tracker
 from deployments.transcriber.languages import whisper_language_names
 from serve_app.auth import ApiKeys, configured_keys
@@ -37,6 +38,7 @@ class Ingress:
             api_keys=api_keys,
             pipeline=pipeline,
             tracker=tracker,
+            jobs=JobReader(config.jobs, config.storage),  # after the tracker has made the schema
             ledger=ledger,
             rate_limiter=rate_limiter,
             live=live,

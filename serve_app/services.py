@@ -10,6 +10,7 @@ from typing import Any
 from ray.actor import ActorProxy
 from ray.serve.handle import DeploymentHandle
 
+from deployments.jobs.reader import JobReader
 from serve_app.auth import ApiKeys
 from serve_app.config import AppConfig
 from serve_app.finished_jobs import FinishedJobs
@@ -22,7 +23,9 @@ class Services:
     pipeline: DeploymentHandle
     """The TranscriptionPipeline: files, synchronous or streamed, and URL checks."""
     tracker: ActorProxy[Any]
-    """The JobTracker: async jobs."""
+    """The JobTracker: async jobs (submitting; it writes and schedules them)."""
+    jobs: JobReader | None
+    """Job records read from the store, for polls (None where the app serves no jobs)."""
     ledger: ActorProxy[Any]
     """The UsageLedger: charges, balances and usage statements."""
     rate_limiter: ActorProxy[Any]

@@ -21,6 +21,7 @@ from deployments.billing.rate_limiter import RequestRateLimiter
 from deployments.config import JobsConfig, LimitsConfig, StorageConfig, UrlInputConfig
 from deployments.errors import AudioRejectedError
 from deployments.files._url_fetch import check_url
+from deployments.jobs.reader import JobReader
 from deployments.jobs.tracker import JobTracker
 from deployments.types import (
     Analysis,
@@ -87,6 +88,7 @@ class FakePipeline:
     def __init__(self, url_input: UrlInputConfig) -> None:
         self.analysis: Analysis | Exception | None = None
         self.requests: list[PipelineRequest] = []
+        self.gate: asyncio.Event | None = None  # when set: jobs wait for it after their progress event
         self.check_url = Remote(lambda url: check_url(url, url_input))
         self.transcribe = Remote(self._transcribe)
         self.transcribe_streaming = self
@@ -113,6 +115,8 @@ class FakePipeline:
         if Path(request.source_path).read_bytes() == b"not audio":
             await self._transcribe(request)  # refused before any event, as the real pipeline does
         yield PipelineProgress(share=0.5)
+        if self.gate is not None:
+            await self.gate.wait()
         if request.stream_text:
             for segment in TRANSCRIPT.segments:
                 yield PipelineText(text=segment.text)
@@ -143,6 +147,7 @@ class InProcessService:
     tracker: JobTracker
     state_dir: Path
     config: AppConfig
+    services: Services | None = None
 
     def spooled(self) -> list[Path]:
         spool = self.state_dir / "spool"
@@ -172,23 +177,24 @@ def inprocess(tmp_path: Path) -> Iterator[InProcessService]:
     config, pipeline, ledger, keys = build(tmp_path)
     loop = asyncio.new_event_loop()
 
-    async def start() -> tuple[httpx.AsyncClient, JobTracker]:
+    async def start() -> tuple[httpx.AsyncClient, JobTracker, Services]:
         tracker = JobTracker(config.jobs, config.storage, pipeline, Actor(ledger))
         services = Services(
             config=config,
             api_keys=keys,
             pipeline=pipeline,
             tracker=Actor(tracker),
+            jobs=JobReader(config.jobs, config.storage),
             ledger=Actor(ledger),
             rate_limiter=Actor(RequestRateLimiter()),
         )
         app = create_app(services)
         transport = httpx.ASGITransport(app=app)
         client = httpx.AsyncClient(transport=transport, base_url="http://test", headers=_auth(KEY))
-        return client, tracker
+        return client, tracker, services
 
-    client, tracker = loop.run_until_complete(start())
-    service = InProcessService(client, pipeline, ledger, tracker, Path(config.storage.state_dir), config)
+    client, tracker, services = loop.run_until_complete(start())
+    service = InProcessService(client, pipeline, ledger, tracker, Path(config.storage.state_dir), config, services)
     service.loop = loop
     yield service
     for task in [*tracker.runner.workers.values(), tracker._maintenance]:

@@ -1,7 +1,8 @@
 """The Kubernetes manifest, the container recipe and the Grafana dashboard, checked without a cluster (none
 is reachable here): the RayService's embedded Serve config is valid for Ray Serve and for the application,
-equals gpu.yaml's, and asks for what the cluster needs (GPU workers, autoscaling, shared storage for jobs,
-metrics port); the dashboard charts the metrics the service records."""
+equals gpu.yaml's, and asks for what the cluster needs (GPU workers, autoscaling, shared storage for uploads,
+PostgreSQL for jobs and the ledger, a fault-tolerant head, metrics port); the dashboard charts the metrics the
+service records."""
 
 import json
 import re
@@ -9,7 +10,9 @@ from pathlib import Path
 
 import yaml
 from ray.serve.schema import ServeDeploySchema
+from sqlalchemy.engine import make_url
 
+from deployments.config import StorageConfig
 from serve_app.config import AppConfig
 from serve_app.proxy_limits import CALLBACK as PROXY_CALLBACK
 from serve_app.proxy_limits import CALLBACK_ENV as PROXY_CALLBACK_ENV
@@ -58,6 +61,39 @@ def test_the_cluster_has_gpu_workers_autoscaling_shared_job_storage_and_metrics(
 
     for group in [cluster["headGroupSpec"], gpu_group]:
         assert group["rayStartParams"]["metrics-export-port"] == "8080"
+
+
+def _pods(cluster: dict) -> list[dict]:
+    return [cluster["headGroupSpec"]["template"]["spec"]] + [g["template"]["spec"] for g in cluster["workerGroupSpecs"]]
+
+
+def test_the_head_keeps_the_gcs_state_in_redis_so_a_lost_head_pod_loses_no_application() -> None:
+    cluster = _documents()["RayService"]["spec"]["rayClusterConfig"]
+    options = cluster["gcsFaultToleranceOptions"]
+    host, port = options["redisAddress"].rsplit(":", 1)
+    assert host and int(port) > 0
+    secret = options["redisPassword"]["valueFrom"]["secretKeyRef"]  # the password from a Secret, never inline
+    assert secret["name"] and secret["key"]
+    assert "redis-password" not in cluster["headGroupSpec"]["rayStartParams"]  # KubeRay sets it from the options
+    assert "stt-redis" in MANIFEST.read_text().split("apiVersion:")[0]  # the header says how to make the secret
+
+
+def test_jobs_and_the_ledger_are_in_postgresql_with_the_password_from_a_secret_in_every_pod() -> None:
+    cluster = _documents()["RayService"]["spec"]["rayClusterConfig"]
+    applications = {
+        "kuberay": yaml.safe_load(_documents()["RayService"]["spec"]["serveConfigV2"])["applications"][0],
+        **{name: yaml.safe_load((ROOT / "configs" / name).read_text())["applications"][0]
+           for name in ("gpu.yaml", "backfill.yaml")},
+    }  # fmt: skip
+    for name, application in applications.items():
+        storage = StorageConfig.model_validate(application["args"]["storage"])
+        assert storage.database_url is not None, name
+        url = make_url(storage.database_url)
+        assert url.get_backend_name() == "postgresql" and url.password is None, name  # no password in a config
+    password_env = StorageConfig.model_validate(applications["kuberay"]["args"]["storage"]).database_password_env
+    for pod in _pods(cluster):  # every pod may run the tracker, the ledger or an ingress replica
+        env = {item["name"]: item for item in pod["containers"][0].get("env", [])}
+        assert env[password_env]["valueFrom"]["secretKeyRef"]["key"], pod["containers"][0]["name"]
 
 
 def test_the_image_installs_this_package_on_the_tested_ray_release() -> None:

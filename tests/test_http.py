@@ -103,8 +103,9 @@ def test_the_sync_route_sends_a_path_not_audio_and_charges_once(inprocess) -> No
     (request,) = inprocess.pipeline.requests
     assert request.source_path.startswith(str(inprocess.state_dir / "spool"))  # one spool for both modes
     assert inprocess.spooled() == []
-    (charged,) = inprocess.ledger.connection.execute("SELECT audio_seconds FROM charges").fetchall()
-    assert charged == (2.5,)
+    with inprocess.ledger.engine.connect() as connection:
+        (charged,) = connection.exec_driver_sql("SELECT audio_seconds FROM charges").all()
+    assert tuple(charged) == (2.5,)
 
 
 def test_a_job_is_rendered_in_its_format_when_polled(inprocess) -> None:  # noqa: F811

@@ -121,8 +121,9 @@ def test_stream_true_answers_text_deltas_then_done(inprocess) -> None:  # noqa: 
     assert [event["type"] for event in events] == ["transcript.text.delta", "transcript.text.done"]
     assert events[0]["delta"] == "Hello there." == events[-1]["text"]
     assert inprocess.pipeline.requests[-1].stream_text and inprocess.spooled() == []
-    (charged,) = inprocess.ledger.connection.execute("SELECT audio_seconds FROM charges").fetchall()
-    assert charged == (2.5,)
+    with inprocess.ledger.engine.connect() as connection:
+        (charged,) = connection.exec_driver_sql("SELECT audio_seconds FROM charges").all()
+    assert tuple(charged) == (2.5,)
 
 
 def test_stream_refusals(inprocess) -> None:  # noqa: F811

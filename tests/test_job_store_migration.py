@@ -6,7 +6,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from deployments.jobs._store import SQLiteJobStore
+from deployments.jobs._store import SQLJobStore
 from deployments.jobs.records import JobStatus
 from deployments.types import DiarizationSetting, RenderSpec, ResponseFormat, TimestampGranularity
 from serve_app.formatting import render_body
@@ -101,7 +101,7 @@ def test_old_job_records_are_rewritten_once_when_the_store_opens_and_render(tmp_
     path = tmp_path / "jobs.sqlite3"
     _write_rows(path, OLD_ROWS)
 
-    jobs = {job.job_id: job for job in SQLiteJobStore(path).load_all()}
+    jobs = {job.job_id: job for job in SQLJobStore(path).load_all()}
 
     rows = _rows(path)
     assert set(rows) == set(jobs) == {"queued-early", "words", "sentences", "diarized"}  # a bare body expires
@@ -136,17 +136,17 @@ def test_old_job_records_are_rewritten_once_when_the_store_opens_and_render(tmp_
     assert diarized["segments"][0]["type"] == "transcript.text.segment" and diarized["words"][0]["word"] == "Hello"
 
     before = _rows(path)
-    again = SQLiteJobStore(path).load_all()  # idempotent: a second open changes nothing
+    again = SQLJobStore(path).load_all()  # idempotent: a second open changes nothing
     assert _rows(path) == before and [job.job_id for job in again] == [job.job_id for job in jobs.values()]
 
 
 def test_current_records_are_left_as_they_are(tmp_path: Path) -> None:
     path = tmp_path / "jobs.sqlite3"
-    store = SQLiteJobStore(path)
-    (job,) = [j for j in SQLiteJobStore(_with_old_rows(tmp_path / "old.sqlite3")).load_all() if j.job_id == "words"]
+    store = SQLJobStore(path)
+    (job,) = [j for j in SQLJobStore(_with_old_rows(tmp_path / "old.sqlite3")).load_all() if j.job_id == "words"]
     store.save(job)
     before = _rows(path)
-    assert [j.model_dump() for j in SQLiteJobStore(path).load_all()] == [job.model_dump()] and _rows(path) == before
+    assert [j.model_dump() for j in SQLJobStore(path).load_all()] == [job.model_dump()] and _rows(path) == before
 
 
 def _with_old_rows(path: Path) -> Path:

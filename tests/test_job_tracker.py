@@ -13,7 +13,7 @@ from deployments.billing.ledger import UsageLedger
 from deployments.config import JobsConfig, StorageConfig
 from deployments.errors import AudioRejectedError, StorageError
 from deployments.jobs._runner import MAX_ATTEMPTS
-from deployments.jobs._store import SQLiteJobStore
+from deployments.jobs._store import SQLJobStore
 from deployments.jobs._watchdog import SILENT_JOB_WARNING_S, STALL_WARNING_ROUNDS
 from deployments.jobs.records import JobRequest, JobStatus
 from deployments.jobs.tracker import JobTracker, TooManyJobsError
@@ -97,7 +97,7 @@ def _tracker(tmp_path: Path, pipeline=None, clock=None, **config) -> JobTracker:
         StorageConfig(state_dir=str(tmp_path)),
         pipeline or FakePipeline(),
         Actor(UsageLedger(tmp_path / "jobs.sqlite3")),
-        store=SQLiteJobStore(tmp_path / "jobs.sqlite3"),
+        store=SQLJobStore(tmp_path / "jobs.sqlite3"),
         clock=clock or Clock(),
     )
 
@@ -172,7 +172,7 @@ def test_results_are_deleted_after_the_retention_period(tmp_path: Path) -> None:
         assert await tracker.get(good.job_id, "alice") is None  # a poll after 12 h: gone
         assert await tracker.sweep() == 1  # the error job too, by the periodic sweep
         assert await tracker.get(bad.job_id, "alice") is None
-        assert SQLiteJobStore(tmp_path / "jobs.sqlite3").load_all() == []  # deleted permanently
+        assert SQLJobStore(tmp_path / "jobs.sqlite3").load_all() == []  # deleted permanently
 
     asyncio.run(scenario())
 
@@ -289,7 +289,7 @@ def test_a_job_run_again_after_a_crash_between_charge_and_completion_is_billed_o
     asyncio.run(scenario())
 
 
-class FlakyStore(SQLiteJobStore):
+class FlakyStore(SQLJobStore):
     """A real store whose disk can be 'full': every write then fails as SQLite's would."""
 
     def __init__(self, path: Path) -> None:
@@ -331,7 +331,7 @@ def test_a_full_disk_while_jobs_finish_keeps_the_queue_alive_and_they_complete_w
 
         store.full = False  # space returns
         await asyncio.sleep(0.3)
-        saved = {job.job_id: job.status for job in SQLiteJobStore(tmp_path / "jobs.sqlite3").load_all()}
+        saved = {job.job_id: job.status for job in SQLJobStore(tmp_path / "jobs.sqlite3").load_all()}
         assert saved == {job.job_id: JobStatus.complete for job in jobs}
         assert not any(Path(request.source_path).exists() for request in requests)
         new = await tracker.submit("alice", _request(tmp_path, "after.wav"))
@@ -373,14 +373,20 @@ def test_a_dead_worker_is_replaced(tmp_path: Path) -> None:
 
 def test_charges_that_cannot_be_written_are_kept_and_written_once_later(tmp_path: Path) -> None:
     ledger = UsageLedger(tmp_path / "jobs.sqlite3")
-    ledger.connection.execute("PRAGMA query_only = ON")  # every write now fails, as on a full disk
+    _query_only(ledger, True)  # every write now fails, as on a full disk
     assert ledger.charge("job-1", "alice", 10.0)
     assert ledger.charge("job-1", "alice", 10.0) is False  # a retry of the same charge
     assert ledger.usage("alice") == 10.0  # counted while it waits
-    ledger.connection.execute("PRAGMA query_only = OFF")
+    _query_only(ledger, False)
     ledger.flush()
     assert ledger.usage("alice") == 10.0 and ledger.pending == {}
     assert UsageLedger(tmp_path / "jobs.sqlite3").usage("alice") == 10.0  # durable, once
+
+
+def _query_only(ledger: UsageLedger, on: bool) -> None:
+    """Make the ledger's one SQLite connection refuse every write (as a full disk would), or take them again."""
+    with ledger.engine.connect() as connection:
+        connection.exec_driver_sql(f"PRAGMA query_only = {'ON' if on else 'OFF'}")
 
 
 class DiesTwice(FakePipeline):

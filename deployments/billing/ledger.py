@@ -4,16 +4,18 @@ Charges are idempotent: each carries an id (the job id, or the synchronous reque
 whose id is already in the ledger is not added again. So a call that Ray retries after an actor restart,
 or a job that runs again after a crash between its charge and its completion record, is billed once.
 
-A charge that the disk refuses (full, read-only) is kept in memory, counted in the key's usage, and written
-at the next call once the disk takes it again: a full disk neither loses a charge nor fails the request
-that made it.
+A charge that the storage refuses (disk full, read-only, database unreachable) is kept in memory, counted in
+the key's usage, and written at the next call once the storage takes it again: a full disk neither loses a
+charge nor fails the request that made it.
 
 Each charge also records what a usage statement shows (`GET /v1/billing/usage`): its cost at the key's
 price when it was made, the input's size, the model id, the language and the options that cost extra.
 Rows written before costs were recorded have none (cost NULL): balances price them at the key's rate.
 
 The ledger runs as its own named, detached actor (`get_or_create_ledger`), shared by every ingress replica
-and the job tracker; it shares the SQLite file with the job store (another table, another owner).
+and the job tracker; it shares the database with the job store (another table, another owner): a SQLite
+file, or PostgreSQL on a cluster (deployments/storage/database.py), where the tracker and the ledger may run
+on two nodes.
 """
 
 import logging
@@ -25,11 +27,20 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 from ray.actor import ActorProxy
+from sqlalchemy import func, select
 
 from deployments.config import StorageConfig
-from deployments.errors import StorageError, sqlite_storage
+from deployments.errors import StorageError
 from deployments.metrics import UsageMetrics
-from deployments.storage.actors import connect_sqlite, get_or_create
+from deployments.storage.actors import get_or_create
+from deployments.storage.database import (
+    charges,
+    database_engine,
+    database_storage,
+    insert_ignoring_duplicates,
+    migrate_schema,
+    writing,
+)
 from deployments.types import Analysis
 
 logger = logging.getLogger("ray.serve")  # where Ray shows a replica's or actor's log lines
@@ -117,34 +128,18 @@ class Charge:
         return self.cost if self.cost is not None else self.audio_seconds / 60 * rate_per_min
 
 
-COLUMNS_ADDED = {  # columns that later versions added to `charges`, and their types
-    "model": "TEXT",
-    "language": "TEXT",
-    "bytes": "INTEGER NOT NULL DEFAULT 0",
-    "cost": "REAL",
-    "profanity_filter": "INTEGER NOT NULL DEFAULT 0",
-    "role_tagging": "INTEGER NOT NULL DEFAULT 0",
-    "emotions": "INTEGER NOT NULL DEFAULT 0",
-    "llm_input_tokens": "INTEGER",
-    "llm_output_tokens": "INTEGER",
-}
-
-
 class UsageLedger:
-    def __init__(self, path: str | Path) -> None:
-        self.pending: dict[str, Charge] = {}  # charges the disk refused so far, by id
+    """`database` is the storage settings (their database), a SQLite file's path or a PostgreSQL URL."""
+
+    def __init__(self, database: StorageConfig | str | Path) -> None:
+        self.pending: dict[str, Charge] = {}  # charges the storage refused so far, by id
         self.metrics = UsageMetrics()
-        self.connection = connect_sqlite(path)
-        self.connection.execute(
-            "CREATE TABLE IF NOT EXISTS charges (id INTEGER PRIMARY KEY AUTOINCREMENT, charge_id TEXT UNIQUE NOT NULL,"
-            " owner TEXT NOT NULL, audio_seconds REAL NOT NULL, task TEXT NOT NULL, created_at REAL NOT NULL)"
-        )
-        self.connection.execute("CREATE INDEX IF NOT EXISTS charges_by_owner ON charges (owner, id)")
-        self._add_columns()
-        self._migrate_usage_totals()
+        self.engine = database_engine(database)
+        migrate_schema(self.engine)
 
     def charge(self, charge_id: str, owner: str, audio_seconds: float, details: ChargeDetails | None = None) -> bool:
-        """Record a charge; False (and nothing recorded) when `charge_id` was charged before."""
+        """Record a charge; False (and nothing recorded) when `charge_id` was charged before. The row's unique
+        charge id holds that in the database too, whoever else writes to it."""
         self.flush()
         if charge_id in self.pending or self._recorded(charge_id):
             return False
@@ -156,81 +151,63 @@ class UsageLedger:
         return True
 
     def usage(self, owner: str) -> float:
-        """Audio seconds charged to `owner` in all, charges still waiting for the disk included."""
+        """Audio seconds charged to `owner` in all, charges still waiting for the storage included."""
         self.flush()
-        (total,) = self.connection.execute(
-            "SELECT COALESCE(SUM(audio_seconds), 0) FROM charges WHERE owner = ?", (owner,)
-        ).fetchone()
-        return float(total) + sum(charge.audio_seconds for charge in self.pending.values() if charge.owner == owner)
+        query = select(func.coalesce(func.sum(charges.c.audio_seconds), 0.0)).where(charges.c.owner == owner)
+        with self.engine.connect() as connection:
+            total = connection.scalar(query)
+        waiting = sum(charge.audio_seconds for charge in self.pending.values() if charge.owner == owner)
+        return float(total or 0.0) + waiting
 
     def spent(self, owner: str, rate_per_min: float) -> float:
         """Money charged to `owner` in all; charges recorded without a cost are priced at `rate_per_min`."""
         self.flush()
-        (total,) = self.connection.execute(
-            "SELECT COALESCE(SUM(COALESCE(cost, audio_seconds / 60.0 * ?)), 0) FROM charges WHERE owner = ?",
-            (rate_per_min, owner),
-        ).fetchone()
+        priced = func.coalesce(charges.c.cost, charges.c.audio_seconds / 60.0 * rate_per_min)
+        query = select(func.coalesce(func.sum(priced), 0.0)).where(charges.c.owner == owner)
+        with self.engine.connect() as connection:
+            total = connection.scalar(query)
         waiting = [charge for charge in self.pending.values() if charge.owner == owner]
-        return float(total) + sum(charge.cost_or_priced_at(rate_per_min) for charge in waiting)
+        return float(total or 0.0) + sum(charge.cost_or_priced_at(rate_per_min) for charge in waiting)
 
     def usage_page(self, owner: str, before: int | None, limit: int) -> list[UsageRow]:
         """Up to `limit` of `owner`'s charges older than row `before` (all when None), newest first. Charges
-        still waiting for the disk have no row id yet and are not listed."""
+        still waiting for the storage have no row id yet and are not listed."""
         self.flush()
-        rows = self.connection.execute(
-            "SELECT id, charge_id, created_at, audio_seconds, task, model, language, bytes, cost, profanity_filter,"
-            " role_tagging, emotions, llm_input_tokens, llm_output_tokens"
-            " FROM charges WHERE owner = ? AND id < ? ORDER BY id DESC LIMIT ?",
-            (owner, before if before is not None else 2**63 - 1, limit),
-        ).fetchall()
+        columns = [charges.c.id if name == "row_id" else charges.c[name] for name in UsageRow.model_fields]
+        query = (
+            select(*columns)
+            .where(charges.c.owner == owner, charges.c.id < (before if before is not None else 2**63 - 1))
+            .order_by(charges.c.id.desc())
+            .limit(limit)
+        )
+        with self.engine.connect() as connection:
+            rows = connection.execute(query).all()
         fields = UsageRow.model_fields
         return [UsageRow(**dict(zip(fields, row, strict=True))) for row in rows]
 
     def flush(self) -> None:
-        """Write the charges that wait for the disk; stop at the first refusal (they wait on)."""
+        """Write the charges that wait for the storage; stop at the first refusal (they wait on)."""
         for charge_id, charge in list(self.pending.items()):
+            details = charge.details
+            row = {"charge_id": charge.charge_id, "owner": charge.owner, "audio_seconds": charge.audio_seconds,
+                   "task": details.task, "created_at": charge.created_at, "model": details.model,
+                   "language": details.language, "bytes": details.bytes, "cost": charge.cost,
+                   "profanity_filter": details.profanity_filter, "role_tagging": details.role_tagging,
+                   "emotions": details.emotions, "llm_input_tokens": details.llm_input_tokens,
+                   "llm_output_tokens": details.llm_output_tokens}  # fmt: skip
             try:
-                with sqlite_storage("the usage ledger"):
-                    details = charge.details
-                    self.connection.execute(
-                        "INSERT OR IGNORE INTO charges (charge_id, owner, audio_seconds, task, created_at, model,"
-                        " language, bytes, cost, profanity_filter, role_tagging, emotions, llm_input_tokens,"
-                        " llm_output_tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        (charge.charge_id, charge.owner, charge.audio_seconds, details.task, charge.created_at,
-                         details.model, details.language, details.bytes, charge.cost, details.profanity_filter,
-                         details.role_tagging, details.emotions, details.llm_input_tokens, details.llm_output_tokens),
-                    )  # fmt: skip
+                with database_storage("the usage ledger"), writing(self.engine) as connection:
+                    connection.execute(insert_ignoring_duplicates(connection, charges, ["charge_id"]), row)
             except StorageError as error:
-                logger.warning("%d charges wait for the disk: %s", len(self.pending), error)
+                logger.warning("%d charges wait for the storage: %s", len(self.pending), error)
                 return
             del self.pending[charge_id]
 
     def _recorded(self, charge_id: str) -> bool:
-        return self.connection.execute("SELECT 1 FROM charges WHERE charge_id = ?", (charge_id,)).fetchone() is not None
-
-    def _add_columns(self) -> None:
-        """A ledger written by an earlier version gains the newer columns; its rows keep NULL costs."""
-        present = {row[1] for row in self.connection.execute("PRAGMA table_info(charges)")}
-        for column, sql_type in COLUMNS_ADDED.items():
-            if column not in present:
-                self.connection.execute(f"ALTER TABLE charges ADD COLUMN {column} {sql_type}")
-
-    def _migrate_usage_totals(self) -> None:
-        """Earlier versions kept one running total per key in a `usage` table: it becomes one charge each."""
-        if not self.connection.execute("SELECT name FROM sqlite_master WHERE type='table' AND name='usage'").fetchone():
-            return
-        with self.connection:
-            self.connection.execute("BEGIN IMMEDIATE")
-            for owner, seconds in self.connection.execute("SELECT owner, audio_seconds FROM usage").fetchall():
-                self.connection.execute(
-                    "INSERT OR IGNORE INTO charges (charge_id, owner, audio_seconds, task, created_at)"
-                    " VALUES (?, ?, ?, 'migrated', ?)",
-                    (f"usage-total:{owner}", owner, seconds, time.time()),
-                )
-            self.connection.execute("DROP TABLE usage")
-        logger.info("moved per-key usage totals into the charges ledger")
+        with database_storage("the usage ledger"), self.engine.connect() as connection:
+            return connection.scalar(select(charges.c.id).where(charges.c.charge_id == charge_id)) is not None
 
 
 def get_or_create_ledger(storage: StorageConfig) -> ActorProxy[Any]:
     """The cluster's one ledger, shared by the ingress replicas and the tracker."""
-    return get_or_create(UsageLedger, "UsageLedger", storage, storage.database_path)
+    return get_or_create(UsageLedger, "UsageLedger", storage, storage)

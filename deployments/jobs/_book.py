@@ -2,6 +2,7 @@
 it, the per-key count of running jobs its caps are checked against, and the retention sweep."""
 
 import logging
+import time
 import uuid
 from collections import Counter
 from collections.abc import Callable
@@ -18,6 +19,9 @@ logger = logging.getLogger("ray.serve")  # where Ray shows a replica's or actor'
 
 Clock = Callable[[], datetime]
 
+PROGRESS_SAVE_INTERVAL_S = 0.5
+"""A running job's progress is stored at most this often: polls read it from the store (deployments/jobs/reader.py)."""
+
 
 class JobBook:
     """`on_change` is called when records leave the book (for the tracker's gauge)."""
@@ -27,11 +31,12 @@ class JobBook:
         self.store = store
         self.clock = clock
         self.on_change = on_change
-        self.jobs: dict[str, Job] = {job.job_id: job for job in store.load_all()}
+        self.jobs: dict[str, Job] = {job.job_id: _started_over(job) for job in store.load_all()}
         self.running_per_owner: Counter[str] = Counter(
             job.owner for job in self.jobs.values() if job.status == JobStatus.in_progress
         )
         self.unsaved: dict[str, Job] = {}  # finished jobs whose record the storage refused so far
+        self.progress_saved_at: dict[str, float] = {}  # running job -> when its progress was last stored
 
     def unfinished(self) -> list[str]:
         """The jobs still `in_progress` (after a restart: to run again), oldest first."""
@@ -64,10 +69,20 @@ class JobBook:
         return job
 
     def set_progress(self, job_id: str, share: float) -> None:
-        """Kept in memory only: after a restart a job starts over, and so does its progress."""
+        """Stored at most every PROGRESS_SAVE_INTERVAL_S, for polls; a write the storage refuses is skipped (the
+        next one carries it). After a restart a job starts over, and so does its progress."""
         job = self.jobs.get(job_id)
-        if job is not None and job.status == JobStatus.in_progress:
-            self.jobs[job_id] = job.model_copy(update={"progress": round(share, 4)})
+        if job is None or job.status != JobStatus.in_progress:
+            return
+        job = self.jobs[job_id] = job.model_copy(update={"progress": round(share, 4)})
+        now = time.monotonic()
+        if now - self.progress_saved_at.get(job_id, float("-inf")) < PROGRESS_SAVE_INTERVAL_S:
+            return
+        self.progress_saved_at[job_id] = now
+        try:
+            self.store.save(job)
+        except StorageError as error:
+            logger.debug("job %s: progress not stored (%s)", job_id, error)
 
     def finish(self, job: Job, transcript: PipelineResult | None = None, error: str | None = None) -> None:
         """The job's outcome, visible at once; written to the store now, or as soon as the storage takes it
@@ -84,6 +99,7 @@ class JobBook:
         )
         self.jobs[job.job_id] = finished
         self.running_per_owner[job.owner] -= 1
+        self.progress_saved_at.pop(job.job_id, None)
         self._save_finished(finished)
 
     def save_unsaved(self) -> None:
@@ -128,3 +144,8 @@ class JobBook:
             self.jobs.pop(job.job_id, None)
             self.unsaved.pop(job.job_id, None)
         self.on_change()
+
+
+def _started_over(job: Job) -> Job:
+    """A job loaded at start: one still running runs again from the start, and so its progress does."""
+    return job.model_copy(update={"progress": 0.0}) if job.status == JobStatus.in_progress else job

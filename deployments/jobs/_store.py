@@ -1,15 +1,19 @@
-"""Durable job state. The tracker writes every change through a `JobStore`; SQLite (WAL) by default,
-and a cluster can put an external database behind the same small interface."""
+"""Durable job state. The tracker writes every change through a `JobStore`, and the ingress replicas read
+finished and running jobs from it directly (`deployments/jobs/reader.py`). `SQLJobStore` keeps it in the
+service's database: SQLite by default, PostgreSQL on a cluster (deployments/storage/database.py)."""
 
 import json
 import logging
 from pathlib import Path
 from typing import Protocol
 
-from deployments.errors import StorageError, sqlite_storage
+from sqlalchemy import Engine, bindparam, delete, select, update
+
+from deployments.config import StorageConfig
+from deployments.errors import StorageError
 from deployments.jobs._migrations import current_record, is_current
 from deployments.jobs.records import Job
-from deployments.storage.actors import connect_sqlite
+from deployments.storage.database import database_engine, database_storage, jobs, migrate_schema, upsert, writing
 
 logger = logging.getLogger("ray.serve")  # where Ray shows an actor's log lines
 
@@ -23,41 +27,46 @@ class JobStore(Protocol):
     def delete(self, job_ids: list[str]) -> None: ...
 
 
-class SQLiteJobStore:
-    """One row per job: the record as JSON, with the columns queries need. Opening it rewrites the rows of
-    earlier versions into the current shape, once."""
+class SQLJobStore:
+    """One row per job: the record as JSON, with the columns queries need. `database` is the storage settings
+    (their database), a SQLite file's path or a PostgreSQL URL. Opening it as a writer (the tracker) brings
+    the schema and the rows of earlier versions into the current shape, once; a reader (`reading`) changes
+    nothing."""
 
-    def __init__(self, path: str | Path) -> None:
-        self.connection = connect_sqlite(path)
-        self.connection.execute(
-            "CREATE TABLE IF NOT EXISTS jobs (job_id TEXT PRIMARY KEY, owner TEXT NOT NULL, status TEXT NOT NULL,"
-            " completed_at TEXT, record TEXT NOT NULL)"
-        )
-        self.migrate()
+    def __init__(self, database: StorageConfig | str | Path | Engine, reading: bool = False) -> None:
+        self.engine = database if isinstance(database, Engine) else database_engine(database, reading=reading)
+        if not reading:
+            migrate_schema(self.engine)
+            self.migrate()
 
     def migrate(self) -> None:
         """Rewrite rows stored by earlier versions; rows of the current shape are left as they are. When the
         storage refuses the writes, `load_all` reads those rows migrated all the same, and the next open
         tries again."""
-        rows = self.connection.execute("SELECT job_id, record FROM jobs").fetchall()
-        rewritten: list[tuple[str, str]] = []
-        expired: list[tuple[str]] = []
+        with self.engine.connect() as connection:
+            rows = connection.execute(select(jobs.c.job_id, jobs.c.record)).all()
+        rewritten: list[dict[str, str]] = []
+        expired: list[dict[str, str]] = []
         for job_id, text in rows:
             record = json.loads(text)
             if is_current(record):
                 continue
             current = current_record(record)
             if current is None:
-                expired.append((job_id,))
+                expired.append({"id": job_id})
             else:
-                rewritten.append((Job.model_validate(current).model_dump_json(), job_id))
+                rewritten.append({"id": job_id, "new_record": Job.model_validate(current).model_dump_json()})
         if not rewritten and not expired:
             return
         try:
-            with sqlite_storage("the job store"), self.connection:  # one transaction: all rewritten, or none
-                self.connection.execute("BEGIN IMMEDIATE")
-                self.connection.executemany("UPDATE jobs SET record = ? WHERE job_id = ?", rewritten)
-                self.connection.executemany("DELETE FROM jobs WHERE job_id = ?", expired)
+            with database_storage("the job store"), writing(self.engine) as connection:  # all rewritten, or none
+                if rewritten:
+                    connection.execute(
+                        update(jobs).where(jobs.c.job_id == bindparam("id")).values(record=bindparam("new_record")),
+                        rewritten,
+                    )
+                if expired:
+                    connection.execute(delete(jobs).where(jobs.c.job_id == bindparam("id")), expired)
         except StorageError as error:
             logger.warning("job store: %d records of earlier versions are read migrated but stay as they are"
                            " until the next start: %s", len(rewritten) + len(expired), error)  # fmt: skip
@@ -66,20 +75,30 @@ class SQLiteJobStore:
                     " result rendered by them expired", len(rewritten), len(expired))  # fmt: skip
 
     def save(self, job: Job) -> None:
-        """Raises StorageError when the disk refuses the write (full, read-only, I/O error)."""
+        """Raises StorageError when the storage refuses the write (disk full, read-only, database unreachable)."""
         completed_at = job.completed_at.isoformat() if job.completed_at else None
-        with sqlite_storage("the job store"):
-            self.connection.execute(
-                "INSERT OR REPLACE INTO jobs (job_id, owner, status, completed_at, record) VALUES (?, ?, ?, ?, ?)",
-                (job.job_id, job.owner, job.status.value, completed_at, job.model_dump_json()),
-            )
+        row = {"job_id": job.job_id, "owner": job.owner, "status": job.status.value, "completed_at": completed_at,
+               "record": job.model_dump_json()}  # fmt: skip
+        with database_storage("the job store"), writing(self.engine) as connection:
+            connection.execute(upsert(connection, jobs, ["job_id"]), row)
 
     def load_all(self) -> list[Job]:
-        records = (
-            current_record(json.loads(record)) for (record,) in self.connection.execute("SELECT record FROM jobs")
-        )
+        with self.engine.connect() as connection:
+            texts = connection.execute(select(jobs.c.record)).scalars().all()
+        records = (current_record(json.loads(text)) for text in texts)
         return [Job.model_validate(record) for record in records if record is not None]
 
+    def load(self, job_id: str, owner: str) -> Job | None:
+        """`owner`'s job `job_id` as stored, or None (no such job, another key's, or one whose outcome was
+        rendered by an earlier version)."""
+        query = select(jobs.c.record).where(jobs.c.job_id == job_id, jobs.c.owner == owner)
+        with self.engine.connect() as connection:
+            text = connection.execute(query).scalar_one_or_none()
+        record = current_record(json.loads(text)) if text is not None else None
+        return Job.model_validate(record) if record is not None else None
+
     def delete(self, job_ids: list[str]) -> None:
-        with sqlite_storage("the job store"):
-            self.connection.executemany("DELETE FROM jobs WHERE job_id = ?", [(job_id,) for job_id in job_ids])
+        if not job_ids:
+            return
+        with database_storage("the job store"), writing(self.engine) as connection:
+            connection.execute(delete(jobs).where(jobs.c.job_id == bindparam("id")), [{"id": i} for i in job_ids])

@@ -1,9 +1,9 @@
 """JobTracker: schedules asynchronous jobs and keeps their durable state. It hosts no audio.
 
-It keeps each job's record (SQLite), the queue, per-key caps, retention and progress; it starts each job
-by calling the TranscriptionPipeline deployment by handle, with the spooled file's path, and stores the
-domain result it gets back. The HTTP layer renders that in the job's format when the job is polled;
-charges go to the UsageLedger, keyed by job id.
+It keeps each job's record (in the database: SQLite or PostgreSQL), the queue, per-key caps, retention and
+progress; it starts each job by calling the TranscriptionPipeline deployment by handle, with the spooled
+file's path, and stores the domain result it gets back. The HTTP layer reads that from the store and renders
+it in the job's format when the job is polled; charges go to the UsageLedger, keyed by job id.
 
 It runs as a named, detached Ray actor (one per cluster, found with `get_if_exists`, restarted by Ray
 when it dies). Every change is written through to the JobStore before anyone can observe it; on start
@@ -28,7 +28,7 @@ from ray.serve.handle import DeploymentHandle
 from deployments.config import JobsConfig, StorageConfig
 from deployments.jobs._book import JobBook
 from deployments.jobs._runner import QueueRunner
-from deployments.jobs._store import JobStore, SQLiteJobStore
+from deployments.jobs._store import JobStore, SQLJobStore
 from deployments.jobs._watchdog import Watchdog
 from deployments.jobs.records import Job, JobRequest, JobStatus
 from deployments.metrics import JobMetrics
@@ -62,7 +62,7 @@ class JobTracker:
     ) -> None:
         self.config = config
         self.metrics = JobMetrics()
-        self.book = JobBook(config, store or SQLiteJobStore(storage.database_path), clock, self._publish_counts)
+        self.book = JobBook(config, store or SQLJobStore(storage), clock, self._publish_counts)
         self.runner = QueueRunner(config, pipeline, ledger, self.book, self.metrics, self._publish_counts)
         self.watchdog = Watchdog(self.runner)
         unfinished = self.book.unfinished()
@@ -108,7 +108,8 @@ class JobTracker:
         return self.book.has_room(owner, max_running)
 
     async def get(self, job_id: str, owner: str) -> Job | None:
-        """The job if it exists, is not expired, and belongs to `owner`; None otherwise."""
+        """The job if it exists, is not expired, and belongs to `owner`; None otherwise. (The ingress reads polls
+        from the store instead: deployments/jobs/reader.py.)"""
         return self.book.get(job_id, owner)
 
     async def sweep(self) -> int:

@@ -1,8 +1,6 @@
 """The cluster's named, detached actors (job tracker, usage ledger, rate limiter): one of each per cluster,
 created by the first ingress replica and found by the others, restarted by Ray when they die."""
 
-import sqlite3
-from pathlib import Path
 from typing import Any
 
 import ray
@@ -33,12 +31,3 @@ def get_or_create(cls: type, name: str, storage: StorageConfig, *args: object) -
         )
         .remote(*args)
     )
-
-
-def connect_sqlite(path: str | Path) -> sqlite3.Connection:
-    """A durable SQLite connection (WAL, fsync on commit) shared by the actors that keep state in one file."""
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    connection = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
-    connection.execute("PRAGMA journal_mode=WAL")
-    connection.execute("PRAGMA synchronous=FULL")
-    return connection

@@ -1,5 +1,6 @@
 """`POST /v1/audio/transcriptions/async` and `GET /v1/audio/transcriptions/async/{job_id}`."""
 
+import asyncio
 import uuid
 from datetime import timedelta
 
@@ -101,11 +102,15 @@ def too_many_jobs(limit: int) -> HTTPException:
     responses={404: {"model": ErrorResponse}},
 )
 async def get_job(job_id: str, key: CurrentKey, services: ServicesDependency) -> Response:
-    # A finished job's answer is kept by this replica (see serve_app.finished_jobs): polling it again asks
-    # nothing of the tracker. Each answer is serialised once, here, as FastAPI would serialise a JobObject.
+    # Polls never go through the tracker: this replica reads the job from the store (deployments/jobs/reader.py),
+    # so poll capacity grows with the ingress replicas and finished jobs answer while the tracker restarts. A
+    # finished job's answer is kept by this replica (see serve_app.finished_jobs): polling it again reads
+    # nothing. Each answer is serialised once, here, as FastAPI would serialise a JobObject.
     if (body := services.finished_jobs.get(job_id, key.owner)) is not None:
         return Response(body, media_type=JSONResponse.media_type)
-    job: Job | None = await services.tracker.get.remote(job_id, key.owner)
+    if services.jobs is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, JOB_NOT_FOUND)
+    job: Job | None = await asyncio.to_thread(services.jobs.get, job_id, key.owner)
     if job is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, JOB_NOT_FOUND)
     answer = JobObject(

@@ -1,0 +1,95 @@
+"""The service with job records and the usage ledger in a real PostgreSQL server (`storage.database_url`, the
+password from the environment, as on a cluster): jobs run and are charged once, the whole application
+restarts and finds them, and with the tracker's actor killed their polls are still answered from the store.
+
+It starts its own service (not the shared one, which keeps SQLite), on its own local Ray instance."""
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from deployments.files._decode import decode_audio
+from deployments.jobs.records import owner_of
+from scripts.chaos import kill
+from scripts.local_service import LocalService
+from tests.media import encode, pyannote_sample
+from tests.postgres import PASSWORD_ENV, USER, PostgresServer, postgres_server  # noqa: F401 (fixture)
+
+pytestmark = pytest.mark.slow  # it starts and restarts a service of its own
+
+KEY = "test-key-postgres"
+ASYNC = "/v1/audio/transcriptions/async"
+
+
+@pytest.fixture(scope="module")
+def database(postgres_server: PostgresServer) -> str:  # noqa: F811
+    return postgres_server.create_database()
+
+
+@pytest.fixture(scope="module")
+def pg_service(
+    tmp_path_factory: pytest.TempPathFactory,
+    postgres_server: PostgresServer,  # noqa: F811
+    database: str,
+) -> Iterator[LocalService]:
+    workdir = tmp_path_factory.mktemp("postgres-service")
+    storage = {"database_url": database, "database_password_env": PASSWORD_ENV}
+    with LocalService(
+        workdir, [KEY], storage=storage, env={PASSWORD_ENV: postgres_server.password}, jobs={"retry_interval_s": 1}
+    ) as running:
+        yield running
+
+
+def _wait(client: httpx.Client, job_id: str, timeout_s: float = 180) -> dict:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        response = client.get(f"{ASYNC}/{job_id}")
+        if response.status_code == 200 and response.json()["status"] != "in_progress":
+            return response.json()
+        time.sleep(0.3)
+    raise AssertionError(f"job {job_id} still in progress after {timeout_s} s")
+
+
+def _charges(server: PostgresServer, database: str) -> list[tuple[str, str, float]]:
+    import psycopg
+
+    name = database.rsplit("/", 1)[1]
+    dsn = f"host={server.host} port={server.port} user={USER} password={server.password} dbname={name}"
+    with psycopg.connect(dsn) as connection:
+        return connection.execute("SELECT charge_id, owner, audio_seconds FROM charges").fetchall()
+
+
+def test_jobs_in_postgresql_survive_a_restart_and_answer_polls_while_the_tracker_is_down(
+    pg_service: LocalService,
+    postgres_server: PostgresServer,  # noqa: F811
+    database: str,
+) -> None:
+    speech = encode(decode_audio(pyannote_sample()).samples[6 * 16_000 : 13 * 16_000], "wav")
+    headers = {"Authorization": f"Bearer {KEY}"}
+    with httpx.Client(base_url=pg_service.base_url, headers=headers, timeout=120) as client:
+        ids = [
+            client.post(ASYNC, files={"file": ("a.wav", speech)}, data={"response_format": fmt}).json()["job_id"]
+            for fmt in ("json", "text", "srt")
+        ]
+        before = {job_id: _wait(client, job_id) for job_id in ids}
+    assert [job["status"] for job in before.values()] == ["complete"] * 3
+    assert not (Path(pg_service.storage["state_dir"]) / "jobs.sqlite3").exists()  # nothing in SQLite
+    charges = _charges(postgres_server, database)
+    assert sorted(charge_id for charge_id, _, _ in charges) == sorted(ids)  # one charge per job
+    assert {owner for _, owner, _ in charges} == {owner_of(KEY)}
+
+    pg_service.restart()  # the whole application and its Ray: no replica keeps an answer, a new tracker starts
+
+    assert kill(pg_service, "JobTracker") == 1  # and the tracker's actor dies: Ray restarts it, meanwhile polls...
+    with httpx.Client(base_url=pg_service.base_url, headers=headers, timeout=120) as client:
+        for job_id in ids:
+            started = time.monotonic()
+            response = client.get(f"{ASYNC}/{job_id}")
+            assert response.status_code == 200 and time.monotonic() - started < 1.0  # ...read the store
+            assert response.json() == before[job_id]  # found, as it was
+        again = client.post(ASYNC, files={"file": ("a.wav", speech)}).json()["job_id"]  # the tracker is back
+        assert _wait(client, again)["status"] == "complete"
+    assert len(_charges(postgres_server, database)) == 4  # nothing charged again by the restart
