@@ -127,3 +127,14 @@ def test_refusals_before_the_upgrade_are_http_answers(live, key: str, status: in
     with pytest.raises(WebSocketDenialResponse) as refused:
         session(client, [], key=key)
     assert refused.value.status_code == status and "detail" in refused.value.json()
+
+
+@pytest.mark.parametrize(
+    ("protocols", "chosen"),
+    [(["bearer", KEY], "bearer"), (["realtime", f"openai-insecure-api-key.{KEY}"], "realtime")],
+)
+def test_a_browsers_key_subprotocol_is_answered_with_one_it_offered(live, protocols: list[str], chosen: str) -> None:
+    client, _, _ = live
+    with client.websocket_connect("/v1/transcribe", subprotocols=protocols) as socket:
+        assert socket.accepted_subprotocol == chosen
+        assert socket.receive_json()["type"] == "session.created"

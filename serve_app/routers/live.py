@@ -10,7 +10,7 @@ from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 
 from deployments.billing import pricing
-from serve_app.auth import BEARER_SUBPROTOCOL, raise_if_exhausted, subprotocol_key
+from serve_app.auth import BEARER_SUBPROTOCOL, raise_if_exhausted
 from serve_app.dependencies import ServicesDependency, price_of, require_api_key
 from serve_app.live.connection import LiveConnection
 from serve_app.schemas import LiveSessionQuery
@@ -32,7 +32,8 @@ async def transcribe_live(websocket: WebSocket, services: ServicesDependency) ->
         detail = f"this key already has {limit} live sessions open: close one first"
         return await _refuse(websocket, HTTPException(status.HTTP_429_TOO_MANY_REQUESTS, detail, {"Retry-After": "1"}))
     try:
-        subprotocol = BEARER_SUBPROTOCOL if subprotocol_key(websocket) is not None else None
+        offered = websocket.scope.get("subprotocols", [])  # only one the client offered may be chosen
+        subprotocol = next((name for name in (BEARER_SUBPROTOCOL, "realtime") if name in offered), None)
         await websocket.accept(subprotocol=subprotocol)  # a browser's socket fails unless its subprotocol is chosen
         try:
             query = LiveSessionQuery.model_validate(dict(websocket.query_params))
