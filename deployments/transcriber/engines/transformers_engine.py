@@ -19,7 +19,7 @@ from faster_whisper.transcribe import get_compression_ratio
 from transformers import WhisperForConditionalGeneration, WhisperProcessor
 
 from deployments.config import WhisperModelConfig
-from deployments.transcriber._model_store import resolve_hf_model
+from deployments.transcriber._model_store import cache_dir, resolve_hf_model
 from deployments.transcriber.segmenting import fit_in_chunk
 from deployments.types import SAMPLE_RATE, ChunkOptions, ChunkTranscript, Segment, Word
 
@@ -44,7 +44,7 @@ class TransformersEngine:
         self.dtype = torch.float16 if use_cuda else torch.float32
         if not use_cuda and config.cpu_threads:
             torch.set_num_threads(config.cpu_threads)
-        path = resolve_hf_model(config.model)
+        path = resolve_hf_model(config.model, cache_dir())
         self.processor = WhisperProcessor.from_pretrained(path)
         self.model = WhisperForConditionalGeneration.from_pretrained(path, dtype=self.dtype, attn_implementation="sdpa")
         self.model.to(self.device).eval()  # type: ignore[arg-type]  # transformers' wrapper hides to()'s signature
