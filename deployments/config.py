@@ -265,6 +265,14 @@ class DiarizationConfig(StrictModel):
     )
     batch_size: int = Field(16, ge=1, description="Segmentation and embedding batch size.")
     resegmentation: ResegmentationConfig = ResegmentationConfig()
+    known_speaker_threshold: float = Field(
+        0.5,
+        gt=0,
+        lt=1,
+        description="Known speakers (known_speaker_references[]): cosine similarity of a reference clip's CAM++"
+        " embedding to a diarized speaker's centroid from which the speaker takes the reference's name"
+        " (scripts/measure_known_speakers.py).",
+    )
 
 
 class PipelineConfig(StrictModel):
