@@ -86,4 +86,4 @@ def test_server_vad_chunking_and_a_clip_that_is_not_audio(client: openai.OpenAI,
                 "data:audio/wav;base64," + base64.b64encode(b"certainly not a wav file").decode(),
             ],
         )
-    assert "known_speaker_references[1]: audio processing failed" in str(refused.value)
+    assert refused.value.response.json()["detail"].startswith("known_speaker_references[1]: audio processing failed")
