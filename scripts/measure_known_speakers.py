@@ -8,6 +8,12 @@ in both) the references come from the other excerpt; for sample.wav the referenc
 audio before it is diarized. A diarized speaker is the reference speaker whose truth turns it overlaps most.
 
     .venv/bin/python -m scripts.measure_known_speakers [--lengths 2 3 5]
+
+Measured (CPU, the embedded pipeline's defaults): the same speaker scored 0.71-0.88 against a clean cluster, and
+0.49-0.58 against the one cluster the diarizer made of both AMI speakers in dev01 (named after the speaker who
+holds most of it); different speakers scored -0.11 to 0.47 (mean 0.16; the highest, 0.47, a 5 s clip of one
+sample.wav speaker cut out of that 30 s call). Hence `known_speaker_threshold` 0.55: 0.08 above the highest
+different-speaker score, 0.16 below the lowest same-speaker score against a clean cluster.
 """
 
 import argparse
