@@ -42,6 +42,20 @@ class TranscriptionOptions(BaseModel):
     profanity_filter: bool = Field(
         False, description="Mask profane words in the result (deployments/files/_profanity.py)."
     )
+    speech_detection: "SpeechDetection | None" = Field(
+        None,
+        description="The VAD settings to cut this file's chunks with (OpenAI's chunking_strategy); None: the"
+        " configured chunking.",
+    )
+
+
+class SpeechDetection(BaseModel):
+    """Silero VAD settings for one file's chunking, from OpenAI's `chunking_strategy` server_vad object: where
+    speech is found decides where chunks are cut and what silence is skipped."""
+
+    threshold: float = Field(0.5, gt=0, lt=1, description="Speech probability above which a window is speech.")
+    prefix_padding_ms: int = Field(200, ge=0, description="Audio kept around each stretch of speech.")
+    silence_duration_ms: int = Field(100, ge=0, description="A pause at least this long ends a stretch of speech.")
 
 
 # The enums below carry no docstring on purpose: pydantic would put it into the HTTP API's schema.
@@ -55,11 +69,24 @@ class DiarizationSetting(StrEnum):
     telephonic = "telephonic"
 
 
+class KnownSpeaker(BaseModel):
+    """A speaker the client names, and a short clip of their voice (OpenAI's `known_speaker_names[]` with
+    `known_speaker_references[]`)."""
+
+    name: str
+    reference_path: str = Field(
+        description="The clip as sent, spooled beside the request's input; for the Diarizer, its decoded 16 kHz copy."
+    )
+
+
 class DiarizationOptions(BaseModel):
     """What a client may ask of the diarization pipeline for one request."""
 
     num_speakers: int | None = Field(None, ge=1, description="Exact number of speakers, when known.")
     setting: DiarizationSetting = DiarizationSetting.general
+    known_speakers: list[KnownSpeaker] = Field(
+        default_factory=list, description="Name the diarized speakers whose voice matches one of these clips."
+    )
 
 
 # The shape the edge renders a transcript in (OpenAI's `response_format`).
@@ -69,6 +96,7 @@ class ResponseFormat(StrEnum):
     srt = "srt"
     verbose_json = "verbose_json"
     vtt = "vtt"
+    diarized_json = "diarized_json"
 
 
 # What verbose_json times besides the text (OpenAI's `timestamp_granularities[]`, plus sentences).
@@ -102,6 +130,9 @@ class Diarization(BaseModel):
     turns: list[SpeakerTurn] = Field(description="Every speaker's turns; they overlap where people talk at once.")
     exclusive_turns: list[SpeakerTurn] = Field(
         description="The same with overlaps given to one speaker only: what assigning words to speakers needs."
+    )
+    names: dict[str, str] = Field(
+        default_factory=dict, description="Speaker label -> the known speaker's name, for speakers matched to one."
     )
 
 
@@ -335,6 +366,7 @@ class Analysis(BaseModel):
     llm_output_tokens: int = 0
 
 
+TranscriptionOptions.model_rebuild()
 Transcript.model_rebuild()
 DiarizedTranscript.model_rebuild()
 PipelineRequest.model_rebuild()

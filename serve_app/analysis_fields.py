@@ -21,7 +21,7 @@ MAX_ROLES = 10
 MAX_ROLE_NAME_CHARS = 64
 MAX_ROLE_DESCRIPTION_CHARS = 500
 EMOTION_MODEL = "nexara-ru"
-EMOTION_FORMATS = (ResponseFormat.json, ResponseFormat.verbose_json)
+EMOTION_FORMATS = (ResponseFormat.json, ResponseFormat.verbose_json, ResponseFormat.diarized_json)
 
 
 def refuse(detail: str) -> HTTPException:
@@ -77,8 +77,8 @@ def analysis_request(
             raise refuse(f"emotions=true requires model={EMOTION_MODEL}; got model={form.model[:64]}")
         if form.response_format not in EMOTION_FORMATS:
             raise refuse(
-                f"emotions=true requires response_format json or verbose_json: {form.response_format} has no"
-                " segments to carry them"
+                f"emotions=true requires response_format json, verbose_json or diarized_json: {form.response_format}"
+                " has no segments to carry them"
             )
     if llm_prompt is None and roles is None and not form.emotions:
         return form, None

@@ -24,15 +24,19 @@ from deployments.config import (
     WhisperModelConfig,
 )
 
+OPENAI_TRANSCRIBE_MODELS = ("gpt-4o-transcribe", "gpt-4o-mini-transcribe", "gpt-4o-transcribe-diarize")
+"""OpenAI's current transcription model ids, which its SDK's examples send (diarized_json with the last)."""
+
 
 class AppConfig(StrictModel):
     """Arguments of the Serve application builder (`serve_app.app:build_app`)."""
 
     model_ids: list[str] = Field(
-        default=["whisper-1"],
+        default=["whisper-1", *OPENAI_TRANSCRIBE_MODELS],
         min_length=1,
         description="The ids `model` accepts and /v1/models lists, all served by the one Whisper engine"
-        " (aliases: e.g. whisper-1 for OpenAI clients and a name of your own). `emotions` needs `nexara-ru` here.",
+        " (aliases: e.g. whisper-1 and OpenAI's gpt-4o ids for OpenAI clients, and a name of your own). `emotions`"
+        " needs `nexara-ru` here.",
     )
     billing: BillingConfig = BillingConfig()
     whisper: WhisperModelConfig = WhisperModelConfig()

@@ -12,6 +12,7 @@ from deployments.types import DiarizedTranscript, PipelineResult, Segment, Trans
 from serve_app.schemas import (
     DiarizedTranscription,
     LLMResult,
+    OpenAIDiarizedTranscription,
     ResponseFormat,
     TimestampGranularity,
     TranscriptionJson,
@@ -77,7 +78,8 @@ def render_body(
     transcript: PipelineResult, response_format: ResponseFormat, granularities: list[TimestampGranularity]
 ) -> dict | str:
     """The body for `response_format`: a JSON object for the JSON formats, a string for the others.
-    A diarized transcript is always its JSON object (with roles and emotions where its analysis has them);
+    A diarized transcript is always its JSON object (with roles and emotions where its analysis has them), in
+    OpenAI's diarized_json shape when that was asked for;
     with an LLM's answer, `{"transcription": <that body>, "llm_output": <the answer>}` (the edge asked for
     verbose_json then)."""
     if transcript.analysis is not None and transcript.analysis.llm_output is not None:
@@ -93,11 +95,14 @@ def _transcription_body(
     transcript: PipelineResult, response_format: ResponseFormat, granularities: list[TimestampGranularity]
 ) -> dict | str:
     if isinstance(transcript, DiarizedTranscript):
-        return DiarizedTranscription.of(transcript, stripped(transcript.words)).body()
+        transcription = DiarizedTranscription.of(transcript, stripped(transcript.words))
+        if response_format == ResponseFormat.diarized_json:
+            return OpenAIDiarizedTranscription.of(transcription).body()
+        return transcription.body()
     match response_format:
         case ResponseFormat.json:
             return TranscriptionJson(text=transcript.text).model_dump()
-        case ResponseFormat.verbose_json:
+        case ResponseFormat.verbose_json | ResponseFormat.diarized_json:  # diarized_json always has speakers
             return verbose_json(transcript, granularities).model_dump(exclude_none=True)
         case ResponseFormat.text:
             return transcript.text

@@ -10,8 +10,10 @@ from pydantic import ValidationError
 
 from deployments.billing.ledger import ChargeDetails
 from deployments.billing.pricing import Price
+from deployments.storage.spool import remove_spooled
 from serve_app.config import AppConfig
-from serve_app.schemas import ErrorResponse, TranscriptionForm, ValidationErrorResponse
+from serve_app.openai_fields import openai_field_names, pop_chunking_strategy, pop_known_speakers
+from serve_app.schemas import ErrorResponse, ServerVadChunking, TranscriptionForm, ValidationErrorResponse
 from serve_app.upload import receive_form
 
 UPLOAD_ERRORS: dict[int | str, dict[str, Any]] = {
@@ -33,7 +35,9 @@ LIST_FIELDS = {
     "timestamp_granularities": "timestamp_granularities[]",
 }
 FORM_FIELDS = frozenset(
-    {field.alias or name for name, field in TranscriptionForm.model_fields.items()} | set(LIST_FIELDS)
+    {field.alias or name for name, field in TranscriptionForm.model_fields.items()}
+    | set(LIST_FIELDS)
+    | openai_field_names()
 )
 OFF_VALUES = frozenset({"false", "0", "none", "null"})
 """A field this service does not know, given one of these values, asks for nothing: it is let through."""
@@ -54,16 +58,20 @@ def check_model(model: str, config: AppConfig) -> None:
 async def receive_transcription_form(request: Request, spool_path: Path, max_file_bytes: int) -> TranscriptionForm:
     """Stream the form in (the file to `spool_path`) and validate it; on any error the spool file is gone."""
     received = await receive_form(request, spool_path, max_file_bytes)
-    values: dict[str, object] = {}
-    for name, given in received.fields.items():
-        given = [value for value in given if value != ""]  # an empty field means "not given", as in HTML forms
-        if name not in FORM_FIELDS and all(value.strip().lower() in OFF_VALUES for value in given):
-            continue
-        if given:
-            values[LIST_FIELDS.get(name, name)] = given if name in LIST_FIELDS else given[-1]
-    if received.file is not None:
-        values["file"] = received.file
     try:
+        chunking_given, detection = pop_chunking_strategy(received.fields)
+        known_speakers = pop_known_speakers(received.fields, spool_path)
+        values: dict[str, object] = {}
+        for name, given in received.fields.items():
+            given = [value for value in given if value != ""]  # an empty field means "not given", as in HTML forms
+            if name not in FORM_FIELDS and all(value.strip().lower() in OFF_VALUES for value in given):
+                continue
+            if given:
+                values[LIST_FIELDS.get(name, name)] = given if name in LIST_FIELDS else given[-1]
+        if chunking_given:
+            values["chunking_strategy"] = "auto" if detection is None else ServerVadChunking(**detection.model_dump())
+        if received.file is not None:
+            values["file"] = received.file
         try:
             form = TranscriptionForm.model_validate(values)
         except ValidationError as error:
@@ -77,8 +85,12 @@ async def receive_transcription_form(request: Request, spool_path: Path, max_fil
             raise RequestValidationError(issues) from None
         if form.file is not None and form.file.size == 0:
             raise HTTPException(status.HTTP_400_BAD_REQUEST, "the uploaded file is empty")
+        try:
+            form = form.with_known_speakers(known_speakers)
+        except ValueError as error:
+            raise HTTPException(status.HTTP_400_BAD_REQUEST, str(error)) from None
     except BaseException:
-        spool_path.unlink(missing_ok=True)
+        remove_spooled(spool_path)  # the upload and any known speaker's clip
         raise
     return form
 

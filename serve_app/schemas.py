@@ -4,7 +4,16 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, WithJsonSchema, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    PrivateAttr,
+    WithJsonSchema,
+    field_validator,
+    model_validator,
+)
 
 from deployments.live.events import SAMPLE_RATES, SessionSettings
 from deployments.transcriber.languages import is_whisper_language
@@ -15,10 +24,12 @@ from deployments.types import (
     DiarizedTranscript,
     DiarizedWord,
     Emotion,
+    KnownSpeaker,
     RenderSpec,
     ResponseFormat,
     Segment,
     SegmentDecoding,
+    SpeechDetection,
     TimestampGranularity,
     TranscriptionOptions,
     Word,
@@ -40,6 +51,24 @@ class Task(StrEnum):
 
 TEXT_ONLY_FORMATS = (ResponseFormat.json, ResponseFormat.text)
 """Formats that carry no times: their requests are decoded without Whisper's timestamp tokens."""
+
+
+class ServerVadChunking(SpeechDetection):
+    """OpenAI's `chunking_strategy` object: Silero VAD's settings for cutting this file into chunks. The openai
+    SDK sends it as `chunking_strategy[type]`, `chunking_strategy[threshold]`, ...; a JSON string is read too."""
+
+    type: Literal["server_vad"] = "server_vad"
+
+    def detection(self) -> SpeechDetection:
+        return SpeechDetection(**self.model_dump(exclude={"type"}))
+
+
+CHUNKING_STRATEGY_DOC = (
+    "`auto` (or absent): the configured chunking, Silero VAD cutting at silences. A server_vad object"
+    " (`threshold` 0-1, default 0.5; `prefix_padding_ms`: audio kept around speech, default 200;"
+    " `silence_duration_ms`: the pause that ends speech, default 100) sets the VAD for this file: where chunks are"
+    " cut and which silence is skipped."
+)
 
 
 class TranscriptionForm(BaseModel):
@@ -103,6 +132,33 @@ class TranscriptionForm(BaseModel):
         description="Synchronous requests only: answer text/event-stream, `transcript.text.delta` events as the"
         " audio is transcribed, then `transcript.text.done` (response_format json or text).",
     )
+    chunking_strategy: Literal["auto"] | ServerVadChunking | None = Field(None, description=CHUNKING_STRATEGY_DOC)
+    known_speaker_names: list[str] = Field(
+        default_factory=list,
+        alias="known_speaker_names[]",
+        max_length=4,
+        description="task=diarize (implied by diarized_json): up to 4 names, one per known_speaker_references[];"
+        " a diarized speaker whose voice matches a reference takes its name, the others keep speaker_N.",
+    )
+    known_speaker_references: list[str] = Field(
+        default_factory=list,
+        alias="known_speaker_references[]",
+        max_length=4,
+        description="Data URLs (`data:audio/wav;base64,...`) of 1.5 to 10 s of each known speaker's voice, in any"
+        " format `file` may have.",
+    )
+    _known_speakers: list[KnownSpeaker] = PrivateAttr(default_factory=list)
+    """The known speakers, their clips spooled (serve_app/openai_fields.py reads the two fields above)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def diarized_json_diarizes(cls, values: Any) -> Any:
+        """OpenAI's diarized_json asks for speakers: task=diarize is implied."""
+        if isinstance(values, dict) and values.get("response_format") == ResponseFormat.diarized_json:
+            if values.get("task", Task.diarize) != Task.diarize:
+                raise ValueError("response_format=diarized_json is task=diarize's answer: remove task")
+            values = {**values, "task": Task.diarize}
+        return values
 
     @field_validator("url")
     @classmethod
@@ -163,12 +219,23 @@ class TranscriptionForm(BaseModel):
             prompt=self.prompt,
             temperature=self.temperature,
             profanity_filter=self.profanity_filter,
+            speech_detection=self.chunking_strategy.detection()
+            if isinstance(self.chunking_strategy, ServerVadChunking)
+            else None,
         )
 
     def diarization_options(self) -> DiarizationOptions | None:
         if self.task != Task.diarize:
             return None
-        return DiarizationOptions(num_speakers=self.num_speakers, setting=self.diarization_setting)
+        return DiarizationOptions(
+            num_speakers=self.num_speakers, setting=self.diarization_setting, known_speakers=self._known_speakers
+        )
+
+    def with_known_speakers(self, speakers: list[KnownSpeaker]) -> "TranscriptionForm":
+        if speakers and self.task != Task.diarize:
+            raise ValueError("known_speaker_names[] requires task=diarize or response_format=diarized_json")
+        self._known_speakers = speakers
+        return self
 
     def render_spec(self) -> RenderSpec:
         return RenderSpec(response_format=self.response_format, timestamp_granularities=self.timestamp_granularities)
@@ -257,6 +324,55 @@ class DiarizedTranscription(DiarizedTranscript):
                     no_speech_prob=0.0,
                 )  # fmt: skip
                 segment.update(decoding.model_dump(), tokens=[])
+        return body
+
+
+class DiarizedJsonUsage(BaseModel):
+    """OpenAI's usage block for models billed by audio duration."""
+
+    type: Literal["duration"] = "duration"
+    seconds: float = Field(description="The audio's duration, which is what is billed.")
+
+
+class OpenAIDiarizedSegment(BaseModel):
+    type: Literal["transcript.text.segment"] = "transcript.text.segment"
+    id: str = Field(description="seg_0, seg_1, ... in time order.")
+    start: float
+    end: float
+    text: str
+    speaker: str = Field(description="A known speaker's name, speaker_N, or with `roles` the speaker's role.")
+    emotion: Emotion | None = Field(None, description="With emotions=true, on the segments that were judged.")
+
+
+class OpenAIDiarizedTranscription(BaseModel):
+    """response_format=diarized_json: OpenAI's TranscriptionDiarized, as the openai SDK parses it."""
+
+    task: Literal["transcribe"] = "transcribe"
+    duration: float
+    text: str
+    segments: list[OpenAIDiarizedSegment]
+    usage: DiarizedJsonUsage
+
+    @classmethod
+    def of(cls, transcription: DiarizedTranscription) -> "OpenAIDiarizedTranscription":
+        segments = [
+            OpenAIDiarizedSegment(
+                id=f"seg_{segment.id}", start=segment.start, end=segment.end, text=segment.text,
+                speaker=segment.speaker, emotion=segment.emotion,
+            )
+            for segment in transcription.segments
+        ]  # fmt: skip
+        duration = round(transcription.duration, 3)
+        return cls(
+            duration=duration, text=transcription.text, segments=segments, usage=DiarizedJsonUsage(seconds=duration)
+        )
+
+    def body(self) -> dict[str, Any]:
+        """The JSON object sent: a segment's `emotion` only where there is one."""
+        body = self.model_dump()
+        for segment in body["segments"]:
+            if segment["emotion"] is None:
+                del segment["emotion"]
         return body
 
 

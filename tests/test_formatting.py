@@ -97,9 +97,34 @@ def test_a_diarized_transcript_is_always_openais_diarized_json_object() -> None:
         b'"turns":[{"speaker":"speaker_0","start":0.0,"end":0.5}]}'
     )
     for response_format in ResponseFormat:
+        if response_format == ResponseFormat.diarized_json:  # OpenAI's own shape: the next test
+            continue
         response = render(diarized, response_format, SEGMENT)
         assert response.body == expected and response.media_type == "application/json"
     assert diarized.words[0].word == " Hi"  # the domain object is left as it is
+    openai_shape = render(diarized, ResponseFormat.diarized_json, SEGMENT)
+    assert openai_shape.body == (
+        b'{"task":"transcribe","duration":2.0,"text":"Hi yo","segments":[{"type":"transcript.text.segment",'
+        b'"id":"seg_0","start":0.0,"end":0.4,"text":" Hi","speaker":"speaker_0"}],'
+        b'"usage":{"type":"duration","seconds":2.0}}'
+    )
+
+
+def test_diarized_json_is_what_the_openai_sdk_parses() -> None:
+    from openai.types.audio import TranscriptionDiarized
+
+    words = [DiarizedWord(word=" Hi", start=0.0, end=0.4, prob=0.9, speaker="alice")]
+    diarized = DiarizedTranscript(
+        text="Hi",
+        language="en",
+        duration=1.0,
+        speakers=[SpeakerSummary(speaker="alice", speaking_time=0.4)],
+        segments=[DiarizedSegment(id=0, start=0.0, end=0.4, text="Hi", speaker="alice", words=words)],
+        words=words,
+    )
+    parsed = TranscriptionDiarized.model_validate_json(render(diarized, ResponseFormat.diarized_json, SEGMENT).body)
+    assert parsed.segments[0].speaker == "alice" and parsed.segments[0].id == "seg_0"
+    assert parsed.usage is not None and parsed.usage.type == "duration" and parsed.usage.seconds == 1.0
 
 
 def _words(text: str, language_gap: float = 0.5) -> list[Word]:

@@ -5,6 +5,7 @@ By default the pipeline is pyannote's own `SpeakerDiarization` on the embedded m
 """
 
 import os
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from pyannote.audio.pipelines import SpeakerDiarization
 from pyannote.core import Annotation
 
 from deployments.config import DiarizationConfig
+from deployments.diarization._known_speakers import match_speakers, speaker_centroids
 from deployments.diarization._models import (
     CamPlusPlusEmbedding,
     OnnxSegmentation,
@@ -23,7 +25,14 @@ from deployments.diarization._models import (
     UnusedPLDA,
 )
 from deployments.diarization._resegmentation import resegment
-from deployments.types import SAMPLE_RATE, Diarization, DiarizationOptions, DiarizationSetting, SpeakerTurn
+from deployments.types import (
+    SAMPLE_RATE,
+    Diarization,
+    DiarizationOptions,
+    DiarizationSetting,
+    KnownSpeaker,
+    SpeakerTurn,
+)
 
 SETTING_HINTS: dict[DiarizationSetting, dict[str, int]] = {
     DiarizationSetting.general: {},  # any number of speakers, found by clustering
@@ -53,6 +62,7 @@ class DiarizationPipeline:
     def __init__(self, config: DiarizationConfig) -> None:
         torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
         self.resegmentation = config.resegmentation
+        self.known_speaker_threshold = config.known_speaker_threshold
         self.embedding: SpeakerFramesEmbedding | None = None
         if config.pipeline == "embedded":
             self.embedding = EMBEDDINGS[config.embedding]()
@@ -106,7 +116,31 @@ class DiarizationPipeline:
         turns, exclusive = self.annotate(samples, **speaker_hints(options))
         if self.resegmentation.enabled:
             turns, exclusive = self.resegment(samples, turns, exclusive)
-        return Diarization(turns=_turns(turns), exclusive_turns=_turns(exclusive))
+        diarization = Diarization(turns=_turns(turns), exclusive_turns=_turns(exclusive))
+        if options.known_speakers:
+            names = self.known_speaker_names(samples, diarization.exclusive_turns, options.known_speakers)
+            diarization = diarization.model_copy(update={"names": names})
+        return diarization
+
+    @cached_property
+    def speaker_encoder(self) -> SpeakerFramesEmbedding:
+        """The encoder that names known speakers: the embedded pipeline's own; CAM++ beside a configured one."""
+        return self.embedding if self.embedding is not None else CamPlusPlusEmbedding()
+
+    def embed_voice(self, samples: np.ndarray) -> np.ndarray:
+        encoder = self.speaker_encoder
+        with torch.inference_mode():
+            return encoder.embed(encoder.frames(torch.from_numpy(np.ascontiguousarray(samples)))).numpy()
+
+    def known_speaker_names(
+        self, samples: np.ndarray, exclusive: list[SpeakerTurn], known: list[KnownSpeaker]
+    ) -> dict[str, str]:
+        """Speaker label -> name of the known speaker whose clip (decoded 16 kHz float32 at its path) matches
+        the speaker's voice (deployments/diarization/_known_speakers.py)."""
+        references = [self.embed_voice(np.fromfile(speaker.reference_path, dtype=np.float32)) for speaker in known]
+        centroids = speaker_centroids(samples, exclusive, self.embed_voice)
+        names = [speaker.name for speaker in known]
+        return match_speakers(centroids, references, names, self.known_speaker_threshold)
 
     def resegment(self, samples: np.ndarray, turns: Annotation, exclusive: Annotation) -> tuple[Annotation, Annotation]:
         """The pipeline's turns corrected by the speaker encoder on short windows

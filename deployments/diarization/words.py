@@ -5,7 +5,8 @@ the nearest turn's speaker. Segments follow the turns (see `diarized_transcripti
 every turn, overlapped speech included; the turns themselves, overlaps included, are returned too.
 
 Speakers are named `speaker_0`, `speaker_1`, ... in order of first appearance, as the nexara SDK types
-them, and every word and segment has one: when the diarizer found no turn at all, the speech is one
+them (a speaker matched to a known speaker's reference clip takes that name instead), and every word and
+segment has one: when the diarizer found no turn at all, the speech is one
 speaker's.
 """
 
@@ -101,10 +102,18 @@ def _with_a_speaker(diarization: Diarization, transcript: Transcript) -> Diariza
 
 
 def _named_in_order(diarization: Diarization) -> Diarization:
-    """The diarizer's labels (SPEAKER_01, ...) renamed speaker_0, speaker_1, ... in order of first turn."""
+    """The diarizer's labels (SPEAKER_01, ...) renamed: a speaker matched to a known speaker takes that name,
+    the others speaker_0, speaker_1, ... in order of first turn."""
     names: dict[str, str] = {}
+    unnamed = 0
     for turn in sorted(diarization.turns + diarization.exclusive_turns, key=lambda turn: (turn.start, turn.end)):
-        names.setdefault(turn.speaker, f"speaker_{len(names)}")
+        if turn.speaker in names:
+            continue
+        if turn.speaker in diarization.names:
+            names[turn.speaker] = diarization.names[turn.speaker]
+        else:
+            names[turn.speaker] = f"speaker_{unnamed}"
+            unnamed += 1
 
     def renamed(turns: list[SpeakerTurn]) -> list[SpeakerTurn]:
         return [turn.model_copy(update={"speaker": names[turn.speaker]}) for turn in turns]

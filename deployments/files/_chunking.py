@@ -10,13 +10,14 @@ in the file), so a time inside it maps back onto the file (`file_time`); the sil
 the unfinished last chunk's stretch (under `max_span_s`), so memory does not grow with the file.
 """
 
+import dataclasses
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from faster_whisper.vad import VadOptions, get_speech_timestamps
 
-from deployments.types import SAMPLE_RATE
+from deployments.types import SAMPLE_RATE, SpeechDetection
 
 MAX_CHUNK_S = 30.0
 MAX_SPAN_S = 60.0
@@ -94,6 +95,19 @@ class SpeechChunker:
             if use_vad
             else None
         )
+
+    def detecting(self, detection: SpeechDetection) -> "SpeechChunker":
+        """This chunker with a client's VAD settings (OpenAI's chunking_strategy server_vad): VAD on, with its
+        threshold, its padding around speech, and the pause that ends speech."""
+        chunker = SpeechChunker(True, self.max_samples / SAMPLE_RATE, self.max_span_samples / SAMPLE_RATE)
+        vad_options: VadOptions = chunker.vad_options  # VAD is on
+        chunker.vad_options = dataclasses.replace(
+            vad_options,
+            threshold=detection.threshold,
+            speech_pad_ms=detection.prefix_padding_ms,
+            min_silence_duration_ms=detection.silence_duration_ms,
+        )
+        return chunker
 
     def chunks(self, samples: np.ndarray) -> list[Pieces]:
         if self.vad_options is None:

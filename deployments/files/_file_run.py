@@ -16,6 +16,7 @@ from deployments.files._chunking import StreamingChunker
 from deployments.files._decode import declared_duration, decode_windows, too_long
 from deployments.files._emotions import emotions_from_audio
 from deployments.files._profanity import mask_transcript
+from deployments.files._references import decode_references, remove_decoded
 from deployments.files._sending import ChunkSender, FileProgress
 from deployments.files._url_fetch import fetch_to_file
 from deployments.retry import retry_on_worker_loss
@@ -29,6 +30,7 @@ from deployments.types import (
     DiarizationOptions,
     DiarizedTranscript,
     Emotion,
+    KnownSpeaker,
     PipelineProgress,
     PipelineRequest,
     PipelineResult,
@@ -68,6 +70,9 @@ class FileRun:
             progress=self.progress,
             decoded_path=self.decoded_path,
         )
+        detection = request.options.speech_detection
+        self.chunker = pipeline.chunker if detection is None else pipeline.chunker.detecting(detection)
+        self.known_speakers: list[KnownSpeaker] = []  # their clips' decoded copies, once decoded
         chunking = pipeline.config.chunking
         self.assembly = TranscriptAssembly(
             self.sender,
@@ -82,6 +87,11 @@ class FileRun:
         try:
             if self.request.url is not None:
                 await fetch_to_file(self.request.url, source, self.request.max_bytes, self.pipeline.config.url_input)
+            if self.request.diarization is not None and self.request.diarization.known_speakers:
+                # before the file: a bad clip is refused without the file's work
+                self.known_speakers = await asyncio.to_thread(
+                    decode_references, self.request.diarization.known_speakers
+                )
             declared = await asyncio.to_thread(declared_duration, source)
             if declared is not None and declared > self.limits.max_duration_s + 1:  # refused before decoding
                 raise too_long(self.limits.max_duration_s, declared)
@@ -110,12 +120,13 @@ class FileRun:
             self.assembly.cancel()
             if self.decoded_path is not None:
                 self.decoded_path.unlink(missing_ok=True)
+            remove_decoded(self.known_speakers)
 
     async def _decode_and_send(self) -> None:
         """Decode window by window and hand every chunk to the sender as soon as it is cut; at most
         `max_chunks_in_flight` chunks are held or in flight at once, and decoding waits for room."""
         windows = decode_windows(self.request.source_path, max_duration_s=self.limits.max_duration_s)
-        streaming = StreamingChunker(self.pipeline.chunker)
+        streaming = StreamingChunker(self.chunker)
         spool = None
         if self.decoded_path is not None:
             spool = self.decoded_path.open("wb")
@@ -185,4 +196,5 @@ class FileRun:
         if not self.sender.transcripts:  # no speech was found, so there is no one to find
             return Diarization(turns=[], exclusive_turns=[])
         diarizer, path = self.pipeline.diarizer, str(self.decoded_path)
+        options = options.model_copy(update={"known_speakers": self.known_speakers})  # the decoded clips
         return await retry_on_worker_loss(lambda: diarizer.diarize_file.remote(path, options), "diarization")

@@ -1,5 +1,5 @@
-"""The spool's files of one request: its input (an upload, or where a URL is fetched to) and the decoded
-16 kHz copies the pipeline writes beside it.
+"""The spool's files of one request: its input (an upload, or where a URL is fetched to), its known speakers'
+reference clips, and the decoded 16 kHz copies the pipeline writes beside them.
 
 A decoded copy is named after its input, so whoever removes the input removes the copies with it: a run
 cut off by a crash or a restart leaves its copy behind, and the job's next run, or its end, clears it.
@@ -17,9 +17,17 @@ def decoded_copy_path(source_path: str | Path) -> Path:
     return source.with_name(f"{source.name}.{uuid.uuid4().hex}{DECODED_SUFFIX}")
 
 
-def remove_spooled(source_path: str | Path) -> None:
-    """The input and every decoded copy of it, including those of runs that never finished."""
+def reference_path(source_path: str | Path, index: int) -> Path:
+    """Where the request's `index`th known speaker's reference clip is spooled, beside its input."""
     source = Path(source_path)
+    return source.with_name(f"{source.name}.ref{index}")
+
+
+def remove_spooled(source_path: str | Path) -> None:
+    """The input, its known speakers' clips and every decoded copy, including those of runs that never finished."""
+    source = Path(source_path)
+    for clip in source.parent.glob(f"{source.name}.ref*"):
+        clip.unlink(missing_ok=True)
     for copy in source.parent.glob(f"{source.name}.*{DECODED_SUFFIX}"):
         copy.unlink(missing_ok=True)
     source.unlink(missing_ok=True)

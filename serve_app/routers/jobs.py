@@ -9,6 +9,7 @@ from fastapi.responses import JSONResponse
 
 from deployments.jobs.records import Job, JobRequest
 from deployments.jobs.tracker import TooManyJobsError
+from deployments.storage.spool import remove_spooled
 from serve_app.analysis_fields import analysis_request
 from serve_app.auth import FUNDS_ERROR
 from serve_app.dependencies import (
@@ -67,7 +68,7 @@ async def create_job(
         if form.url is not None:  # refuse a non-public URL now; the job checks again when it fetches
             await pipeline.check_url.remote(form.url)
     except BaseException:
-        spool_path.unlink(missing_ok=True)
+        remove_spooled(spool_path)
         raise
     job_request = JobRequest(
         source_path=str(spool_path),
@@ -81,10 +82,10 @@ async def create_job(
     try:
         job: Job = await tracker.submit.remote(key.owner, job_request, job_id, max_running)
     except TooManyJobsError as error:
-        spool_path.unlink(missing_ok=True)
+        remove_spooled(spool_path)
         raise too_many_jobs(error.args[0]) from None
     except BaseException:
-        spool_path.unlink(missing_ok=True)
+        remove_spooled(spool_path)
         raise
     return JobCreated(job_id=job.job_id, created_at=job.created_at)
 

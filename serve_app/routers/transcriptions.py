@@ -21,6 +21,7 @@ from serve_app.intake import ANALYSIS_ERRORS, UPLOAD_ERRORS, charge_details, che
 from serve_app.schemas import (
     DiarizedTranscription,
     LLMResult,
+    OpenAIDiarizedTranscription,
     TranscriptionForm,
     TranscriptionJson,
     TranscriptionVerboseJson,
@@ -33,7 +34,11 @@ router = APIRouter(tags=["transcriptions"])
 
 @router.post(
     "/v1/audio/transcriptions",
-    response_model=TranscriptionJson | TranscriptionVerboseJson | DiarizedTranscription | LLMResult,
+    response_model=TranscriptionJson
+    | TranscriptionVerboseJson
+    | DiarizedTranscription
+    | OpenAIDiarizedTranscription
+    | LLMResult,
     responses={
         200: {
             "content": {"text/plain": {}, "text/vtt": {}, "text/event-stream": {}},
