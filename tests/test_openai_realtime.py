@@ -244,7 +244,16 @@ def realtime(tmp_path: Path) -> Iterator[tuple[TestClient, FakeLive, UsageLedger
     config, pipeline, ledger, _ = build(tmp_path)
     keys = ApiKeys([ApiKey(key=KEY), ApiKey(key=BROKE_KEY, balance_seconds=0)])
     fake = FakeLive()
-    services = Services(config, keys, pipeline, None, Actor(ledger), Actor(RequestRateLimiter()), fake)
+    services = Services(
+        config,
+        keys,
+        pipeline,
+        None,
+        None,
+        Actor(ledger),
+        Actor(RequestRateLimiter()),
+        live=fake,  # no jobs here
+    )
     with TestClient(create_app(services)) as client:
         yield client, fake, ledger
 
