@@ -126,11 +126,15 @@ def validated(form_type: type[FormT], values: dict[str, object], where: str, wha
                 f"not supported by {where}: {', '.join(repr(name[:64]) for name in unsupported)}; remove the field"
                 f" ({what_it_takes})",
             ) from None
-        issues = [{**issue, "loc": ("body", *issue["loc"])} for issue in error.errors()]
-        raise RequestValidationError(issues) from None
+        raise RequestValidationError(body_issues(error)) from None
     if form.file is not None and form.file.size == 0:
         raise HTTPException(status.HTTP_400_BAD_REQUEST, "the uploaded file is empty")
     return form
+
+
+def body_issues(error: ValidationError) -> list[dict[str, Any]]:
+    """The form's validation issues as FastAPI reports a body's: located under `body`."""
+    return [{**issue, "loc": ("body", *issue["loc"])} for issue in error.errors()]
 
 
 def charge_details(price: Price, form: TranscriptionForm) -> ChargeDetails:
