@@ -25,6 +25,13 @@ class DecodedAudio:
         return len(self.samples) / SAMPLE_RATE
 
 
+WhisperTask = Literal["transcribe", "translate"]
+"""Whisper's two tasks: transcribe the speech in its own language, or translate it into English text."""
+TASK_DOC = (
+    "transcribe: the text in the language spoken. translate: Whisper's translation into English (the language is"
+    " still detected, and each chunk decoded from its own); a multilingual model only."
+)
+
 SEGMENT_TIMESTAMPS_DOC = (
     "Time the segments (by aligning the words, or by Whisper's timestamp tokens: the engine's `timestamps`"
     " setting). Off when the client wants only the text (json, text): a chunk is then one untimed segment."
@@ -35,6 +42,7 @@ class TranscriptionOptions(BaseModel):
     """What a client may ask of the Whisper engine for one request."""
 
     language: str | None = Field(None, description="ISO-639-1 code; detected from the audio when None.")
+    task: WhisperTask = Field("transcribe", description=TASK_DOC)
     word_timestamps: bool = False
     segment_timestamps: bool = Field(True, description=SEGMENT_TIMESTAMPS_DOC)
     prompt: str | None = None
@@ -144,6 +152,7 @@ class ChunkOptions(BaseModel):
     language: str | None = Field(
         None, description="ISO-639-1 code; None: detected for each chunk from the same encoder pass that decodes it."
     )
+    task: WhisperTask = Field("transcribe", description=TASK_DOC)
     word_timestamps: bool = False
     segment_timestamps: bool = Field(True, description=SEGMENT_TIMESTAMPS_DOC)
     prompt: str | None = None

@@ -17,6 +17,7 @@ from serve_app.schemas import (
     TimestampGranularity,
     TranscriptionJson,
     TranscriptionVerboseJson,
+    TranslationVerboseJson,
 )
 from serve_app.sentences import sentences
 
@@ -116,7 +117,23 @@ def render(
     transcript: PipelineResult, response_format: ResponseFormat, granularities: list[TimestampGranularity]
 ) -> Response:
     """The HTTP response for one transcript, with the media type each format calls for."""
-    body = render_body(transcript, response_format, granularities)
+    return as_response(render_body(transcript, response_format, granularities), response_format)
+
+
+def render_translation(translation: Transcript, response_format: ResponseFormat) -> Response:
+    """The HTTP response for a translation (a transcript decoded with task=translate): as a transcript's,
+    but verbose_json is OpenAI's translation shape (task translate, language english)."""
+    if response_format == ResponseFormat.verbose_json:
+        body: dict | str = TranslationVerboseJson(
+            duration=round(translation.duration, 3), text=translation.text, segments=translation.segments
+        ).model_dump(exclude_none=True)
+    else:
+        body = _transcription_body(translation, response_format, [TimestampGranularity.segment])
+    return as_response(body, response_format)
+
+
+def as_response(body: dict | str, response_format: ResponseFormat) -> Response:
+    """A rendered body with the media type its format calls for."""
     if isinstance(body, dict):
         return JSONResponse(body)
     if response_format == ResponseFormat.vtt:

@@ -14,7 +14,7 @@ from deployments.retry import WORKER_LOSS, worker_lost
 from serve_app.auth import AUTH_ERRORS
 from serve_app.dependencies import require_api_key
 from serve_app.request_metrics import RequestMetrics
-from serve_app.routers import billing, health, jobs, live, models, realtime, transcriptions, web
+from serve_app.routers import billing, health, jobs, live, models, realtime, transcriptions, translations, web
 from serve_app.services import Services
 
 logger = logging.getLogger(__name__)
@@ -34,6 +34,7 @@ def create_app(services: Services) -> FastAPI:
     app.mount("/web", web.page_files(), name="web")
     app.include_router(models.router, **authenticated)
     app.include_router(transcriptions.router, **authenticated)
+    app.include_router(translations.router, **authenticated)
     app.include_router(jobs.router, **authenticated)
     app.include_router(billing.router, **authenticated)
     app.include_router(live.router)  # checks the key itself, before the WebSocket upgrade

@@ -71,6 +71,28 @@ CHUNKING_STRATEGY_DOC = (
 )
 
 
+def http_url(url: str | None) -> str | None:
+    """A form's `url`, stripped, if it is an http(s) address with a host (a ValueError if not)."""
+    if url is None:
+        return None
+    scheme, _, rest = url.strip().partition("://")
+    if scheme.lower() not in ("http", "https") or not rest or rest.startswith("/"):
+        raise ValueError("url must be an http:// or https:// address with a host")
+    return url.strip()
+
+
+def language_code(language: str | None) -> str | None:
+    """A form's `language` as a Whisper language code; None (detect it) for empty, `auto` or `automatic`."""
+    if language is None or language == "":
+        return None
+    code = language.strip().lower()
+    if code in AUTO_LANGUAGE or code == "":
+        return None
+    if not is_whisper_language(code):
+        raise ValueError(f"unsupported language {language[:16]!r}: use an ISO-639-1 code such as 'en' or 'fr'")
+    return code
+
+
 class TranscriptionForm(BaseModel):
     """The multipart form of `POST /v1/audio/transcriptions` (and of its async twin). A field it does not
     know is refused (400), so that nobody gets a 200 without a feature they asked for."""
@@ -163,24 +185,12 @@ class TranscriptionForm(BaseModel):
     @field_validator("url")
     @classmethod
     def http_url(cls, url: str | None) -> str | None:
-        if url is None:
-            return None
-        scheme, _, rest = url.strip().partition("://")
-        if scheme.lower() not in ("http", "https") or not rest or rest.startswith("/"):
-            raise ValueError("url must be an http:// or https:// address with a host")
-        return url.strip()
+        return http_url(url)
 
     @field_validator("language")
     @classmethod
     def known_language(cls, language: str | None) -> str | None:
-        if language is None or language == "":
-            return None
-        code = language.strip().lower()
-        if code in AUTO_LANGUAGE or code == "":
-            return None
-        if not is_whisper_language(code):
-            raise ValueError(f"unsupported language {language[:16]!r}: use an ISO-639-1 code such as 'en' or 'fr'")
-        return code
+        return language_code(language)
 
     @model_validator(mode="after")
     def consistent(self) -> "TranscriptionForm":
@@ -262,6 +272,85 @@ class TranscriptionVerboseJson(BaseModel):
         None,
         description="Present when timestamp_granularities[] has word or sentence; without Whisper's leading space.",
     )
+
+
+TRANSLATION_FORMATS = (
+    ResponseFormat.json,
+    ResponseFormat.text,
+    ResponseFormat.srt,
+    ResponseFormat.verbose_json,
+    ResponseFormat.vtt,
+)
+
+
+class TranslationForm(BaseModel):
+    """The multipart form of `POST /v1/audio/translations` (OpenAI's): speech in any language, English text out.
+    Only OpenAI's fields (and `url`, `language`): diarization, analysis and the transcription-only fields are
+    refused by name (400), as any field this form does not know."""
+
+    model_config = ConfigDict(populate_by_name=True, extra="forbid")
+
+    file: Annotated[SpooledFile, WithJsonSchema({"type": "string", "format": "binary"})] | None = Field(
+        None, description="The audio or video file. Give exactly one of file or url."
+    )
+    url: str | None = Field(None, max_length=2048, description="An http(s) URL of the audio. Give exactly one.")
+    model: str = Field(MODEL_ID, max_length=128, description="One of the ids GET /v1/models lists.")
+    language: str | None = Field(
+        None,
+        description="ISO-639-1 code of the spoken language (not OpenAI's: its translations detect it); detected"
+        " if omitted, empty, `auto` or `automatic`.",
+    )
+    prompt: str | None = Field(
+        None,
+        max_length=4096,
+        description="OpenAI's meaning: English text to guide Whisper's style or spelling (never an LLM instruction"
+        " here).",
+    )
+    temperature: float = Field(0.0, ge=0.0, le=1.0, description="0 uses Whisper's fallback schedule.")
+    response_format: ResponseFormat = Field(
+        ResponseFormat.json, description="json, text, srt, verbose_json or vtt (diarized_json has no translation)."
+    )
+
+    @field_validator("url")
+    @classmethod
+    def http_url(cls, url: str | None) -> str | None:
+        return http_url(url)
+
+    @field_validator("language")
+    @classmethod
+    def known_language(cls, language: str | None) -> str | None:
+        return language_code(language)
+
+    @model_validator(mode="after")
+    def consistent(self) -> "TranslationForm":
+        if (self.file is None) == (self.url is None):
+            raise ValueError("give exactly one of 'file' (an upload) or 'url'")
+        if self.response_format not in TRANSLATION_FORMATS:
+            raise ValueError(
+                f"response_format={self.response_format} is not a translation's: use json, text, srt, verbose_json"
+                " or vtt"
+            )
+        return self
+
+    def transcription_options(self) -> TranscriptionOptions:
+        return TranscriptionOptions(
+            language=self.language,
+            task="translate",
+            segment_timestamps=self.response_format not in TEXT_ONLY_FORMATS,
+            prompt=self.prompt,
+            temperature=self.temperature,
+        )
+
+
+class TranslationVerboseJson(BaseModel):
+    """OpenAI's verbose_json of a translation: `language` is the output's, always english; each segment's
+    `language` (this service's addition) is the one spoken in it."""
+
+    task: Literal["translate"] = "translate"
+    language: Literal["english"] = "english"
+    duration: float
+    text: str
+    segments: list[Segment]
 
 
 class DiarizedJsonSegment(BaseModel):

@@ -10,7 +10,7 @@ from ray.serve.handle import DeploymentHandle
 
 from deployments.analysis.errors import AnalysisError, AnalysisTimeout, analysis_failure
 from deployments.diarization.words import diarized_transcription
-from deployments.errors import AudioRejectedError
+from deployments.errors import AudioRejectedError, InputRejectedError
 from deployments.files._assembly import LanguageRule, TranscriptAssembly
 from deployments.files._chunking import StreamingChunker
 from deployments.files._decode import declared_duration, decode_windows, too_long
@@ -85,6 +85,8 @@ class FileRun:
     async def result(self) -> PipelineResult:
         source = Path(self.request.source_path)
         try:
+            if self.request.options.task == "translate":
+                await self._check_can_translate()
             if self.request.url is not None:
                 await fetch_to_file(self.request.url, source, self.request.max_bytes, self.pipeline.config.url_input)
             if self.request.diarization is not None and self.request.diarization.known_speakers:
@@ -121,6 +123,17 @@ class FileRun:
             if self.decoded_path is not None:
                 self.decoded_path.unlink(missing_ok=True)
             remove_decoded(self.known_speakers)
+
+    async def _check_can_translate(self) -> None:
+        """Refuse a translation before any work when the Transcriber's model is English-only (a `.en` model): it
+        would only transcribe. Asked of the Transcriber itself, the one that knows which model it loaded."""
+        transcriber = self.pipeline.transcriber
+        if not await retry_on_worker_loss(lambda: transcriber.multilingual.remote(), "the model's languages"):
+            raise InputRejectedError(
+                "this service's Whisper model is English-only: it cannot translate. Send English speech to"
+                " /v1/audio/transcriptions, or have the operator configure a multilingual model (whisper.model,"
+                " e.g. embedded:base or large-v3)"
+            )
 
     async def _decode_and_send(self) -> None:
         """Decode window by window and hand every chunk to the sender as soon as it is cut; at most

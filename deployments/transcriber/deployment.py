@@ -195,6 +195,10 @@ class Transcriber:
             batch.set_max_batch_size(batching.max_batch_size)
             batch.set_batch_wait_timeout_s(batching.batch_wait_timeout_s)
 
+    async def multilingual(self) -> bool:
+        """Whether this replica's model can translate: the pipeline asks before a translation's first chunk."""
+        return self.engine.multilingual
+
     async def transcribe_chunk(
         self, chunk: np.ndarray, options: ChunkOptions, hints: BatchHints = NO_HINTS
     ) -> ChunkTranscript:

@@ -65,7 +65,14 @@ class CTranslate2Engine:
             local_files_only=config.model.startswith("embedded:"),
         )
 
+    @property
+    def multilingual(self) -> bool:
+        """Whether the model knows languages besides English, and so can translate (a `.en` model cannot)."""
+        return bool(self.model.model.is_multilingual)
+
     def transcribe_batch(self, chunks: list[np.ndarray], options: ChunkOptions) -> list[ChunkTranscript]:
+        if options.task == "translate" and not self.multilingual:
+            raise ValueError("an English-only Whisper model cannot translate (the Transcriber's callers check first)")
         if options.encoder_window == "full":
             return self._transcribe(chunks, options, None)
         longest_s = max(len(chunk) for chunk in chunks) / SAMPLE_RATE
@@ -89,7 +96,7 @@ class CTranslate2Engine:
         multilingual = self.model.model.is_multilingual
         detect = multilingual and options.language is None
         language = options.language or "en"  # with `detect`, only a placeholder in the prompt
-        tokenizer = Tokenizer(self.model.hf_tokenizer, multilingual, task="transcribe", language=language)
+        tokenizer = Tokenizer(self.model.hf_tokenizer, multilingual, task=options.task, language=language)
         timed_by_alignment = options.segment_timestamps and self.config.timestamps == "alignment"
         whisper_options = self._options(tokenizer, options, timed_by_alignment)
         features = np.stack([self._features(chunk, frames) for chunk in chunks])
@@ -159,9 +166,8 @@ class CTranslate2Engine:
         if not transcript.words:  # nothing aligned: the chunk's one segment stays as it is
             return transcript
         (whole,) = transcript.segments
-        groups = segment_groups(
-            transcript.words, transcript.language, self.config.segment_pause_s, self.config.max_segment_s
-        )
+        text_language = "en" if options.task == "translate" else transcript.language
+        groups = segment_groups(transcript.words, text_language, self.config.segment_pause_s, self.config.max_segment_s)
         segments = []
         for index, words in enumerate(groups):
             text = "".join(word.word for word in words)

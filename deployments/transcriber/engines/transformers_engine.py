@@ -64,6 +64,8 @@ class TransformersEngine:
 
     @torch.inference_mode()
     def transcribe_batch(self, chunks: list[np.ndarray], options: ChunkOptions) -> list[ChunkTranscript]:
+        if options.task == "translate" and not self.multilingual:
+            raise ValueError("an English-only Whisper model cannot translate (the Transcriber's callers check first)")
         beams = options.beam_size or self.config.beam_size
         kwargs: dict = {
             "return_timestamps": options.segment_timestamps,
@@ -72,7 +74,7 @@ class TransformersEngine:
             "output_scores": True,
         }
         if self.multilingual:  # with language None, generate detects each item's language itself
-            kwargs |= {"language": options.language, "task": "transcribe"}
+            kwargs |= {"language": options.language, "task": options.task}
         if options.prompt:
             kwargs["prompt_ids"] = torch.tensor(self.processor.get_prompt_ids(options.prompt), device=self.device)
         if options.temperature > 0:
