@@ -263,6 +263,22 @@ class DiarizationConfig(StrictModel):
         description="Embedded pipeline: agglomerative clustering distance threshold; unset, the value measured"
         " for the chosen embedding (CAM++ 0.85, resemblyzer 0.5).",
     )
+    clustering: Literal["counting", "pyannote"] = Field(
+        "counting",
+        description="Embedded pipeline: `counting` (deployments/diarization/_clustering.py) keeps speakers who"
+        " say little and cuts at exactly a given count; `pyannote` is pyannote's agglomerative clustering, which"
+        " drops clusters of fewer than 12 window embeddings (the behaviour before issue 35).",
+    )
+    min_cluster_size: int = Field(
+        2, ge=1, description="Counting clustering: fewer window embeddings than this are not a speaker of their own."
+    )
+    speech_bias: float = Field(
+        0.0,
+        ge=0,
+        le=5,
+        description="Embedded pipeline: added to the segmentation's log-odds of speech against silence, so that"
+        " quiet far-field speech is kept (0: the model's own decision).",
+    )
     batch_size: int = Field(16, ge=1, description="Segmentation and embedding batch size.")
     resegmentation: ResegmentationConfig = ResegmentationConfig()
 

@@ -15,6 +15,7 @@ from pyannote.audio.pipelines import SpeakerDiarization
 from pyannote.core import Annotation
 
 from deployments.config import DiarizationConfig
+from deployments.diarization._clustering import CountingClustering
 from deployments.diarization._models import (
     CamPlusPlusEmbedding,
     OnnxSegmentation,
@@ -57,7 +58,7 @@ class DiarizationPipeline:
         if config.pipeline == "embedded":
             self.embedding = EMBEDDINGS[config.embedding]()
             self.pipeline: Pipeline = SpeakerDiarization(
-                segmentation=OnnxSegmentation(),
+                segmentation=OnnxSegmentation(speech_bias=config.speech_bias),
                 embedding=self.embedding,
                 plda=UnusedPLDA(),
                 clustering="AgglomerativeClustering",
@@ -65,6 +66,8 @@ class DiarizationPipeline:
                 segmentation_batch_size=config.batch_size,
                 embedding_batch_size=config.batch_size,
             )
+            if config.clustering == "counting":
+                self.pipeline.clustering = CountingClustering(0.0, config.min_cluster_size)
             self.set_threshold(config.clustering_threshold or CLUSTERING_THRESHOLDS[config.embedding])
         else:
             location = config.pipeline
@@ -77,6 +80,11 @@ class DiarizationPipeline:
 
     def set_threshold(self, threshold: float) -> None:
         """The embedded pipeline's parameters; `min_cluster_size` 12 is pyannote's default for 3.x models."""
+        clustering = getattr(self.pipeline, "clustering", None)
+        if isinstance(clustering, CountingClustering):
+            clustering.threshold = threshold
+            self.pipeline.instantiate({"segmentation": {"min_duration_off": 0.0}})
+            return
         self.pipeline.instantiate(
             {
                 "segmentation": {"min_duration_off": 0.0},
