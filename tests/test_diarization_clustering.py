@@ -7,6 +7,8 @@ import pytest
 
 from deployments.diarization._clustering import cluster_embeddings
 from deployments.diarization._models import with_speech_bias
+from deployments.diarization._pyannote import speaker_hints
+from deployments.types import DiarizationOptions, DiarizationSetting
 
 THRESHOLD = 0.85
 
@@ -73,3 +75,13 @@ def test_the_speech_bias_lowers_silence_and_keeps_probabilities() -> None:
     assert np.allclose(np.exp(biased).sum(axis=-1), 1.0)
     assert biased[0, 0].argmax() == 1 and scores[0, 0].argmax() == 0
     assert np.allclose(biased[..., 1:] - biased[..., 1:2], scores[..., 1:] - scores[..., 1:2])
+
+
+def test_speaker_hints_a_count_wins_then_bounds_then_the_setting() -> None:
+    telephonic = DiarizationSetting.telephonic
+    assert speaker_hints(DiarizationOptions(num_speakers=3, min_speakers=1, setting=telephonic)) == {"num_speakers": 3}
+    assert speaker_hints(DiarizationOptions(setting=telephonic)) == {"min_speakers": 1, "max_speakers": 2}
+    assert speaker_hints(DiarizationOptions(min_speakers=3, setting=telephonic)) == {"min_speakers": 3}
+    assert speaker_hints(DiarizationOptions(min_speakers=2, max_speakers=5)) == {"min_speakers": 2, "max_speakers": 5}
+    with pytest.raises(ValueError, match="min_speakers must not exceed max_speakers"):
+        DiarizationOptions(min_speakers=3, max_speakers=2)

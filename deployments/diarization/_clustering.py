@@ -21,7 +21,6 @@ import numpy as np
 from pyannote.audio.pipelines.clustering import BaseClustering
 from scipy.cluster.hierarchy import fcluster, linkage
 
-
 LINKAGE = "average"
 """Average linkage: its merge distances never decrease (centroid linkage's can), so cutting the dendrogram
 at a distance and at a count agree, and every count from 1 to the number of embeddings has its cut."""
@@ -52,7 +51,11 @@ class CountingClustering(BaseClustering):
     ) -> np.ndarray:
         """(embeddings,) cluster indices 0..k-1."""
         return cluster_embeddings(
-            embeddings, self.threshold, self.min_cluster_size, num_clusters or min_clusters, num_clusters or max_clusters
+            embeddings,
+            self.threshold,
+            self.min_cluster_size,
+            num_clusters or min_clusters,
+            num_clusters or max_clusters,
         )
 
 

@@ -37,9 +37,20 @@ SETTING_HINTS: dict[DiarizationSetting, dict[str, int]] = {
 
 
 def speaker_hints(options: DiarizationOptions) -> dict[str, int]:
+    """The pipeline's count hints: an explicit `num_speakers` wins, then explicit bounds (each replacing the
+    setting's), then the setting's."""
     if options.num_speakers is not None:
         return {"num_speakers": options.num_speakers}
-    return dict(SETTING_HINTS[options.setting])
+    hints = dict(SETTING_HINTS[options.setting])
+    if options.min_speakers is not None:
+        hints["min_speakers"] = options.min_speakers
+        if hints.get("max_speakers", options.min_speakers) < options.min_speakers:
+            del hints["max_speakers"]
+    if options.max_speakers is not None:
+        hints["max_speakers"] = options.max_speakers
+        if hints.get("min_speakers", 1) > options.max_speakers:
+            del hints["min_speakers"]
+    return hints
 
 
 EMBEDDINGS = {"campplus": CamPlusPlusEmbedding, "resemblyzer": ResemblyzerEmbedding}
