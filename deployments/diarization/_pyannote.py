@@ -59,6 +59,13 @@ CLUSTERING_THRESHOLDS = {"campplus": 0.85, "resemblyzer": 0.5}
 count on every file from 0.8 to 0.9 (0.85 sits mid-plateau); resemblyzer's best was 0.5."""
 
 
+COUNTING_MIN_ACTIVE_RATIO = 0.1
+"""Counting clustering: a window's speaker embedding joins the clustering from 1 s of clean speech in the
+10 s window (pyannote: 2 s), so that speakers who say little are among the embeddings clustered. Measured
+(turns DER, 12 reference files, `num_speakers` given): 27.9% total, against 39.4% at 0.2 and 38.9% with
+pyannote's clustering."""
+
+
 class DiarizationPipeline:
     """A pyannote pipeline on 16 kHz mono samples."""
 
@@ -77,8 +84,12 @@ class DiarizationPipeline:
                 segmentation_batch_size=config.batch_size,
                 embedding_batch_size=config.batch_size,
             )
-            if config.clustering == "counting":
-                self.pipeline.clustering = CountingClustering(0.0, config.min_cluster_size)
+            self.threshold_clustering = self.pipeline.clustering
+            self.counting_clustering = (
+                CountingClustering(0.0, config.min_cluster_size, COUNTING_MIN_ACTIVE_RATIO)
+                if config.clustering == "counting"
+                else None
+            )
             self.set_threshold(config.clustering_threshold or CLUSTERING_THRESHOLDS[config.embedding])
         else:
             location = config.pipeline
@@ -91,11 +102,8 @@ class DiarizationPipeline:
 
     def set_threshold(self, threshold: float) -> None:
         """The embedded pipeline's parameters; `min_cluster_size` 12 is pyannote's default for 3.x models."""
-        clustering = getattr(self.pipeline, "clustering", None)
-        if isinstance(clustering, CountingClustering):
-            clustering.threshold = threshold
-            self.pipeline.instantiate({"segmentation": {"min_duration_off": 0.0}})
-            return
+        if getattr(self, "counting_clustering", None) is not None:
+            self.counting_clustering.threshold = threshold
         self.pipeline.instantiate(
             {
                 "segmentation": {"min_duration_off": 0.0},
@@ -122,7 +130,16 @@ class DiarizationPipeline:
         return torch.stack(voices).numpy()
 
     def diarize(self, samples: np.ndarray, options: DiarizationOptions) -> Diarization:
-        turns, exclusive = self.annotate(samples, **speaker_hints(options))
+        counted = self.counting_clustering is not None and (
+            options.num_speakers is not None or options.min_speakers is not None or options.max_speakers is not None
+        )
+        if counted:  # one run at a time (the Diarizer's lock), so the swap is never seen by another request
+            self.pipeline.clustering = self.counting_clustering
+        try:
+            turns, exclusive = self.annotate(samples, **speaker_hints(options))
+        finally:
+            if counted:
+                self.pipeline.clustering = self.threshold_clustering
         if self.resegmentation.enabled:
             turns, exclusive = self.resegment(samples, turns, exclusive)
         return Diarization(turns=_turns(turns), exclusive_turns=_turns(exclusive))
