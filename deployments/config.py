@@ -305,6 +305,23 @@ class DiarizationConfig(StrictModel):
         description="Embedded pipeline: agglomerative clustering distance threshold; unset, the value measured"
         " for the chosen embedding (CAM++ 0.85, resemblyzer 0.5).",
     )
+    clustering: Literal["counting", "pyannote"] = Field(
+        "counting",
+        description="Embedded pipeline: `counting` serves requests that give num_speakers, min_speakers or"
+        " max_speakers with deployments/diarization/_clustering.py (keeps speakers who say little, cuts at exactly"
+        " the count); without them, and always with `pyannote`, pyannote's agglomerative clustering, which was"
+        " measured better without a count (scripts/bench_diarization.py: turns DER 23.6% against 24.7%).",
+    )
+    min_cluster_size: int = Field(
+        2, ge=1, description="Counting clustering: fewer window embeddings than this are not a speaker of their own."
+    )
+    speech_bias: float = Field(
+        0.0,
+        ge=0,
+        le=5,
+        description="Embedded pipeline: added to the segmentation's log-odds of speech against silence, so that"
+        " quiet far-field speech is kept (0: the model's own decision).",
+    )
     batch_size: int = Field(16, ge=1, description="Segmentation and embedding batch size.")
     resegmentation: ResegmentationConfig = ResegmentationConfig()
     known_speaker_threshold: float = Field(

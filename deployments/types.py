@@ -6,7 +6,7 @@ from enum import StrEnum
 from typing import Annotated, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 SAMPLE_RATE = 16_000
 """Every deployment works on 16 kHz mono float32 PCM, the rate Whisper was trained on."""
@@ -91,10 +91,18 @@ class DiarizationOptions(BaseModel):
     """What a client may ask of the diarization pipeline for one request."""
 
     num_speakers: int | None = Field(None, ge=1, description="Exact number of speakers, when known.")
+    min_speakers: int | None = Field(None, ge=1, description="At least this many speakers; num_speakers wins.")
+    max_speakers: int | None = Field(None, ge=1, description="At most this many speakers; num_speakers wins.")
     setting: DiarizationSetting = DiarizationSetting.general
     known_speakers: list[KnownSpeaker] = Field(
         default_factory=list, description="Name the diarized speakers whose voice matches one of these clips."
     )
+
+    @model_validator(mode="after")
+    def bounds_in_order(self) -> "DiarizationOptions":
+        if self.min_speakers is not None and self.max_speakers is not None and self.min_speakers > self.max_speakers:
+            raise ValueError("min_speakers must not exceed max_speakers")
+        return self
 
 
 # The shape the edge renders a transcript in (OpenAI's `response_format`).

@@ -30,7 +30,7 @@ import av
 import numpy as np
 from faster_whisper.vad import VadOptions, get_speech_timestamps
 from pyannote.core import Annotation, Segment, Timeline
-from pyannote.database.util import load_rttm
+from pyannote.database.util import load_rttm, load_uem
 from pyannote.metrics.diarization import DiarizationErrorRate
 
 from deployments.config import DiarizationConfig, ResegmentationConfig, WhisperModelConfig
@@ -58,22 +58,23 @@ def strict_der() -> DiarizationErrorRate:
     return DiarizationErrorRate(collar=0.0, skip_overlap=False)
 
 
-def ami_cases() -> list[Case]:
-    rttm = SHARED_AUDIO / "ami_dev.rttm"
-    if not rttm.exists():
-        return []
-    references = load_rttm(str(rttm))
-    return [
-        Case(
-            f"{name}.wav (AMI)",
-            decode_audio(SHARED_AUDIO / f"{name}.wav").samples,
-            references[name],
-            DiarizationSetting.meeting,
-            Timeline([Segment(0, 30)]),
-        )  # fmt: skip
-        for name in sorted(references)
-        if (SHARED_AUDIO / f"{name}.wav").exists()
-    ]
+SETTING_OF_REFERENCE = {"sample.rttm": DiarizationSetting.telephonic}
+"""The `diarization_setting` preset meant for each reference file's recordings; meeting for the rest (AMI)."""
+
+
+def reference_cases() -> list[Case]:
+    """Every recording named in a `*.rttm` of ../shared/audio that has its `<name>.wav` there, scored on the
+    UEM of the same stem where one exists (AMI: 0-30 s), on the whole reference otherwise."""
+    cases = []
+    for rttm in sorted(SHARED_AUDIO.glob("*.rttm")):
+        uem_path = rttm.with_suffix(".uem")
+        uems = load_uem(str(uem_path)) if uem_path.exists() else {}
+        setting = SETTING_OF_REFERENCE.get(rttm.name, DiarizationSetting.meeting)
+        for name, reference in sorted(load_rttm(str(rttm)).items()):
+            if (SHARED_AUDIO / f"{name}.wav").exists():
+                samples = decode_audio(SHARED_AUDIO / f"{name}.wav").samples
+                cases.append(Case(name, samples, reference, setting, uems.get(name)))
+    return cases
 
 
 class Transcriber:
@@ -85,6 +86,8 @@ class Transcriber:
 
     def __call__(self, samples: np.ndarray) -> Transcript:
         chunk_pieces = self.chunker.chunks(samples)
+        if not chunk_pieces:  # no speech the VAD hears: nothing to transcribe, as in the service
+            return Transcript(language="en", duration=len(samples) / SAMPLE_RATE, segments=[])
         options = ChunkOptions(language="en", word_timestamps=True)
         chunks = self.engine.transcribe_batch([chunk_audio(samples, pieces) for pieces in chunk_pieces], options)
         return join_chunks(chunks, chunk_pieces, len(samples) / SAMPLE_RATE, "en")
@@ -192,44 +195,125 @@ def resegmentation_sweep(cases: list[Case]) -> None:
         print(f"{name:22s} {score.total * 100:11.1f} {score.ami_total * 100:15.1f}  " + ", ".join(score.cells))
 
 
-def table(cases: list[Case], config: DiarizationConfig) -> None:
-    pipeline = DiarizationPipeline(config)
-    transcribe = Transcriber()
-    words = {case.name: transcribe(case.samples) for case in cases}
-    pipeline.diarize(cases[0].samples, DiarizationOptions())  # warm-up
+@dataclass
+class Scored:
+    """One diarization of one file: DER of its turns and segments, the speakers found, the seconds it took."""
+
+    turns: float
+    segments: float
+    found: int
+    seconds: float
+    components: dict[str, float]
+
+
+class Scorer:
+    """Runs pipelines on the cases and scores them, with one Whisper transcription per file shared by all."""
+
+    def __init__(self, cases: list[Case]) -> None:
+        self.cases = cases
+        transcribe = Transcriber()
+        self.words = {case.name: transcribe(case.samples) for case in cases}
+        self.totals: dict[str, tuple[DiarizationErrorRate, DiarizationErrorRate]] = {}
+
+    def score(self, run: str, pipeline: DiarizationPipeline, case: Case, options: DiarizationOptions) -> Scored:
+        started = time.perf_counter()
+        diarization: Diarization = pipeline.diarize(case.samples, options)
+        seconds = time.perf_counter() - started
+        segments = diarized_transcription(self.words[case.name], diarization).segments
+        turns_total, segments_total = self.totals.setdefault(run, (strict_der(), strict_der()))
+        turns = turns_total(case.reference, annotation(diarization.turns), uem=case.uem)
+        detailed = segments_total(case.reference, annotation(segments), uem=case.uem, detailed=True)
+        found = len({turn.speaker for turn in diarization.turns})
+        return Scored(turns, detailed["diarization error rate"], found, seconds, detailed)
+
+    def total(self, run: str) -> tuple[float, float]:
+        """(turns, segments) DER over every file scored in `run`."""
+        turns_total, segments_total = self.totals[run]
+        return abs(turns_total), abs(segments_total)
+
+
+def speakers_in(case: Case) -> int:
+    return len((case.reference.crop(case.uem) if case.uem is not None else case.reference).labels())
+
+
+def percent(value: float) -> str:
+    return f"{value * 100:.1f}%"
+
+
+def table(cases: list[Case], config: DiarizationConfig, baseline: DiarizationConfig | None, settings: bool) -> None:
+    """The issue's table: per file DER of segments and turns, speakers found / in the reference, and segments
+    DER with `num_speakers` given; the total; the segments' errors split into missed speech, false alarm and
+    confusion; the real-time factor. With `baseline`, the same for that configuration, timed in the same run
+    (its runs alternate with the new ones, file by file)."""
+    scorer = Scorer(cases)
+    pipelines = {"": DiarizationPipeline(config)}
+    if baseline is not None:
+        pipelines["baseline "] = DiarizationPipeline(baseline)
+    for pipeline in pipelines.values():
+        pipeline.diarize(cases[0].samples, DiarizationOptions())  # warm-up
+    rows: dict[str, list[str]] = {prefix: [] for prefix in pipelines}
+    breakdown: list[str] = []
+    seconds = dict.fromkeys(pipelines, 0.0)
+    right = dict.fromkeys(pipelines, 0)
+    audio_seconds = sum(case.samples.size for case in cases) / SAMPLE_RATE
+    setting_rows: list[str] = []
+    for case in cases:
+        count = speakers_in(case)
+        for prefix, pipeline in pipelines.items():
+            default = scorer.score(prefix + "default", pipeline, case, DiarizationOptions())
+            given = scorer.score(prefix + "num_speakers", pipeline, case, DiarizationOptions(num_speakers=count))
+            seconds[prefix] += default.seconds
+            right[prefix] += default.found == count
+            rows[prefix].append(
+                f"| {case.name} | {percent(default.segments)} | {percent(default.turns)} | {default.found}/{count} "
+                f"| {percent(given.segments)} ({given.found}) |"
+            )
+            if not prefix:
+                parts = default.components
+                speech = max(parts["total"], 1e-9)
+                breakdown.append(
+                    f"| {case.name} | {speech:.1f} s | {percent(parts['missed detection'] / speech)} "
+                    f"| {percent(parts['false alarm'] / speech)} | {percent(parts['confusion'] / speech)} "
+                    f"| {percent(default.segments)} |"
+                )
+        if settings:
+            cells = []
+            for setting in DiarizationSetting:
+                scored = scorer.score(f"setting {setting}", pipelines[""], case, DiarizationOptions(setting=setting))
+                cells.append(f"{percent(scored.segments)} ({scored.found})")
+            setting_rows.append(f"| {case.name} ({case.setting}) | " + " | ".join(cells) + " |")
 
     threshold = config.clustering_threshold or CLUSTERING_THRESHOLDS[config.embedding]
-    print(f"embedded pipeline, {config.embedding} embeddings, clustering threshold {threshold};"
-          " strict DER (no collar, overlap scored)")  # fmt: skip
-    print(f"{'audio':52s} {'turns DER %':>11s} {'segments DER %':>14s} {'speakers (ref)':>15s} {'RTF':>6s}")
-    runs = ["", ", setting", ", num_speakers"]
-    totals = {run: (strict_der(), strict_der()) for run in runs}
-    ami_totals = {run: (strict_der(), strict_der()) for run in runs}
-    for case in cases:
-        count = len(case.reference.labels())
-        options = [
-            DiarizationOptions(),
-            DiarizationOptions(setting=case.setting),
-            DiarizationOptions(num_speakers=count),
-        ]
-        for run, option in zip(runs, options, strict=True):
-            started = time.perf_counter()
-            diarization: Diarization = pipeline.diarize(case.samples, option)
-            seconds = time.perf_counter() - started
-            segments = diarized_transcription(words[case.name], diarization).segments
-            turns_metric, segments_metric = totals[run]
-            turns_der = turns_metric(case.reference, annotation(diarization.turns), uem=case.uem)
-            segments_der = segments_metric(case.reference, annotation(segments), uem=case.uem)
-            if case.uem is not None:  # the AMI excerpts
-                ami_totals[run][0](case.reference, annotation(diarization.turns), uem=case.uem)
-                ami_totals[run][1](case.reference, annotation(segments), uem=case.uem)
-            found = f"{len({turn.speaker for turn in diarization.turns})} ({count})"
-            rtf = seconds / (case.samples.size / SAMPLE_RATE)
-            label = case.name + (f", {case.setting}" if run == ", setting" else run)
-            print(f"{label:52s} {turns_der * 100:11.1f} {segments_der * 100:14.1f} {found:>15s} {rtf:6.3f}")
-    for name, runs_totals in (("total", totals), ("AMI total", ami_totals)):
-        for run, (turns_metric, segments_metric) in runs_totals.items():
-            print(f"{name + run:52s} {abs(turns_metric) * 100:11.1f} {abs(segments_metric) * 100:14.1f}")
+    print(f"embedded pipeline, {config.embedding} embeddings, clustering threshold {threshold}; strict DER"
+          " (no collar, overlap scored, the UEM's region); segments from Whisper base words\n")  # fmt: skip
+    for prefix in pipelines:
+        print(f"{prefix or 'this configuration'}:\n")
+        print("| file | DER segments | DER turns | speakers found / in reference "
+              "| DER segments with `num_speakers` = reference count (found) |")  # fmt: skip
+        print("|---|---|---|---|---|")
+        print("\n".join(rows[prefix]))
+        turns, segments = scorer.total(prefix + "default")
+        _, given_segments = scorer.total(prefix + "num_speakers")
+        print(f"| **total** | **{percent(segments)}** | **{percent(turns)}** | right on {right[prefix]} of"
+              f" {len(cases)} | **{percent(given_segments)}** |\n")  # fmt: skip
+    print("segments' errors (default setting), as shares of the reference speech:\n")
+    print("| file | reference speech | missed | false alarm | confusion | DER |\n|---|---|---|---|---|---|")
+    print("\n".join(breakdown) + "\n")
+    if settings:
+        print("segments DER (speakers found) per `diarization_setting`:\n")
+        print("| file (preset meant for it) | " + " | ".join(DiarizationSetting) + " |\n|---|---|---|---|")
+        print("\n".join(setting_rows))
+        print("| **total** | " + " | ".join(percent(scorer.total(f"setting {s}")[1]) for s in DiarizationSetting))
+        print()
+    for prefix in pipelines:
+        rtf = seconds[prefix] / audio_seconds
+        print(f"{prefix or 'this configuration'}: diarization real-time factor {rtf:.3f}"
+              f" ({seconds[prefix]:.1f} s for {audio_seconds:.0f} s of audio, default setting)")  # fmt: skip
+
+
+BASELINE = DiarizationConfig(clustering="pyannote", speech_bias=0.0)
+"""The configuration before issue 35 (pyannote's clustering, the segmentation's own speech decision), for
+`--baseline`: scored and timed beside the new one in the same run. Words go to speakers the new way in both."""
 
 
 def main() -> None:
@@ -237,10 +321,15 @@ def main() -> None:
     parser.add_argument("--embedding", choices=["campplus", "resemblyzer"], default="campplus")
     parser.add_argument("--threshold", type=float, default=None, help="clustering threshold (default: measured)")
     parser.add_argument("--no-resegmentation", action="store_true", help="the pipeline's turns as they come")
+    parser.add_argument("--baseline", action="store_true", help="also score and time the configuration before")
+    parser.add_argument("--settings", action="store_true", help="also score each diarization_setting preset")
+    parser.add_argument("--stereo", action="store_true", help="add the stereo file (reference: each channel's VAD)")
     parser.add_argument("--sweep", action="store_true", help="compare the encoders over clustering thresholds")
     parser.add_argument("--resegmentation-sweep", action="store_true", help="compare resegmentation windows")
     args = parser.parse_args()
-    cases = list(filter(None, [sample_case(), stereo_case(), *ami_cases()]))
+    cases = reference_cases() or [sample_case()]
+    if args.stereo:
+        cases += list(filter(None, [stereo_case()]))
     resegmentation = ResegmentationConfig(enabled=not args.no_resegmentation)
     if args.sweep:
         sweep(cases, resegmentation)
@@ -250,7 +339,7 @@ def main() -> None:
         config = DiarizationConfig(
             embedding=args.embedding, clustering_threshold=args.threshold, resegmentation=resegmentation
         )
-        table(cases, config)
+        table(cases, config, BASELINE if args.baseline else None, args.settings)
 
 
 if __name__ == "__main__":

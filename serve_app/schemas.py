@@ -136,6 +136,18 @@ class TranscriptionForm(BaseModel):
     num_speakers: int | None = Field(
         None, ge=1, le=32, description="task=diarize: the exact number of speakers, when known. Ignored otherwise."
     )
+    min_speakers: int | None = Field(
+        None,
+        ge=1,
+        le=32,
+        description="task=diarize: at least this many speakers (num_speakers wins). Ignored otherwise.",
+    )
+    max_speakers: int | None = Field(
+        None,
+        ge=1,
+        le=32,
+        description="task=diarize: at most this many speakers (num_speakers wins). Ignored otherwise.",
+    )
     diarization_setting: DiarizationSetting = Field(
         DiarizationSetting.general,
         description="task=diarize: general (any number of speakers), meeting (at least two), telephonic (one or"
@@ -205,9 +217,11 @@ class TranscriptionForm(BaseModel):
             raise ValueError("timestamp_granularities[]=sentence is for task=transcribe; diarized segments"
                              " already follow the speakers")  # fmt: skip
         if self.task != Task.diarize:
-            for name in ("num_speakers", "diarization_setting"):
+            for name in ("num_speakers", "min_speakers", "max_speakers", "diarization_setting"):
                 if name in self.model_fields_set:
                     raise ValueError(f"{name} requires task=diarize")
+        if self.min_speakers is not None and self.max_speakers is not None and self.min_speakers > self.max_speakers:
+            raise ValueError("min_speakers must not exceed max_speakers")
         if self.stream and self.response_format not in TEXT_ONLY_FORMATS:
             raise ValueError("stream=true sends text as it is transcribed: use response_format json or text")
         return self
@@ -238,7 +252,11 @@ class TranscriptionForm(BaseModel):
         if self.task != Task.diarize:
             return None
         return DiarizationOptions(
-            num_speakers=self.num_speakers, setting=self.diarization_setting, known_speakers=self._known_speakers
+            num_speakers=self.num_speakers,
+            min_speakers=self.min_speakers,
+            max_speakers=self.max_speakers,
+            setting=self.diarization_setting,
+            known_speakers=self._known_speakers,
         )
 
     def with_known_speakers(self, speakers: list[KnownSpeaker]) -> "TranscriptionForm":

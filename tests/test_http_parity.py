@@ -33,6 +33,18 @@ def test_an_unimplemented_field_that_asks_for_nothing_is_let_through(inprocess) 
 def test_diarization_fields_without_task_diarize_are_refused(inprocess) -> None:  # noqa: F811
     response = call(inprocess, "POST", SYNC, files=AUDIO, data={"num_speakers": "2"})
     assert response.status_code == 422 and "num_speakers requires task=diarize" in response.text
+    response = call(inprocess, "POST", SYNC, files=AUDIO, data={"min_speakers": "2"})
+    assert response.status_code == 422 and "min_speakers requires task=diarize" in response.text
+
+
+@pytest.mark.parametrize(
+    ("fields", "accepted"),
+    [({"min_speakers": "2", "max_speakers": "4"}, True), ({"min_speakers": "3", "max_speakers": "2"}, False),
+     ({"max_speakers": "0"}, False), ({"min_speakers": "33"}, False)],
+)  # fmt: skip
+def test_speaker_bounds_are_checked_like_num_speakers(inprocess, fields: dict, accepted: bool) -> None:  # noqa: F811
+    response = call(inprocess, "POST", SYNC, files=AUDIO, data={"task": "diarize", **fields})
+    assert (response.status_code != 422) == accepted, response.text
 
 
 def test_models_lists_the_configured_ids_and_model_accepts_them_only(inprocess) -> None:  # noqa: F811

@@ -18,6 +18,15 @@ def test_a_word_gets_the_speaker_it_overlaps_most() -> None:
     assert speaker_of(1.9, 3.0, TURNS) == B
 
 
+def test_an_overlapped_word_goes_to_the_speaker_who_holds_most_of_it() -> None:
+    overlapping = [SpeakerTurn(speaker=A, start=0.0, end=3.0), SpeakerTurn(speaker=B, start=2.0, end=5.0)]
+    assert speaker_of(2.6, 3.4, overlapping) == B  # A holds 0.4 s of it, B all 0.8 s
+    assert speaker_of(1.8, 2.4, overlapping) == A  # A 0.6 s, B 0.4 s
+    split = [SpeakerTurn(speaker=A, start=0.9, end=1.1), SpeakerTurn(speaker=A, start=1.15, end=1.35),
+             SpeakerTurn(speaker=B, start=1.35, end=1.7)]  # fmt: skip
+    assert speaker_of(0.9, 1.7, split) == A  # A's two turns hold 0.4 s together, B's one 0.35 s
+
+
 def test_a_word_in_a_gap_gets_the_nearest_turn() -> None:
     assert speaker_of(2.05, 2.15, TURNS) == A
     assert speaker_of(2.35, 2.45, TURNS) == B

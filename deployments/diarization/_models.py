@@ -36,8 +36,9 @@ def segmentation_onnx_path() -> Path:
 class OnnxSegmentation(PyanNet):
     """pyannote/segmentation-3.0: 10 s chunks, up to 3 speakers, powerset output (at most 2 at once)."""
 
-    def __init__(self, onnx_path: Path | None = None, threads: int = 1) -> None:
+    def __init__(self, onnx_path: Path | None = None, threads: int = 1, speech_bias: float = 0.0) -> None:
         super().__init__(sample_rate=SAMPLE_RATE, num_channels=1)
+        self.speech_bias = speech_bias
         self.specifications = Specifications(
             problem=Problem.MONO_LABEL_CLASSIFICATION,
             resolution=Resolution.FRAME,
@@ -59,7 +60,17 @@ class OnnxSegmentation(PyanNet):
     def forward(self, waveforms: torch.Tensor) -> torch.Tensor:  # type: ignore[override]  # pyannote passes no kwargs
         """(batch, 1, samples) -> (batch, frames, 7) log-probabilities of the 7 powerset classes."""
         scores = self.session.run(None, {self.input_name: waveforms.detach().cpu().numpy().astype(np.float32)})[0]
+        if self.speech_bias:
+            scores = with_speech_bias(scores, self.speech_bias)
         return torch.from_numpy(scores).to(waveforms.device)
+
+
+def with_speech_bias(scores: np.ndarray, bias: float) -> np.ndarray:
+    """Powerset log-probabilities (class 0: nobody speaks) with the silence class's log-odds lowered by `bias`
+    and renormalised: a lower activity threshold for a model whose decision is an argmax over classes."""
+    biased = scores.copy()
+    biased[..., 0] -= bias
+    return biased - np.logaddexp.reduce(biased, axis=-1, keepdims=True)
 
 
 def speaking(frames: int, activity: torch.Tensor) -> np.ndarray:

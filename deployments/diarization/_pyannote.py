@@ -16,6 +16,7 @@ from pyannote.audio.pipelines import SpeakerDiarization
 from pyannote.core import Annotation
 
 from deployments.config import DiarizationConfig
+from deployments.diarization._clustering import CountingClustering
 from deployments.diarization._known_speakers import match_speakers, speaker_centroids
 from deployments.diarization._models import (
     CamPlusPlusEmbedding,
@@ -45,15 +46,33 @@ SETTING_HINTS: dict[DiarizationSetting, dict[str, int]] = {
 
 
 def speaker_hints(options: DiarizationOptions) -> dict[str, int]:
+    """The pipeline's count hints: an explicit `num_speakers` wins, then explicit bounds (each replacing the
+    setting's), then the setting's."""
     if options.num_speakers is not None:
         return {"num_speakers": options.num_speakers}
-    return dict(SETTING_HINTS[options.setting])
+    hints = dict(SETTING_HINTS[options.setting])
+    if options.min_speakers is not None:
+        hints["min_speakers"] = options.min_speakers
+        if hints.get("max_speakers", options.min_speakers) < options.min_speakers:
+            del hints["max_speakers"]
+    if options.max_speakers is not None:
+        hints["max_speakers"] = options.max_speakers
+        if hints.get("min_speakers", 1) > options.max_speakers:
+            del hints["min_speakers"]
+    return hints
 
 
 EMBEDDINGS = {"campplus": CamPlusPlusEmbedding, "resemblyzer": ResemblyzerEmbedding}
 CLUSTERING_THRESHOLDS = {"campplus": 0.85, "resemblyzer": 0.5}
 """Measured on the development audio (scripts/bench_diarization.py --sweep): CAM++ finds the right speaker
 count on every file from 0.8 to 0.9 (0.85 sits mid-plateau); resemblyzer's best was 0.5."""
+
+
+COUNTING_MIN_ACTIVE_RATIO = 0.1
+"""Counting clustering: a window's speaker embedding joins the clustering from 1 s of clean speech in the
+10 s window (pyannote: 2 s), so that speakers who say little are among the embeddings clustered. Measured
+(turns DER, 12 reference files, `num_speakers` given): 27.9% total, against 39.4% at 0.2 and 38.9% with
+pyannote's clustering."""
 
 
 class DiarizationPipeline:
@@ -67,13 +86,19 @@ class DiarizationPipeline:
         if config.pipeline == "embedded":
             self.embedding = EMBEDDINGS[config.embedding]()
             self.pipeline: Pipeline = SpeakerDiarization(
-                segmentation=OnnxSegmentation(),
+                segmentation=OnnxSegmentation(speech_bias=config.speech_bias),
                 embedding=self.embedding,
                 plda=UnusedPLDA(),
                 clustering="AgglomerativeClustering",
                 embedding_exclude_overlap=True,
                 segmentation_batch_size=config.batch_size,
                 embedding_batch_size=config.batch_size,
+            )
+            self.threshold_clustering = self.pipeline.clustering
+            self.counting_clustering = (
+                CountingClustering(0.0, config.min_cluster_size, COUNTING_MIN_ACTIVE_RATIO)
+                if config.clustering == "counting"
+                else None
             )
             self.set_threshold(config.clustering_threshold or CLUSTERING_THRESHOLDS[config.embedding])
         else:
@@ -87,6 +112,9 @@ class DiarizationPipeline:
 
     def set_threshold(self, threshold: float) -> None:
         """The embedded pipeline's parameters; `min_cluster_size` 12 is pyannote's default for 3.x models."""
+        counting: CountingClustering | None = getattr(self, "counting_clustering", None)
+        if counting is not None:
+            counting.threshold = threshold
         self.pipeline.instantiate(
             {
                 "segmentation": {"min_duration_off": 0.0},
@@ -113,7 +141,16 @@ class DiarizationPipeline:
         return torch.stack(voices).numpy()
 
     def diarize(self, samples: np.ndarray, options: DiarizationOptions) -> Diarization:
-        turns, exclusive = self.annotate(samples, **speaker_hints(options))
+        counted = self.counting_clustering is not None and (
+            options.num_speakers is not None or options.min_speakers is not None or options.max_speakers is not None
+        )
+        if counted:  # one run at a time (the Diarizer's lock), so the swap is never seen by another request
+            self.pipeline.clustering = self.counting_clustering
+        try:
+            turns, exclusive = self.annotate(samples, **speaker_hints(options))
+        finally:
+            if counted:
+                self.pipeline.clustering = self.threshold_clustering
         if self.resegmentation.enabled:
             turns, exclusive = self.resegment(samples, turns, exclusive)
         diarization = Diarization(turns=_turns(turns), exclusive_turns=_turns(exclusive))

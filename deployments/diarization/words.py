@@ -24,9 +24,15 @@ from deployments.types import (
 
 
 def speaker_of(start: float, end: float, turns: list[SpeakerTurn]) -> str:
-    overlap, speaker = max((min(end, turn.end) - max(start, turn.start), turn.speaker) for turn in turns)
-    if overlap > 0:
-        return speaker
+    """The speaker who holds most of [start, end]: their turns' overlaps with it summed (a word split over two
+    turns of one speaker, or lying in overlapped speech, counts whole for whoever holds more of it)."""
+    held: dict[str, float] = {}
+    for turn in turns:
+        overlap = min(end, turn.end) - max(start, turn.start)
+        if overlap > 0:
+            held[turn.speaker] = held.get(turn.speaker, 0.0) + overlap
+    if held:
+        return max(sorted(held), key=held.__getitem__)
     middle = (start + end) / 2  # a zero-length word (Whisper gives some) belongs to the turn around it
     return min(turns, key=lambda turn: _distance(middle, turn.start, turn.end)).speaker
 
