@@ -1,5 +1,6 @@
 """The service on a Ray cluster of several nodes (scripts/local_cluster.py: a head with no replicas, three worker
-nodes), job records and the usage ledger in a real PostgreSQL server, as a cluster keeps them:
+nodes), job records and the usage ledger in a real PostgreSQL server, as a cluster keeps them (SQLite on the
+shared state_dir where PostgreSQL is not installed):
 
 - a backfill: Transcriber replicas scale from zero to several on the queue, and back to zero once it drains;
 - a worker node running a Transcriber replica is lost mid-jobs: every job completes on the other nodes;
@@ -22,7 +23,7 @@ from deployments.files._decode import decode_audio
 from scripts.chaos import charges_of, poll, submit, wait_for_all
 from scripts.local_cluster import LocalCluster
 from tests.media import encode, pyannote_sample
-from tests.postgres import PASSWORD_ENV, PostgresServer, postgres_server  # noqa: F401 (fixture)
+from tests.postgres import PASSWORD_ENV, PostgresServer, postgres_binaries, postgres_server  # noqa: F401 (fixture)
 
 pytestmark = pytest.mark.slow  # it starts a Ray cluster of its own and removes its nodes
 
@@ -32,14 +33,19 @@ TRANSCRIBER = "ServeReplica:stt:Transcriber"
 
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory, postgres_server: PostgresServer) -> Iterator[LocalCluster]:  # noqa: F811
-    database = postgres_server.create_database()
+def cluster(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[LocalCluster]:
+    """The cluster, its jobs and charges in PostgreSQL; where PostgreSQL is not installed, in SQLite on the
+    state_dir all nodes share (one machine's disk: safe here, unlike a network volume)."""
+    storage: dict = {}
+    env: dict[str, str] = {}
     previous = os.environ.get(PASSWORD_ENV)
-    os.environ[PASSWORD_ENV] = postgres_server.password  # for this module's reads of the charges
-    workdir = tmp_path_factory.mktemp("cluster")
-    storage = {"database_url": database, "database_password_env": PASSWORD_ENV}
+    if postgres_binaries() is not None:
+        server: PostgresServer = request.getfixturevalue("postgres_server")
+        storage = {"database_url": server.create_database(), "database_password_env": PASSWORD_ENV}
+        env = {PASSWORD_ENV: server.password}
+        os.environ[PASSWORD_ENV] = server.password  # for this module's reads of the charges
     try:
-        with LocalCluster(workdir, KEYS, storage=storage, env={PASSWORD_ENV: postgres_server.password}) as running:
+        with LocalCluster(tmp_path_factory.mktemp("cluster"), KEYS, storage=storage, env=env) as running:
             yield running
     finally:
         if previous is None:
