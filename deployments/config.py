@@ -200,6 +200,12 @@ class StorageConfig(StrictModel):
     actor_namespace: str = Field(
         "stt-service", description="The Ray namespace of the detached actors: one set per namespace and cluster."
     )
+    actor_resources: dict[str, float] = Field(
+        default_factory=dict,
+        description="Custom Ray resources the detached actors ask for, to keep them on chosen nodes (e.g. off spot"
+        ' workers: {"stable": 0.01}, with that resource on those nodes). Unset: any node; Ray restarts them on'
+        " another when theirs is lost.",
+    )
     database_url: str | None = Field(
         None,
         description="A PostgreSQL server for job records and the usage ledger (postgresql://user@host:5432/db),"

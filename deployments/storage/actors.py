@@ -13,7 +13,7 @@ def get_or_create(cls: type, name: str, storage: StorageConfig, *args: object) -
     """The actor `name` in the storage's namespace, created from `cls(*args)` if it does not exist yet: every
     detached actor is made here, with one set of options. Ray restarts it when it dies, and calls are retried
     across a restart, so each actor's calls are safe to repeat (charges carry ids; the rest is state or
-    reads). It asks for no CPU: its work is bookkeeping.
+    reads). It asks for no CPU (its work is bookkeeping), only the resources that pin it to chosen nodes, if any.
 
     Actor handles are typed `ActorProxy[Any]` (Ray's annotation for what `.remote()` on an actor class returns):
     a bare `ActorHandle` types every method as `Never`, and mypy would skip the code after each call as unreachable.
@@ -28,6 +28,7 @@ def get_or_create(cls: type, name: str, storage: StorageConfig, *args: object) -
             max_restarts=-1,
             max_task_retries=-1,
             num_cpus=0,
+            resources=dict(storage.actor_resources),
         )
         .remote(*args)
     )
