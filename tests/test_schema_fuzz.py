@@ -19,7 +19,7 @@ EXAMPLES_PER_OPERATION = 20
 def test_every_operation_conforms_to_the_schema(service: Service) -> None:
     schema = schemathesis.openapi.from_url(f"{service.base_url}/openapi.json")
     operations = [result.ok() for result in schema.get_all_operations()]
-    assert len(operations) == 7  # health, models, transcriptions, async create and poll, balance, usage
+    assert len(operations) == 8  # health, models, transcriptions, translations, async create and poll, balance, usage
 
     for operation in operations:
 

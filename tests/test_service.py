@@ -20,7 +20,14 @@ def sdk(service: Service) -> openai.OpenAI:
 
 
 def test_models_are_listed_on_both_paths(service: Service, sdk: openai.OpenAI) -> None:
-    assert [model.id for model in sdk.models.list()] == ["whisper-1", "whisper-base", "nexara-ru"]  # configs/local.yaml
+    assert [model.id for model in sdk.models.list()] == [
+        "whisper-1",
+        "whisper-base",
+        "nexara-ru",
+        "gpt-4o-transcribe",
+        "gpt-4o-mini-transcribe",
+        "gpt-4o-transcribe-diarize",
+    ]  # configs/local.yaml
     with service.client() as client:
         body = client.get("/models").json()
     assert body["object"] == "list"
