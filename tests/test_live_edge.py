@@ -138,3 +138,7 @@ def test_a_browsers_key_subprotocol_is_answered_with_one_it_offered(live, protoc
     with client.websocket_connect("/v1/transcribe", subprotocols=protocols) as socket:
         assert socket.accepted_subprotocol == chosen
         assert socket.receive_json()["type"] == "session.created"
+        socket.send_bytes(b"")  # end of input: the session ends on its own
+        with pytest.raises(WebSocketDisconnect):
+            while True:
+                socket.receive_json()
