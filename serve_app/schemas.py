@@ -2,7 +2,7 @@
 
 from datetime import datetime
 from enum import StrEnum
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import (
     BaseModel,
@@ -93,9 +93,9 @@ def language_code(language: str | None) -> str | None:
     return code
 
 
-class TranscriptionForm(BaseModel):
-    """The multipart form of `POST /v1/audio/transcriptions` (and of its async twin). A field it does not
-    know is refused (400), so that nobody gets a 200 without a feature they asked for."""
+class _AudioForm(BaseModel):
+    """What every audio form shares: exactly one source (an upload or a URL), the model, and their checks. A field
+    a form does not know is refused (400), so that nobody gets a 200 without a feature they asked for."""
 
     model_config = ConfigDict(populate_by_name=True, extra="forbid")
 
@@ -104,6 +104,22 @@ class TranscriptionForm(BaseModel):
     )
     url: str | None = Field(None, max_length=2048, description="An http(s) URL of the audio. Give exactly one.")
     model: str = Field(MODEL_ID, max_length=128, description="One of the ids GET /v1/models lists.")
+
+    @field_validator("url")
+    @classmethod
+    def http_url(cls, url: str | None) -> str | None:
+        return http_url(url)
+
+    @model_validator(mode="after")
+    def one_source(self) -> Self:
+        if (self.file is None) == (self.url is None):
+            raise ValueError("give exactly one of 'file' (an upload) or 'url'")
+        return self
+
+
+class TranscriptionForm(_AudioForm):
+    """The multipart form of `POST /v1/audio/transcriptions` (and of its async twin)."""
+
     task: Task = Task.transcribe
     language: str | None = Field(
         None, description="ISO-639-1 code of the spoken language; detected if omitted, empty, `auto` or `automatic`."
@@ -194,11 +210,6 @@ class TranscriptionForm(BaseModel):
             values = {**values, "task": Task.diarize}
         return values
 
-    @field_validator("url")
-    @classmethod
-    def http_url(cls, url: str | None) -> str | None:
-        return http_url(url)
-
     @field_validator("language")
     @classmethod
     def known_language(cls, language: str | None) -> str | None:
@@ -206,8 +217,6 @@ class TranscriptionForm(BaseModel):
 
     @model_validator(mode="after")
     def consistent(self) -> "TranscriptionForm":
-        if (self.file is None) == (self.url is None):
-            raise ValueError("give exactly one of 'file' (an upload) or 'url'")
         for granularity in (TimestampGranularity.word, TimestampGranularity.sentence):
             if granularity in self.timestamp_granularities and self.response_format != ResponseFormat.verbose_json:
                 raise ValueError(f"timestamp_granularities[]={granularity} requires response_format=verbose_json")
@@ -301,18 +310,11 @@ TRANSLATION_FORMATS = (
 )
 
 
-class TranslationForm(BaseModel):
+class TranslationForm(_AudioForm):
     """The multipart form of `POST /v1/audio/translations` (OpenAI's): speech in any language, English text out.
     Only OpenAI's fields (and `url`, `language`): diarization, analysis and the transcription-only fields are
     refused by name (400), as any field this form does not know."""
 
-    model_config = ConfigDict(populate_by_name=True, extra="forbid")
-
-    file: Annotated[SpooledFile, WithJsonSchema({"type": "string", "format": "binary"})] | None = Field(
-        None, description="The audio or video file. Give exactly one of file or url."
-    )
-    url: str | None = Field(None, max_length=2048, description="An http(s) URL of the audio. Give exactly one.")
-    model: str = Field(MODEL_ID, max_length=128, description="One of the ids GET /v1/models lists.")
     language: str | None = Field(
         None,
         description="ISO-639-1 code of the spoken language (not OpenAI's: its translations detect it); detected"
@@ -329,11 +331,6 @@ class TranslationForm(BaseModel):
         ResponseFormat.json, description="json, text, srt, verbose_json or vtt (diarized_json has no translation)."
     )
 
-    @field_validator("url")
-    @classmethod
-    def http_url(cls, url: str | None) -> str | None:
-        return http_url(url)
-
     @field_validator("language")
     @classmethod
     def known_language(cls, language: str | None) -> str | None:
@@ -341,8 +338,6 @@ class TranslationForm(BaseModel):
 
     @model_validator(mode="after")
     def consistent(self) -> "TranslationForm":
-        if (self.file is None) == (self.url is None):
-            raise ValueError("give exactly one of 'file' (an upload) or 'url'")
         if self.response_format not in TRANSLATION_FORMATS:
             raise ValueError(
                 f"response_format={self.response_format} is not a translation's: use json, text, srt, verbose_json"
