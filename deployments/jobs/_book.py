@@ -21,6 +21,8 @@ Clock = Callable[[], datetime]
 
 PROGRESS_SAVE_INTERVAL_S = 0.5
 """A running job's progress is stored at most this often: polls read it from the store (deployments/jobs/reader.py)."""
+PROGRESS_SAVE_STEP = 0.1
+"""...or sooner, when it moved this much (at most about ten more writes a job)."""
 
 
 class JobBook:
@@ -37,6 +39,7 @@ class JobBook:
         )
         self.unsaved: dict[str, Job] = {}  # finished jobs whose record the storage refused so far
         self.progress_saved_at: dict[str, float] = {}  # running job -> when its progress was last stored
+        self.progress_saved: dict[str, float] = {}  # running job -> the progress last stored
 
     def unfinished(self) -> list[str]:
         """The jobs still `in_progress` (after a restart: to run again), oldest first."""
@@ -69,16 +72,20 @@ class JobBook:
         return job
 
     def set_progress(self, job_id: str, share: float) -> None:
-        """Stored at most every PROGRESS_SAVE_INTERVAL_S, for polls; a write the storage refuses is skipped (the
-        next one carries it). After a restart a job starts over, and so does its progress."""
+        """Stored for polls at most every PROGRESS_SAVE_INTERVAL_S, or when it moved by PROGRESS_SAVE_STEP since
+        last stored (a batch's chunks finish in a burst: its last share must not wait for a next update that may
+        only come at the end); a write the storage refuses is skipped (the next one carries it). After a restart
+        a job starts over, and so does its progress."""
         job = self.jobs.get(job_id)
         if job is None or job.status != JobStatus.in_progress:
             return
         job = self.jobs[job_id] = job.model_copy(update={"progress": round(share, 4)})
         now = time.monotonic()
-        if now - self.progress_saved_at.get(job_id, float("-inf")) < PROGRESS_SAVE_INTERVAL_S:
+        recent = now - self.progress_saved_at.get(job_id, float("-inf")) < PROGRESS_SAVE_INTERVAL_S
+        if recent and share - self.progress_saved.get(job_id, 0.0) < PROGRESS_SAVE_STEP:
             return
         self.progress_saved_at[job_id] = now
+        self.progress_saved[job_id] = share
         try:
             self.store.save(job)
         except StorageError as error:
@@ -100,6 +107,7 @@ class JobBook:
         self.jobs[job.job_id] = finished
         self.running_per_owner[job.owner] -= 1
         self.progress_saved_at.pop(job.job_id, None)
+        self.progress_saved.pop(job.job_id, None)
         self._save_finished(finished)
 
     def save_unsaved(self) -> None:
