@@ -314,9 +314,10 @@ class DiarizationConfig(StrictModel):
     clustering: Literal["counting", "pyannote"] = Field(
         "counting",
         description="Embedded pipeline: `counting` serves requests that give num_speakers, min_speakers or"
-        " max_speakers with deployments/diarization/_clustering.py (keeps speakers who say little, cuts at exactly"
-        " the count); without them, and always with `pyannote`, pyannote's agglomerative clustering, which was"
-        " measured better without a count (scripts/bench_diarization.py: turns DER 23.6% against 24.7%).",
+        " max_speakers, when the clustering without them does not already meet them, with"
+        " deployments/diarization/_clustering.py (keeps speakers who say little, cuts at exactly the count); without"
+        " them, and always with `pyannote`, pyannote's agglomerative clustering, which was measured better without a"
+        " count (scripts/bench_diarization.py: turns DER 23.6% against 24.2-27.3%).",
     )
     min_cluster_size: int = Field(
         2, ge=1, description="Counting clustering: fewer window embeddings than this are not a speaker of their own."

@@ -1,13 +1,15 @@
 """The counting clustering's contract (deployments/diarization/_clustering.py), on synthetic embeddings: a
 given count is obeyed, min/max bounds are obeyed, a speaker with few embeddings survives, and a right
-count given changes nothing."""
+count given (one the service finds without it) changes nothing."""
 
 import numpy as np
 import pytest
+from pyannote.core import Annotation, Segment
 
-from deployments.diarization._clustering import cluster_embeddings
+from deployments.config import ResegmentationConfig
+from deployments.diarization._clustering import CountingClustering, cluster_embeddings
 from deployments.diarization._models import with_speech_bias
-from deployments.diarization._pyannote import speaker_hints
+from deployments.diarization._pyannote import DiarizationPipeline, speaker_hints
 from deployments.types import DiarizationOptions, DiarizationSetting
 
 THRESHOLD = 0.85
@@ -85,3 +87,60 @@ def test_speaker_hints_a_count_wins_then_bounds_then_the_setting() -> None:
     assert speaker_hints(DiarizationOptions(min_speakers=2, max_speakers=5)) == {"min_speakers": 2, "max_speakers": 5}
     with pytest.raises(ValueError, match="min_speakers must not exceed max_speakers"):
         DiarizationOptions(min_speakers=3, max_speakers=2)
+
+
+class FakePipeline(DiarizationPipeline):
+    """The diarize step without models: the clustering without a count finds `found` speakers; the counting
+    clustering finds what it is asked."""
+
+    def __init__(self, found: int, counting_finds: int | None = None) -> None:
+        self.found = found
+        self.counting_finds = counting_finds
+        self.counting_clustering = CountingClustering(THRESHOLD)
+        self.resegmentation = ResegmentationConfig(enabled=False)
+        self.runs: list[dict[str, int]] = []
+
+    @staticmethod
+    def _speakers(count: int) -> Annotation:
+        annotation = Annotation()
+        for speaker in range(count):
+            annotation[Segment(speaker, speaker + 1)] = f"SPEAKER_{speaker}"
+        return annotation
+
+    def annotate(self, samples: np.ndarray, **hints: int) -> tuple[Annotation, Annotation]:
+        self.runs.append(hints)
+        found = self._speakers(self.found)
+        return found, found
+
+    def annotate_counting(self, samples: np.ndarray, hints: dict[str, int]) -> tuple[Annotation, Annotation]:
+        self.runs.append({"counting": 1, **hints})
+        asked = hints.get("num_speakers", hints.get("min_speakers", 1))
+        counted = self._speakers(asked if self.counting_finds is None else self.counting_finds)
+        return counted, counted
+
+
+@pytest.mark.parametrize(
+    ("hints", "second_run"),
+    [
+        ({"num_speakers": 2}, False),
+        ({"min_speakers": 1, "max_speakers": 3}, False),
+        ({"num_speakers": 3}, True),
+        ({"min_speakers": 3}, True),
+        ({"max_speakers": 1}, True),
+    ],
+)
+def test_a_count_the_service_finds_anyway_changes_nothing(hints: dict[str, int], second_run: bool) -> None:
+    """Two speakers found without a count: a count or bounds that two meets keep that answer (one run, no
+    hints); any other runs the counting clustering with the hints."""
+    pipeline = FakePipeline(found=2)
+    diarization = pipeline.diarize(np.zeros(16_000, np.float32), DiarizationOptions(**hints))
+    assert pipeline.runs[0] == {}
+    assert len(pipeline.runs) == 1 + second_run
+    speakers = len({turn.speaker for turn in diarization.turns})
+    assert speakers == 2 or (second_run and pipeline.runs[1]["counting"] == 1)
+
+
+def test_a_counting_run_short_of_the_count_too_is_not_taken() -> None:
+    pipeline = FakePipeline(found=2, counting_finds=3)
+    diarization = pipeline.diarize(np.zeros(16_000, np.float32), DiarizationOptions(num_speakers=4))
+    assert len(pipeline.runs) == 2 and len({turn.speaker for turn in diarization.turns}) == 2

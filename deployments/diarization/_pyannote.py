@@ -141,16 +141,19 @@ class DiarizationPipeline:
         return torch.stack(voices).numpy()
 
     def diarize(self, samples: np.ndarray, options: DiarizationOptions) -> Diarization:
+        """A count or bounds from the request are met by the clustering without them when it already meets
+        them (so a count the service would have found changes nothing), else by the counting clustering (a
+        second pipeline run: pyannote's pipeline keeps no embeddings between runs), whose answer is taken only
+        when it meets them: short of the count too, it scored worse than the first (issue 35, trn04)."""
+        hints = speaker_hints(options)
         counted = self.counting_clustering is not None and (
             options.num_speakers is not None or options.min_speakers is not None or options.max_speakers is not None
         )
-        if counted:  # one run at a time (the Diarizer's lock), so the swap is never seen by another request
-            self.pipeline.clustering = self.counting_clustering
-        try:
-            turns, exclusive = self.annotate(samples, **speaker_hints(options))
-        finally:
-            if counted:
-                self.pipeline.clustering = self.threshold_clustering
+        turns, exclusive = self.annotate(samples, **({} if counted else hints))
+        if counted and not _meets(len(turns.labels()), hints):
+            counted_turns, counted_exclusive = self.annotate_counting(samples, hints)
+            if _meets(len(counted_turns.labels()), hints):  # else it is no closer to the count, and was worse
+                turns, exclusive = counted_turns, counted_exclusive
         if self.resegmentation.enabled:
             turns, exclusive = self.resegment(samples, turns, exclusive)
         diarization = Diarization(turns=_turns(turns), exclusive_turns=_turns(exclusive))
@@ -158,6 +161,15 @@ class DiarizationPipeline:
             names = self.known_speaker_names(samples, diarization.exclusive_turns, options.known_speakers)
             diarization = diarization.model_copy(update={"names": names})
         return diarization
+
+    def annotate_counting(self, samples: np.ndarray, hints: dict[str, int]) -> tuple[Annotation, Annotation]:
+        """`annotate` with the counting clustering (deployments/diarization/_clustering.py) in pyannote's place.
+        One run at a time (the Diarizer's lock), so the swap is never seen by another request."""
+        self.pipeline.clustering = self.counting_clustering
+        try:
+            return self.annotate(samples, **hints)
+        finally:
+            self.pipeline.clustering = self.threshold_clustering
 
     @cached_property
     def speaker_encoder(self) -> SpeakerFramesEmbedding:
@@ -194,6 +206,13 @@ class DiarizationPipeline:
             lambda bounds: embedding.embed_windows(waveform, bounds),
             self.resegmentation,
         )
+
+
+def _meets(speakers: int, hints: dict[str, int]) -> bool:
+    """Whether a number of speakers found meets a request's count or bounds."""
+    if "num_speakers" in hints:
+        return speakers == hints["num_speakers"]
+    return hints.get("min_speakers", 1) <= speakers <= hints.get("max_speakers", speakers)
 
 
 def _turns(annotation: Annotation) -> list[SpeakerTurn]:
