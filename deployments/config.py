@@ -368,8 +368,9 @@ class LiveConfig(StrictModel):
     encoder_window: Literal["full", "audio"] = Field(
         "full",
         description="full (default): every reading encodes Whisper's 30 s window. audio: only the buffer it reads (at"
-        " least whisper.short_window_min_s; a reading that loops is read again in 30 s): half the latency and twice"
-        " the sessions on a CPU, at a WER cost still being measured (README, Live sessions).",
+        " least whisper.short_window_min_s; a reading that loops or leaves sound unwritten is read again in 30 s):"
+        " half the latency and four tiny.en sessions on 2 cores, streamed WER within noise of full's in the"
+        " benchmark but past the realtime test's bound by a word in some runs (README, Live sessions).",
     )
     speaker_threshold: float = Field(
         0.45,

@@ -81,8 +81,12 @@ class CTranslate2Engine:
             return self._transcribe(chunks, options, None)
         max_tokens = int(MAX_TOKENS_PER_S * longest_s) + 16  # a loop stops here instead of at 448 tokens
         transcripts = self._transcribe(chunks, options, int(window_s * self.model.frames_per_second), max_tokens)
-        repeated = [i for i, transcript in enumerate(transcripts) if _repeats_itself(transcript, len(chunks[i]))]
-        if repeated:  # the short window's known failure: read these chunks again in Whisper's own 30 s
+        repeated = [
+            i
+            for i, transcript in enumerate(transcripts)
+            if _repeats_itself(transcript, len(chunks[i])) or _misses_speech(transcript, chunks[i])
+        ]
+        if repeated:  # the short window's known failures: read these chunks again in Whisper's own 30 s
             again = self._transcribe([chunks[i] for i in repeated], options, None)
             for i, transcript in zip(repeated, again, strict=True):
                 transcripts[i] = transcript
@@ -337,3 +341,31 @@ def _says_again(words: list[str]) -> bool:
             if all(words[start + k * size : start + (k + 1) * size] == phrase for k in range(1, LOOP_REPEATS)):
                 return True
     return False
+
+
+LEVEL_FRAME = SAMPLE_RATE // 20
+"""50 ms frames for `_misses_speech`'s sound level."""
+MISSED_SPEECH_S = 0.8
+"""Sound this long that a short-window transcript's words do not account for: read again in 30 s."""
+LONGEST_WORD_S = 0.8
+"""A word aligned longer than this stretches over speech Whisper did not write down (its excess counts)."""
+
+
+def _misses_speech(transcript: ChunkTranscript, chunk: np.ndarray) -> bool:
+    """The short window's other failure: Whisper stops early or skips a stretch. Seen in the words' times (only
+    when the chunk was read with word timestamps): sound before the first word or after the last (50 ms
+    frames above a fifteenth of the chunk's loud level), and words the alignment stretched over more
+    than LONGEST_WORD_S, add up to more than MISSED_SPEECH_S."""
+    words = transcript.words
+    if not words:
+        return False
+    frames = len(chunk) // LEVEL_FRAME
+    if frames == 0:
+        return False
+    level = np.sqrt(np.mean(np.square(chunk[: frames * LEVEL_FRAME].reshape(frames, LEVEL_FRAME)), axis=1))
+    sounding = level > max(0.15 * float(np.percentile(level, 95)), 1e-3)
+    middles = (np.arange(frames) + 0.5) * LEVEL_FRAME / SAMPLE_RATE
+    outside = (middles < words[0].start - 0.5) | (middles > words[-1].end + 0.5)
+    unwritten = float(np.sum(sounding & outside)) * LEVEL_FRAME / SAMPLE_RATE
+    stretched = sum(max(0.0, word.end - word.start - LONGEST_WORD_S) for word in words)
+    return unwritten + stretched > MISSED_SPEECH_S
