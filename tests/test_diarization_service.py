@@ -1,7 +1,5 @@
 """task=diarize end to end over HTTP: real two-speaker speech, the embedded pyannote pipeline, real Whisper."""
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 import pytest
 
@@ -9,9 +7,6 @@ from deployments.files._decode import decode_audio
 from tests.conftest import Service
 from tests.media import SHARED_AUDIO, encode, pyannote_sample
 from tests.test_jobs_service import _submit, _wait
-
-if TYPE_CHECKING:  # pyannote is imported by the tests that use it (a slow import)
-    from pyannote.core import Annotation, Timeline
 
 
 @pytest.fixture(scope="module")
@@ -123,19 +118,34 @@ def test_segments_and_turns_score_close_to_the_reference(call_result: dict) -> N
     assert der(reference, _annotation(result["segments"])) <= 0.08
 
 
-def _reference_meetings() -> list[tuple[str, "Annotation", "Timeline | None"]]:
-    """(name, reference, scored region) of every recording a `*.rttm` in ../shared/audio describes and that
-    has its `<name>.wav` there (AMI excerpts: 0-30 s by their UEM), as scripts/bench_diarization.py scores them."""
-    from pyannote.database.util import load_rttm, load_uem
+AMI_DEV = ["dev00", "dev01"]
 
-    meetings = []
-    for rttm in sorted(SHARED_AUDIO.glob("*.rttm")):
-        uem_path = rttm.with_suffix(".uem")
-        uems = load_uem(str(uem_path)) if uem_path.exists() else {}
-        for name, reference in sorted(load_rttm(str(rttm)).items()):
-            if (SHARED_AUDIO / f"{name}.wav").exists():
-                meetings.append((name, reference, uems.get(name)))
-    return meetings
+
+@pytest.mark.skipif(not (SHARED_AUDIO / "ami_dev.rttm").exists(), reason="../shared/audio (AMI excerpts) absent")
+def test_meeting_excerpts_get_their_speaker_count_and_a_der_bound(service: Service) -> None:
+    """The AMI dev excerpts (far-field meetings, two speakers each, overlap), sent as jobs at once: the
+    default setting counts two speakers, and the turns and segments stay under the DER measured by
+    scripts/bench_diarization.py (dev00 11.4/14.8%, dev01 47.7/48.7%) plus a margin for tiny.en; the
+    turns' total over both stays within issue 18's 28%."""
+    from pyannote.core import Segment, Timeline
+    from pyannote.database.util import load_rttm
+    from pyannote.metrics.diarization import DiarizationErrorRate
+
+    references = load_rttm(str(SHARED_AUDIO / "ami_dev.rttm"))
+    jobs = {name: _submit(service, (SHARED_AUDIO / f"{name}.wav").read_bytes(), task="diarize") for name in AMI_DEV}
+    bounds = {"dev00": 0.17, "dev01": 0.52}
+    turns_total = DiarizationErrorRate(collar=0.0, skip_overlap=False)
+    for name, submitted in jobs.items():
+        job = _wait(service, submitted["job_id"])
+        assert job["status"] == "complete", job
+        result, reference = job["result"], references[name]
+        assert len(result["speakers"]) == len(reference.labels()) == 2, (name, result["speakers"])
+        uem = Timeline([Segment(0, 30)])
+        for field in ("turns", "segments"):
+            der = DiarizationErrorRate(collar=0.0, skip_overlap=False)(reference, _annotation(result[field]), uem=uem)
+            assert der <= bounds[name], (name, field, der)
+        turns_total(reference, _annotation(result["turns"]), uem=uem)
+    assert abs(turns_total) <= 0.28
 
 
 JOB_WAVE = 6
@@ -156,10 +166,11 @@ def test_every_reference_meeting_scores_within_the_measured_totals(service: Serv
     Each job completes and every segment has end > start."""
     from pyannote.metrics.diarization import DiarizationErrorRate
 
-    meetings = _reference_meetings()
-    runs = [(name, {}) for name, _, _ in meetings] + [
-        (name, {"num_speakers": str(len((reference.crop(uem) if uem else reference).labels()))})
-        for name, reference, uem in meetings
+    from scripts.bench_diarization import reference_cases, speakers_in
+
+    meetings = reference_cases()  # what the bench scores, as it scores them
+    runs = [(case.name, {}) for case in meetings] + [
+        (case.name, {"num_speakers": str(speakers_in(case))}) for case in meetings
     ]
     results: dict[tuple[str, bool], dict] = {}
     for wave in range(0, len(runs), JOB_WAVE):
@@ -172,11 +183,11 @@ def test_every_reference_meeting_scores_within_the_measured_totals(service: Serv
             assert done["status"] == "complete", done
             results[name, bool(fields)] = done["result"]
     totals = {given: DiarizationErrorRate(collar=0.0, skip_overlap=False) for given in (False, True)}
-    for name, reference, uem in meetings:
+    for case in meetings:
         for given, total in totals.items():
-            segments = results[name, given]["segments"]
+            segments = results[case.name, given]["segments"]
             assert all(segment["end"] > segment["start"] for segment in segments)
-            total(reference, _annotation(segments), uem=uem)
+            total(case.reference, _annotation(segments), uem=case.uem)
     print(f"\nsegments DER over {len(meetings)} files: {abs(totals[False]):.3f}, count given {abs(totals[True]):.3f}")
     assert abs(totals[False]) <= SEGMENTS_TOTAL_BOUND, abs(totals[False])
     assert abs(totals[True]) <= SEGMENTS_WITH_COUNT_TOTAL_BOUND, abs(totals[True])
