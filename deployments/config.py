@@ -366,11 +366,19 @@ class LiveConfig(StrictModel):
         15, ge=5, le=28, description="Audio Whisper re-reads each step; past this it is cut at a committed word."
     )
     encoder_window: Literal["full", "audio"] = Field(
-        "full",
-        description="full (default): every reading encodes Whisper's 30 s window. audio: only the buffer it reads (at"
-        " least whisper.short_window_min_s; a reading that loops or leaves sound unwritten is read again in 30 s):"
-        " half the latency and four tiny.en sessions on 2 cores, streamed WER within noise of full's in the"
-        " benchmark but past the realtime test's bound by a word in some runs (README, Live sessions).",
+        "audio",
+        description="audio (default): each reading encodes only the buffer it reads (at least"
+        " whisper.short_window_min_s; a reading that loops or leaves sound unwritten is read again in 30 s): half"
+        " the latency of full and four tiny.en sessions on 2 cores, streamed words no further from the file's."
+        " full: every reading encodes Whisper's 30 s window (README, Live sessions).",
+    )
+    context_s: float = Field(
+        2.0,
+        ge=0,
+        le=10,
+        description="At a pause inside a sentence, the final words of the last context_s before it stay in the buffer,"
+        " so that Whisper reads the next words after the ones they follow (those are not repeated); none after a"
+        " sentence end, where a short window would often stop after them (README, Live sessions).",
     )
     speaker_threshold: float = Field(
         0.45,

@@ -97,9 +97,10 @@ def main() -> None:
     print(f"pyannote call, 30 s, streamed at real time; delay_ms {args.delay_ms}, diarize {args.diarize}")
     print("model             window  sessions  p50 latency(s)  p95 latency(s)  flush after end(s)  real-time factor"
           "  kept up  WER    WER-file  file(s)")  # fmt: skip
+    counts = [int(n) for n in args.sessions.split(",")]
     for model in args.models.split(","):
         for window in args.windows.split(","):
-            live = {"encoder_window": window}
+            live = {"encoder_window": window, "max_sessions_per_key": max(counts)}
             with LocalService(Path(tempfile.mkdtemp()), [KEY], model=model, unthrottled=True, live=live) as service:
                 headers = {"Authorization": f"Bearer {KEY}"}
                 with httpx.Client(base_url=service.base_url, headers=headers, timeout=600) as http:
@@ -109,7 +110,7 @@ def main() -> None:
                     filed.raise_for_status()
                 file_wer = word_error_rate(reference, filed.json()["text"])
                 asyncio.run(measure(service.base_url, pcm[: 3 * 32_000], 1, args.diarize, args.delay_ms))  # warm up
-                for count in [int(n) for n in args.sessions.split(",")]:
+                for count in counts:
                     runs = asyncio.run(measure(service.base_url, pcm, count, args.diarize, args.delay_ms))
                     latencies = [value for run in runs for value in run.latencies_s]
                     flush = max(run.flush_s for run in runs)

@@ -9,6 +9,7 @@ import soundfile as sf
 from pydantic import ValidationError
 
 from deployments.live._audio import InvalidAudioError, PcmDecoder
+from deployments.live._buffer import AudioBuffer
 from deployments.live._local_agreement import LocalAgreement, TimedWord
 from deployments.live._speakers import OnlineSpeakers
 from deployments.live.events import SessionSettings
@@ -101,6 +102,36 @@ def test_words_read_again_are_not_repeated() -> None:
     # the buffer still holds them; Whisper reads them again with slightly shifted times
     final = agreement.commit_through(words(("hello", 0.05), ("there", 0.5), ("friend", 0.9)), until=2.0)
     assert [w.text for w in final] == [" friend"]
+
+
+def test_final_words_read_again_later_than_they_were_are_found_by_their_text() -> None:
+    """A reading of the context before a pause can move words by most of a second: neither repeated nor
+    taken for new words, and the new words after them are kept whatever their times."""
+    agreement = LocalAgreement()
+    agreement.commit_through(words(("go", 0.0), ("for", 0.3), ("it", 0.6)), until=1.0)
+    moved = words(("go", 0.7), ("for", 1.0), ("it", 1.3), ("mate", 1.6))
+    assert [w.text for w in agreement.commit_through(moved, until=3.0)] == [" mate"]
+    early = LocalAgreement()
+    early.commit_through(words(("go", 0.0), ("for", 0.3), ("it", 0.6)), until=1.0)  # final until 0.9
+    shifted = words(("go", 0.0), ("for", 0.3), ("it", 0.45), ("now", 0.75))  # starts before 0.9: still new
+    assert [w.text for w in early.commit_through(shifted, until=3.0)] == [" now"]
+    far = LocalAgreement()
+    far.commit_through(words(("go", 0.0), ("for", 0.3), ("it", 0.6)), until=1.0)
+    later = words(("then", 4.4), ("go", 5.0), ("for", 5.3), ("it", 5.6))  # said again, seconds later: new words
+    assert [w.text for w in far.commit_through(later, until=6.0)] == [" then", " go", " for", " it"]
+
+
+def test_a_pause_keeps_the_last_words_before_it_whole_as_context_unless_a_sentence_ended() -> None:
+    buffer = AudioBuffer(max_buffer_s=15, preroll_s=0.3, context_s=2.0)
+    buffer.add(np.zeros(10 * 16000, dtype=np.float32))
+    buffer.add_final(words(("we", 5.0), ("should", 6.5), ("perhaps", 7.2), ("go", 8.0)))
+    buffer.cut_before_speech(9 * 16000)  # a pause at 9 s: "perhaps" started within 2 s of it, "should" did not
+    assert buffer.start == int(7.1 * 16000) and [w.text for w in buffer.final_words] == [" perhaps", " go"]
+    ended = AudioBuffer(max_buffer_s=15, preroll_s=0.3, context_s=2.0)
+    ended.add(np.zeros(10 * 16000, dtype=np.float32))
+    ended.add_final(words(("we", 5.0), ("should", 6.5), ("perhaps", 7.2), ("go.", 8.0)))
+    ended.cut_before_speech(9 * 16000)
+    assert ended.start == int(8.7 * 16000)  # only the pre-roll
 
 
 def test_speakers_are_numbered_in_order_and_stay_stable() -> None:

@@ -26,8 +26,9 @@ LIVE_KEY = "test-key-live"  # conftest.KEYS_FILE: 5 RUB at 0.6 RUB a minute, id 
 FRAME_S = 0.1
 
 
-CALL_S = 20
-"""The first 20 s of pyannote's call: both speakers, several exchanges."""
+CALL_S = 30
+"""pyannote's whole call: both speakers, several exchanges, 81 words (with 20 s, 37 words, one word was 2.7 WER
+points and the streamed-vs-file bound measured single words)."""
 
 
 @pytest.fixture(scope="module")
@@ -107,6 +108,7 @@ def test_sdk_streams_final_timed_words_with_speakers(service: Service, call_star
         )
     assert filed.status_code == 200, filed.text
     live_wer, file_wer = word_error_rate(reference, ended.text), word_error_rate(reference, filed.json()["text"])
+    print(f"\nlive WER {live_wer:.3f} vs file {file_wer:.3f} (2x speed)")
     assert live_wer <= file_wer + 0.10, (live_wer, file_wer)  # at 2x speed; the benchmark measures real time
 
     labelled = [((w.start + w.end) / 2000, w.speaker) for w in words]

@@ -123,3 +123,24 @@ def test_a_short_window_transcript_that_leaves_sound_unwritten_is_caught(
 ) -> None:
     assert ctranslate2_engine._misses_speech(_timed(words), _speech_until(speech_until)) is misses
     assert ctranslate2_engine._misses_speech(_timed([]), _speech_until(speech_until)) is False  # silence, or text only
+
+
+def test_chunks_of_different_lengths_are_read_in_windows_of_their_own_length(
+    tiny: CTranslate2Engine, call_samples: np.ndarray, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Bucketed by window: two 4 s readings share a 10 s window, a 14 s one is read in 15 s, and neither pays
+    for the other's length (on a GPU, readings of similar length still batch together)."""
+    windows: list[tuple[int, int | None]] = []
+    transcribe = tiny._transcribe
+
+    def spy(chunks: list[np.ndarray], options: ChunkOptions, frames: int | None, *rest: int) -> list[ChunkTranscript]:
+        windows.append((len(chunks), frames))
+        return transcribe(chunks, options, frames, *rest)
+
+    monkeypatch.setattr(tiny, "_transcribe", spy)
+    clips = [call_samples[6 * SAMPLE_RATE : 10 * SAMPLE_RATE], call_samples[12 * SAMPLE_RATE : 26 * SAMPLE_RATE]]
+    transcripts = tiny.transcribe_batch(
+        [clips[0], clips[1], clips[0]], LIVE.model_copy(update={"encoder_window": "audio"})
+    )
+    assert (2, 1000) in windows and (1, 1500) in windows  # 100 feature frames a second (and a guard's reread)
+    assert _words(transcripts[0]) == _words(transcripts[2]) and "chicago" in _words(transcripts[1])

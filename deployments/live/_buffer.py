@@ -1,10 +1,12 @@
 """The audio a live channel holds: the buffer Whisper reads, and the last 8 s heard.
 
-The buffer starts at the last pause or cut and reaches the newest sample; `start` places it on the session's
-clock (samples since the session's first), so that Whisper's times within it become session times. A buffer
-longer than `max_buffer_s` is cut at its last final sentence end, else at its last final word, so Whisper
-rereads only what it needs as context. `RecentAudio`, which no cut shortens, is what Smart Turn and the
-speaker encoder hear.
+The buffer starts a little before the last pause or cut (the final words of the last `context_s` before it,
+so that Whisper reads the next words after the ones they follow; those are not repeated) and reaches the newest
+sample; `start`
+places it on the session's clock (samples since the session's first), so that Whisper's times within it become
+session times. A buffer longer than `max_buffer_s` is cut at its last final sentence end, else at its last
+final word, so Whisper rereads only what it needs as context. `RecentAudio`, which no cut shortens, is what
+Smart Turn and the speaker encoder hear.
 """
 
 import numpy as np
@@ -17,12 +19,15 @@ PREROLL_S = 0.3
 RECENT_S = 8
 """Audio `RecentAudio` keeps: Smart Turn's window, and more than a speaker window reaches back."""
 SENTENCE_ENDS = (".", "?", "!")
+WORD_LEAD_S = 0.1
+"""Audio kept before a context word's aligned start: alignment places starts a little late."""
 
 
 class AudioBuffer:
-    def __init__(self, max_buffer_s: float, preroll_s: float = PREROLL_S) -> None:
+    def __init__(self, max_buffer_s: float, preroll_s: float = PREROLL_S, context_s: float = 0.0) -> None:
         self.max_samples = max_buffer_s * SAMPLE_RATE
         self.preroll = int(preroll_s * SAMPLE_RATE)
+        self.context = int(context_s * SAMPLE_RATE)
         self.samples = np.zeros(0, dtype=np.float32)
         self.start = 0  # samples since the session's first
         self.final_words: list[TimedWord] = []  # final words still inside the buffer
@@ -58,8 +63,16 @@ class AudioBuffer:
             self.final_words = [word for word in self.final_words if word.end * SAMPLE_RATE > self.start]
 
     def cut_before_speech(self, sample: int) -> None:
-        """Drop the audio before `sample` but the little that keeps a word starting there whole."""
-        self.cut(sample - self.preroll)
+        """Drop the audio before `sample` but the little that keeps a word starting there whole, and the context:
+        the final words that started within `context_s` before it, whole (a word cut in two would be a sound
+        Whisper cannot write, and a reading that leaves sound unwritten is read again in 30 s). No context
+        after a sentence end: in a short encoder window Whisper then often writes the context and stops, and
+        the reading is read again in 30 s (a fifth of all readings on the benchmark's meetings)."""
+        keep_from = sample - self.preroll
+        context = [word.start for word in self.final_words if word.start * SAMPLE_RATE >= sample - self.context]
+        if context and not self.final_words[-1].text.rstrip().endswith(SENTENCE_ENDS):
+            keep_from = min(keep_from, int((min(context) - WORD_LEAD_S) * SAMPLE_RATE))
+        self.cut(keep_from)
 
 
 class RecentAudio:

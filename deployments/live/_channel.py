@@ -1,10 +1,11 @@
 """One channel of a live session: PCM in, final words out as `transcript` events, on the audio clock.
 
-Audio goes into a buffer that starts at the last pause or cut (`_buffer.py`). Silero VAD marks speech; while
-someone speaks, Whisper reads the whole buffer again every `delay_ms` of new audio, and LocalAgreement-2 makes
-final the words two readings agree on, or that ended `delay_ms` before the end of the audio read. When speech
-ends (~280 ms of silence) everything heard before the pause is final at once, and the buffer restarts there.
-A buffer longer than `max_buffer_s` is cut at its last final sentence end (or last final word).
+Audio goes into a buffer that starts at the last pause or cut, less `context_s` of what came before
+(`_buffer.py`). Silero VAD marks speech; while someone speaks, Whisper reads the whole buffer again every
+`delay_ms` of new audio, and LocalAgreement-2 makes final the words two readings agree on, or that ended
+`delay_ms` before the end of the audio read. When speech ends (~280 ms of silence) everything heard before the
+pause is final at once, and the buffer restarts there (less the context). A buffer longer than `max_buffer_s`
+is cut at its last final sentence end (or last final word).
 
 Speech and pauses also drive the channel's turns (`_turns.py`); with `diarize`, each final word's voice is
 labelled by `WordSpeakers` (`_speakers.py`).
@@ -48,7 +49,7 @@ class ChannelTranscriber:
         self.detector = SpeechDetector(settings.vad_threshold, settings.silence_ms)
         self.agreement = LocalAgreement()
         self.encoder_window = config.encoder_window
-        self.buffer = AudioBuffer(config.max_buffer_s, settings.preroll_ms / 1000)
+        self.buffer = AudioBuffer(config.max_buffer_s, settings.preroll_ms / 1000, config.context_s)
         self.recent = RecentAudio()
         self.turns = TurnTracker(settings.turn_detection, models.turn_probability, self.recent, emit, channel)
         self.speakers = (
@@ -91,10 +92,11 @@ class ChannelTranscriber:
 
     async def commit(self) -> None:
         """The client committed what it sent (OpenAI's `input_audio_buffer.commit`): everything heard is final,
-        the buffer restarts at its end, and the open turn ends there."""
+        the buffer restarts at its end (less the context), and the open turn ends there."""
         if self.detector.speaking or self.agreement.previous:
             await self._publish(self.agreement.commit_through(await self._hypothesis(), math.inf))
-        self._forget_unfinal()
+        self.agreement.previous = []
+        self.buffer.cut_before_speech(self.buffer.end)  # what was committed stays as context, as at a pause
         self.turns.committed(self.detector.speaking, self.buffer.end)
 
     def clear(self) -> None:

@@ -20,6 +20,8 @@ START_SLACK_S = 0.1
 """Whisper's word starts wobble by this much between looks; a word starting this close before the last
 final word's end is still new."""
 LONGEST_REPEAT = 5
+ANCHOR_SLACK_S = 1.5
+"""How far a re-read may move the last final word and still be recognised as it."""
 
 
 @dataclass(frozen=True)
@@ -65,11 +67,29 @@ class LocalAgreement:
         return final
 
     def _past_final(self, hypothesis: list[TimedWord]) -> list[TimedWord]:
-        new = [word for word in hypothesis if word.start >= self.final_until - START_SLACK_S and word.key]
+        words = [word for word in hypothesis if word.key]
+        anchored = self._after_final_tail(words)
+        if anchored is not None:
+            return anchored
+        new = [word for word in words if word.start >= self.final_until - START_SLACK_S]
         for size in range(min(LONGEST_REPEAT, len(new), len(self.final_tail)), 0, -1):
             if [word.key for word in new[:size]] == self.final_tail[-size:]:
                 return new[size:]
         return new
+
+    def _after_final_tail(self, words: list[TimedWord]) -> list[TimedWord] | None:
+        """The words after the last final words, found by their text near where they ended: a re-read that
+        moves words' times (a reading of a different length does) then neither repeats them nor drops new
+        ones. None when the hypothesis does not hold the last final words there."""
+        shortest = min(2, len(self.final_tail))  # one word alone only when only one is final
+        for size in range(min(LONGEST_REPEAT, len(self.final_tail)), max(shortest, 1) - 1, -1):
+            tail = self.final_tail[-size:]
+            for at in range(len(words) - size, -1, -1):
+                if [word.key for word in words[at : at + size]] == tail and (
+                    abs(words[at + size - 1].end - self.final_until) <= ANCHOR_SLACK_S
+                ):
+                    return words[at + size :]
+        return None
 
     def _finalise(self, words: list[TimedWord]) -> None:
         if words:

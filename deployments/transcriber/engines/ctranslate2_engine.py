@@ -75,10 +75,25 @@ class CTranslate2Engine:
             raise ValueError("an English-only Whisper model cannot translate (the Transcriber's callers check first)")
         if options.encoder_window == "full":
             return self._transcribe(chunks, options, None)
-        longest_s = max(len(chunk) for chunk in chunks) / SAMPLE_RATE
-        window_s = max(self.config.short_window_min_s, ceil(longest_s + self.config.short_window_margin_s))
+        buckets: dict[int, list[int]] = {}  # window (s) -> its chunks: a 3 s reading never pays for a 14 s one
+        for index, chunk in enumerate(chunks):
+            buckets.setdefault(self._window_s(len(chunk) / SAMPLE_RATE), []).append(index)
+        transcripts: list[ChunkTranscript | None] = [None] * len(chunks)
+        for window_s, indices in sorted(buckets.items()):
+            bucket = [chunks[i] for i in indices]
+            for index, transcript in zip(indices, self._read_short(bucket, options, window_s), strict=True):
+                transcripts[index] = transcript
+        return [transcript for transcript in transcripts if transcript is not None]
+
+    def _window_s(self, duration_s: float) -> int:
+        """The encoder window (whole seconds) a chunk of this length is read in: 30 when that is no shorter."""
+        window_s = max(self.config.short_window_min_s, ceil(duration_s + self.config.short_window_margin_s))
+        return int(min(window_s, self.model.feature_extractor.chunk_length))
+
+    def _read_short(self, chunks: list[np.ndarray], options: ChunkOptions, window_s: int) -> list[ChunkTranscript]:
         if window_s >= self.model.feature_extractor.chunk_length:
             return self._transcribe(chunks, options, None)
+        longest_s = max(len(chunk) for chunk in chunks) / SAMPLE_RATE
         max_tokens = int(MAX_TOKENS_PER_S * longest_s) + 16  # a loop stops here instead of at 448 tokens
         transcripts = self._transcribe(chunks, options, int(window_s * self.model.frames_per_second), max_tokens)
         repeated = [
@@ -128,7 +143,7 @@ class CTranslate2Engine:
             beam_size=whisper_options.beam_size,
             patience=whisper_options.patience,
             length_penalty=whisper_options.length_penalty,
-            max_length=min(self.model.max_length, max_tokens or self.model.max_length),
+            max_length=min(self.model.max_length, len(prompt) + max_tokens if max_tokens else self.model.max_length),
             suppress_blank=whisper_options.suppress_blank,
             suppress_tokens=whisper_options.suppress_tokens,
             return_scores=True,
@@ -354,8 +369,9 @@ LONGEST_WORD_S = 0.8
 def _misses_speech(transcript: ChunkTranscript, chunk: np.ndarray) -> bool:
     """The short window's other failure: Whisper stops early or skips a stretch. Seen in the words' times (only
     when the chunk was read with word timestamps): sound before the first word or after the last (50 ms
-    frames above a fifteenth of the chunk's loud level), and words the alignment stretched over more
-    than LONGEST_WORD_S, add up to more than MISSED_SPEECH_S."""
+    frames above a fifteenth of the chunk's loud level), and the sound under words the alignment stretched
+    over more than LONGEST_WORD_S of it, add up to more than MISSED_SPEECH_S. (A word stretched over a pause,
+    as a reading that starts with the words before a pause has, is not a miss.)"""
     words = transcript.words
     if not words:
         return False
@@ -367,5 +383,9 @@ def _misses_speech(transcript: ChunkTranscript, chunk: np.ndarray) -> bool:
     middles = (np.arange(frames) + 0.5) * LEVEL_FRAME / SAMPLE_RATE
     outside = (middles < words[0].start - 0.5) | (middles > words[-1].end + 0.5)
     unwritten = float(np.sum(sounding & outside)) * LEVEL_FRAME / SAMPLE_RATE
-    stretched = sum(max(0.0, word.end - word.start - LONGEST_WORD_S) for word in words)
+    stretched = 0.0  # sound under one word beyond a long word's length; a word stretched over a pause is fine
+    for word in words:
+        if word.end - word.start > LONGEST_WORD_S:
+            under = (middles >= word.start) & (middles < word.end)
+            stretched += max(0.0, float(np.sum(sounding & under)) * LEVEL_FRAME / SAMPLE_RATE - LONGEST_WORD_S)
     return unwritten + stretched > MISSED_SPEECH_S

@@ -1,0 +1,121 @@
+"""How far a live session's words are from the same audio's words as a file, over every recording at hand: the
+call, jfk and, with `../shared`, the AMI meeting excerpts. No service: one channel of a live session
+(`deployments/live/_channel.py`) is fed 100 ms frames in this process, and each reading waits for Whisper,
+so this measures the streaming policy (buffer, context, LocalAgreement), not the machine's capacity
+(`scripts/bench_live.py` does that, through the service).
+
+For each model, encoder window and context (`live.context_s`), it prints per file and in total the word error
+rate of the streamed words against the file's words (the baseline: what the same model writes when it reads the
+whole file), the audio a word waited for before it was final (p50/p95: from its end to the end of the audio
+read when it became final), and the readings' compute time.
+
+    .venv/bin/python -m scripts.bench_live_words [--models embedded:tiny.en] [--windows full,audio]
+        [--contexts 0,2] [--files sample,jfk,dev00,...]
+"""
+
+import argparse
+import asyncio
+import re
+import statistics
+import time
+from pathlib import Path
+
+import jiwer
+import numpy as np
+
+from deployments.config import LiveConfig, WhisperModelConfig
+from deployments.files._decode import decode_audio
+from deployments.live._channel import ChannelTranscriber
+from deployments.live._models import LiveModels
+from deployments.live.events import LiveEvent, SessionSettings, TranscriptEvent
+from deployments.transcriber.engines import load_engine
+from deployments.transcriber.engines.base import WhisperEngine
+from deployments.types import SAMPLE_RATE, ChunkOptions, ChunkTranscript
+from tests.media import SHARED_AUDIO, pyannote_sample
+
+FRAME = SAMPLE_RATE // 10
+
+
+def recordings() -> list[Path]:
+    found = [pyannote_sample()]
+    names = ["jfk.flac", "dev00.wav", "dev01.wav"] + [f"trn0{n}.wav" for n in range(1, 10)]
+    return found + [SHARED_AUDIO / name for name in names if (SHARED_AUDIO / name).exists()]
+
+
+def words_of(text: str) -> str:
+    return " ".join(re.sub(r"[^a-z' ]", " ", text.lower()).split())
+
+
+def file_words(engine: WhisperEngine, samples: np.ndarray) -> str:
+    """The words of the recording read as a file (every recording here is at most 30 s: one chunk)."""
+    (transcript,) = engine.transcribe_batch([samples], ChunkOptions(language="en"))
+    return words_of(" ".join(segment.text for segment in transcript.segments))
+
+
+async def stream(engine: WhisperEngine, samples: np.ndarray, config: LiveConfig) -> tuple[str, list[float], float]:
+    """The session's text, how much audio each final word waited for (s), and the readings' compute time."""
+    compute_s = 0.0
+    heard = 0  # samples fed when the current events were made
+
+    async def transcribe(chunk: np.ndarray, options: ChunkOptions) -> ChunkTranscript:
+        nonlocal compute_s
+        started = time.perf_counter()
+        (transcript,) = engine.transcribe_batch([chunk], options)
+        compute_s += time.perf_counter() - started
+        return transcript
+
+    async def no_voices(windows: list[np.ndarray]) -> np.ndarray:
+        return np.zeros((len(windows), 1))
+
+    async def no_turns(audio: np.ndarray) -> float:
+        return 0.0
+
+    waits: list[float] = []
+
+    def emit(event: LiveEvent) -> None:
+        if isinstance(event, TranscriptEvent):
+            waits.extend(heard / SAMPLE_RATE - word.end / 1000 for word in event.words)
+
+    models = LiveModels(transcribe, no_voices, no_turns)
+    channel = ChannelTranscriber(SessionSettings(language="en"), config, models, emit, None)
+    for offset in range(0, len(samples), FRAME):
+        heard = min(len(samples), offset + FRAME)
+        await channel.feed(samples[offset : offset + FRAME])
+    await channel.finish()
+    return channel.text, waits, compute_s
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--models", default="embedded:tiny.en")
+    parser.add_argument("--windows", default="full,audio")
+    parser.add_argument("--contexts", default="0,2")
+    parser.add_argument("--files", default="", help="names without extension; default: all found")
+    args = parser.parse_args()
+    files = [path for path in recordings() if not args.files or path.stem in args.files.split(",")]
+    print(f"{len(files)} recordings: {', '.join(path.stem for path in files)}")
+    for model in args.models.split(","):
+        engine = load_engine(WhisperModelConfig(model=model, cpu_threads=2))
+        audio = {path.stem: decode_audio(path).samples for path in files}
+        filed = {name: file_words(engine, samples) for name, samples in audio.items()}
+        names = [name for name in audio if filed[name]]  # a file with no words has no rate to compare
+        print(f"\n{model}: file words {sum(len(filed[n].split()) for n in names)} in {len(names)} recordings")
+        print("window  context(s)  WER streamed vs file  wait p50(s)  wait p95(s)  compute(s)  per file")
+        for window in args.windows.split(","):
+            for context in [float(c) for c in args.contexts.split(",")]:
+                config = LiveConfig(encoder_window=window, context_s=context)  # type: ignore[arg-type]
+                streamed, waits, compute_s = {}, [], 0.0
+                for name in names:
+                    text, file_waits, seconds = asyncio.run(stream(engine, audio[name], config))
+                    streamed[name], compute_s = words_of(text), compute_s + seconds
+                    waits += file_waits
+                total = jiwer.wer([filed[n] for n in names], [streamed[n] for n in names])
+                per_file = " ".join(f"{n}:{jiwer.wer(filed[n], streamed[n]):.2f}" for n in names)
+                p50 = statistics.median(waits) if waits else float("nan")
+                p95 = sorted(waits)[int(0.95 * len(waits))] if waits else float("nan")
+                print(f"{window:>6}  {context:10.1f}  {total:20.1%}  {p50:11.2f}  {p95:11.2f}  {compute_s:10.1f}"
+                      f"  {per_file}", flush=True)  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
