@@ -2,11 +2,10 @@
 
 The buffer starts a little before the last pause or cut (the final words of the last `context_s` before it,
 so that Whisper reads the next words after the ones they follow; those are not repeated) and reaches the newest
-sample; `start`
-places it on the session's clock (samples since the session's first), so that Whisper's times within it become
-session times. A buffer longer than `max_buffer_s` is cut at its last final sentence end, else at its last
-final word, so Whisper rereads only what it needs as context. `RecentAudio`, which no cut shortens, is what
-Smart Turn and the speaker encoder hear.
+sample; `start` places it on the session's clock (samples since the session's first), so that Whisper's times
+within it become session times. A buffer longer than `max_buffer_s` is cut at its last final sentence end, else
+at its last final word, so Whisper rereads only what it needs as context. `RecentAudio`, which no cut shortens,
+is what Smart Turn and the speaker encoder hear.
 """
 
 import numpy as np

@@ -9,8 +9,9 @@ accuracy against latency. Final words are never revised. At a pause the caller m
 heard before it (`commit_through`): no later audio can change those words.
 
 Whisper re-reads audio it already transcribed (the buffer keeps it as context), so each hypothesis is first
-cut to what lies past the last final word: words that start before it are dropped, and so is a repeat of
-the last final words at its head.
+cut to what lies past the last final words: after them where the hypothesis holds them near where they ended
+(found by their text: a reading of a different length moves words' times), else past the last final word's
+end by time, less a repeat of the last final words at its head.
 """
 
 import re
