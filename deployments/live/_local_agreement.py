@@ -82,8 +82,10 @@ class LocalAgreement:
         """The words after the last final words, found by their text near where they ended: a re-read that
         moves words' times (a reading of a different length does) then neither repeats them nor drops new
         ones. None when the hypothesis does not hold the last final words there."""
+        if not self.final_tail:
+            return None
         shortest = min(2, len(self.final_tail))  # one word alone only when only one is final
-        for size in range(min(LONGEST_REPEAT, len(self.final_tail)), max(shortest, 1) - 1, -1):
+        for size in range(min(LONGEST_REPEAT, len(self.final_tail)), shortest - 1, -1):
             tail = self.final_tail[-size:]
             for at in range(len(words) - size, -1, -1):
                 if [word.key for word in words[at : at + size]] == tail and (
