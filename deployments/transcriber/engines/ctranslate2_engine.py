@@ -78,12 +78,11 @@ class CTranslate2Engine:
         buckets: dict[int, list[int]] = {}  # window (s) -> its chunks: a 3 s reading never pays for a 14 s one
         for index, chunk in enumerate(chunks):
             buckets.setdefault(self._window_s(len(chunk) / SAMPLE_RATE), []).append(index)
-        transcripts: list[ChunkTranscript | None] = [None] * len(chunks)
+        transcripts: dict[int, ChunkTranscript] = {}
         for window_s, indices in sorted(buckets.items()):
             bucket = [chunks[i] for i in indices]
-            for index, transcript in zip(indices, self._read_short(bucket, options, window_s), strict=True):
-                transcripts[index] = transcript
-        return [transcript for transcript in transcripts if transcript is not None]
+            transcripts.update(zip(indices, self._read_short(bucket, options, window_s), strict=True))
+        return [transcripts[index] for index in range(len(chunks))]
 
     def _window_s(self, duration_s: float) -> int:
         """The encoder window (whole seconds) a chunk of this length is read in: 30 when that is no shorter."""
