@@ -15,12 +15,10 @@ read when it became final), and the readings' compute time.
 
 import argparse
 import asyncio
-import re
 import statistics
 import time
 from pathlib import Path
 
-import jiwer
 import numpy as np
 
 from deployments.config import LiveConfig, WhisperModelConfig
@@ -32,6 +30,7 @@ from deployments.transcriber.engines import load_engine
 from deployments.transcriber.engines.base import WhisperEngine
 from deployments.types import SAMPLE_RATE, ChunkOptions, ChunkTranscript
 from tests.media import SHARED_AUDIO, pyannote_sample
+from tests.wer import word_error_rate
 
 FRAME = SAMPLE_RATE // 10
 
@@ -42,14 +41,10 @@ def recordings() -> list[Path]:
     return found + [SHARED_AUDIO / name for name in names if (SHARED_AUDIO / name).exists()]
 
 
-def words_of(text: str) -> str:
-    return " ".join(re.sub(r"[^a-z' ]", " ", text.lower()).split())
-
-
 def file_words(engine: WhisperEngine, samples: np.ndarray) -> str:
     """The words of the recording read as a file (every recording here is at most 30 s: one chunk)."""
     (transcript,) = engine.transcribe_batch([samples], ChunkOptions(language="en"))
-    return words_of(" ".join(segment.text for segment in transcript.segments))
+    return " ".join(segment.text for segment in transcript.segments)
 
 
 async def stream(engine: WhisperEngine, samples: np.ndarray, config: LiveConfig) -> tuple[str, list[float], float]:
@@ -98,7 +93,7 @@ def main() -> None:
         engine = load_engine(WhisperModelConfig(model=model, cpu_threads=2))
         audio = {path.stem: decode_audio(path).samples for path in files}
         filed = {name: file_words(engine, samples) for name, samples in audio.items()}
-        names = [name for name in audio if filed[name]]  # a file with no words has no rate to compare
+        names = [name for name in audio if filed[name].strip()]  # a file with no words has no rate to compare
         print(f"\n{model}: file words {sum(len(filed[n].split()) for n in names)} in {len(names)} recordings")
         print("window  context(s)  WER streamed vs file  wait p50(s)  wait p95(s)  compute(s)  per file")
         for window in args.windows.split(","):
@@ -107,10 +102,10 @@ def main() -> None:
                 streamed, waits, compute_s = {}, [], 0.0
                 for name in names:
                     text, file_waits, seconds = asyncio.run(stream(engine, audio[name], config))
-                    streamed[name], compute_s = words_of(text), compute_s + seconds
+                    streamed[name], compute_s = text, compute_s + seconds
                     waits += file_waits
-                total = jiwer.wer([filed[n] for n in names], [streamed[n] for n in names])
-                per_file = " ".join(f"{n}:{jiwer.wer(filed[n], streamed[n]):.2f}" for n in names)
+                total = word_error_rate([filed[n] for n in names], [streamed[n] for n in names])
+                per_file = " ".join(f"{n}:{word_error_rate(filed[n], streamed[n]):.2f}" for n in names)
                 p50 = statistics.median(waits) if waits else float("nan")
                 p95 = sorted(waits)[int(0.95 * len(waits))] if waits else float("nan")
                 print(f"{window:>6}  {context:10.1f}  {total:20.1%}  {p50:11.2f}  {p95:11.2f}  {compute_s:10.1f}"

@@ -19,7 +19,8 @@ _normalize = jiwer.Compose(
 )
 
 
-def word_error_rate(reference: str, hypothesis: str) -> float:
+def word_error_rate(reference: str | list[str], hypothesis: str | list[str]) -> float:
+    """Of one text, or of several texts together (their errors over their reference words)."""
     return jiwer.wer(reference, hypothesis, reference_transform=_normalize, hypothesis_transform=_normalize)
 
 
