@@ -16,9 +16,9 @@ from starlette.requests import HTTPConnection
 
 from deployments.billing import pricing
 from deployments.billing.pricing import Price
-from serve_app.auth import ApiKey, authenticate, raise_if_exhausted
+from serve_app.common.auth import ApiKey, authenticate, raise_if_exhausted
+from serve_app.common.services import Services
 from serve_app.config import AppConfig
-from serve_app.services import Services
 
 
 def get_services(connection: HTTPConnection) -> Services:
