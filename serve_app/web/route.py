@@ -11,9 +11,11 @@ from fastapi.staticfiles import StaticFiles
 PAGE_DIR = Path(__file__).resolve().parent / "static"
 
 router = APIRouter(tags=["web"])
-router.mount("/web", StaticFiles(directory=PAGE_DIR), name="web")
 
 
 @router.get("/", include_in_schema=False)
 async def page() -> FileResponse:
     return FileResponse(PAGE_DIR / "index.html")
+
+
+router.mount("/web", StaticFiles(directory=PAGE_DIR), name="web")  # the page's scripts and styles
