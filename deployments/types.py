@@ -105,33 +105,6 @@ class DiarizationOptions(BaseModel):
         return self
 
 
-# The shape the edge renders a transcript in (OpenAI's `response_format`).
-class ResponseFormat(StrEnum):
-    json = "json"
-    text = "text"
-    srt = "srt"
-    verbose_json = "verbose_json"
-    vtt = "vtt"
-    diarized_json = "diarized_json"
-
-
-# What verbose_json times besides the text (OpenAI's `timestamp_granularities[]`, plus sentences).
-class TimestampGranularity(StrEnum):
-    segment = "segment"
-    word = "word"
-    sentence = "sentence"
-
-
-class RenderSpec(BaseModel):
-    """How the edge renders a result for the client who asked: chosen with the request, and stored with a
-    job so that the job's result is rendered the same way whenever it is polled."""
-
-    response_format: ResponseFormat = ResponseFormat.json
-    timestamp_granularities: list[TimestampGranularity] = Field(
-        default_factory=lambda: [TimestampGranularity.segment], description="As the client gave them."
-    )
-
-
 class SpeakerTurn(BaseModel):
     """A stretch of time in which a speaker is speaking."""
 

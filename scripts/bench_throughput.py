@@ -54,7 +54,7 @@ from deployments.transcriber.engines.ctranslate2_engine import CTranslate2Engine
 from deployments.types import SAMPLE_RATE, ChunkOptions, ChunkTranscript, Transcript
 from scripts.local_service import ROOT, LocalService
 from serve_app.config import AppConfig
-from serve_app.formatting import render_srt
+from serve_app.rest.rendering import render_srt
 from tests.media import JFK_REFERENCE, SHARED_AUDIO, encode, pyannote_sample
 from tests.wer import matched_words, stm_transcript, word_error_rate
 

@@ -11,10 +11,10 @@ from deployments.billing.rate_limiter import get_or_create_rate_limiter
 from deployments.jobs.reader import JobReader
 from deployments.jobs.tracker import get_or_create_tracker
 from deployments.transcriber.languages import whisper_language_names
-from serve_app.auth import ApiKeys, configured_keys
+from serve_app.common.auth import ApiKeys, configured_keys
+from serve_app.common.services import Services
 from serve_app.config import AppConfig, SecretSettings
 from serve_app.http_app import create_app
-from serve_app.services import Services
 
 
 # Requests spend their time awaiting other deployments, so one replica holds many at once; Serve's default

@@ -35,10 +35,10 @@ from deployments.types import (
     PipelineText,
     SpeakerSummary,
 )
-from serve_app.auth import ApiKey, ApiKeys
+from serve_app.common.auth import ApiKey, ApiKeys
+from serve_app.common.services import Services
 from serve_app.config import AppConfig
 from serve_app.http_app import create_app
-from serve_app.services import Services
 from tests.fakes import Actor, Remote
 from tests.test_job_tracker import TRANSCRIPT
 

@@ -13,9 +13,8 @@ from nexara.types.transcription import LLMResult as SDKLLMResult
 
 from deployments.analysis.errors import AnalysisTimeout, LLMBackendError, LLMOutputInvalid
 from deployments.jobs.records import owner_of
-from deployments.types import Analysis, ResponseFormat
-from serve_app.formatting import render_body
-from serve_app.schemas import TimestampGranularity
+from deployments.types import Analysis
+from serve_app.rest.rendering import ResponseFormat, TimestampGranularity, render_body
 from tests.inprocess import DIARIZED, KEY, PRICED_KEY, call, inprocess  # noqa: F401 (fixture)
 
 SYNC, ASYNC = "/v1/audio/transcriptions", "/v1/audio/transcriptions/async"

@@ -7,7 +7,7 @@ import pytest
 from pydantic import ValidationError
 
 from deployments.billing.rate_limiter import RequestRateLimiter
-from serve_app.auth import ApiKeys, load_keys_file
+from serve_app.common.auth import ApiKeys, load_keys_file
 
 
 def test_keys_files_in_json_or_yaml_list_or_object(tmp_path: Path) -> None:

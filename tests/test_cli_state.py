@@ -5,8 +5,8 @@ from pathlib import Path
 
 from starlette.requests import HTTPConnection
 
-from serve_app.auth import subprotocol_key
 from serve_app.cli.state import RETENTION_S, JobStateFile, SubmittedJob
+from serve_app.common.auth import subprotocol_key
 
 
 def _job(job_id: str, **changes) -> SubmittedJob:

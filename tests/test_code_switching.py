@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from deployments.types import Segment, TimestampGranularity, Transcript
-from serve_app.formatting import verbose_json
+from deployments.types import Segment, Transcript
+from serve_app.rest.rendering import TimestampGranularity, verbose_json
 from tests.code_switching import base_engine, code_switched, espeak_ng, text_between, transcribe
 
 needs_espeak = pytest.mark.skipif(

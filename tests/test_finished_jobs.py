@@ -5,7 +5,7 @@ import time
 from datetime import UTC, datetime, timedelta
 
 from deployments.jobs.records import JobStatus
-from serve_app.finished_jobs import FinishedJobs
+from serve_app.common.finished_jobs import FinishedJobs
 from tests.fakes import Remote
 from tests.inprocess import BROKE_KEY, call, inprocess  # noqa: F401 (fixture)
 from tests.test_http import AUDIO, ROUTES

@@ -17,9 +17,7 @@ from deployments.types import (
     Transcript,
     Word,
 )
-from serve_app.formatting import render, render_srt, render_vtt
-from serve_app.schemas import ResponseFormat, TimestampGranularity
-from serve_app.sentences import sentences
+from serve_app.rest.rendering import ResponseFormat, TimestampGranularity, render, render_srt, render_vtt, sentences
 
 SEGMENT, WORD = [TimestampGranularity.segment], [TimestampGranularity.word]
 

@@ -8,8 +8,8 @@ from typing import Any
 
 from deployments.jobs._store import SQLJobStore
 from deployments.jobs.records import JobStatus
-from deployments.types import DiarizationSetting, RenderSpec, ResponseFormat, TimestampGranularity
-from serve_app.formatting import render_body
+from deployments.types import DiarizationSetting
+from serve_app.rest.rendering import RenderSpec, ResponseFormat, TimestampGranularity, render_body
 from tests.test_job_tracker import TRANSCRIPT
 
 CREATED = "2026-01-01T00:00:00Z"
@@ -111,22 +111,21 @@ def test_old_job_records_are_rewritten_once_when_the_store_opens_and_render(tmp_
         assert "type" not in json.dumps(record.get("transcript"))
 
     word, segment, sentence = TimestampGranularity.word, TimestampGranularity.segment, TimestampGranularity.sentence
-    assert jobs["queued-early"].request.render == RenderSpec(
+    render = {
+        job_id: RenderSpec.model_validate(job.request.render) for job_id, job in jobs.items()
+    }  # as the edge reads it
+    assert render["queued-early"] == RenderSpec(
         response_format=ResponseFormat.verbose_json, timestamp_granularities=[word]
     )
     assert jobs["queued-early"].status == JobStatus.in_progress and jobs["queued-early"].transcript is None
-    assert jobs["words"].request.render.timestamp_granularities == [word]
-    assert jobs["sentences"].request.render.timestamp_granularities == [sentence]
-    assert jobs["diarized"].request.render == RenderSpec(
-        response_format=ResponseFormat.srt, timestamp_granularities=[segment]
-    )
+    assert render["words"].timestamp_granularities == [word]
+    assert render["sentences"].timestamp_granularities == [sentence]
+    assert render["diarized"] == RenderSpec(response_format=ResponseFormat.srt, timestamp_granularities=[segment])
     assert jobs["diarized"].request.diarization.setting is DiarizationSetting.telephonic
 
     def rendered(job_id: str) -> Any:
         job = jobs[job_id]
-        return render_body(
-            job.transcript, job.request.render.response_format, job.request.render.timestamp_granularities
-        )
+        return render_body(job.transcript, render[job_id].response_format, render[job_id].timestamp_granularities)
 
     assert rendered("words")["words"] == [{"word": "Hello", "start": 0.0, "end": 1.0, "prob": 0.9},
                                           {"word": "there.", "start": 1.2, "end": 2.5, "prob": 0.9}]  # fmt: skip

@@ -21,13 +21,12 @@ from deployments.storage.spool import decoded_copy_path
 from deployments.types import (
     PipelineProgress,
     PipelineRequest,
-    RenderSpec,
-    ResponseFormat,
     Segment,
     Transcript,
     TranscriptionOptions,
     Word,
 )
+from serve_app.rest.rendering import RenderSpec, ResponseFormat
 from tests.fakes import Actor
 
 TRANSCRIPT = Transcript(
@@ -78,7 +77,9 @@ def _request(
     source = tmp_path / name
     source.write_bytes(b"audio")
     return JobRequest(
-        source_path=str(source), options=TranscriptionOptions(), render=RenderSpec(response_format=response_format)
+        source_path=str(source),
+        options=TranscriptionOptions(),
+        render=RenderSpec(response_format=response_format).stored(),
     )
 
 

@@ -26,7 +26,7 @@ from deployments.types import (
     Transcript,
     Word,
 )
-from serve_app.openai_fields import data_url_bytes, pop_chunking_strategy, pop_known_speakers
+from serve_app.rest.openai_fields import data_url_bytes, pop_chunking_strategy, pop_known_speakers
 
 
 def wav_bytes(seconds: float, rate: int = 16_000) -> bytes:

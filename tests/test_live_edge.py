@@ -12,9 +12,9 @@ from starlette.websockets import WebSocketDisconnect
 from deployments.billing.ledger import UsageLedger
 from deployments.billing.rate_limiter import RequestRateLimiter
 from deployments.live.events import SessionEnded, SessionReady, SessionSettings, TranscriptEvent
-from serve_app.auth import ApiKey, ApiKeys
+from serve_app.common.auth import ApiKey, ApiKeys
+from serve_app.common.services import Services
 from serve_app.http_app import create_app
-from serve_app.services import Services
 from tests.fakes import Actor, Remote
 from tests.inprocess import BROKE_KEY, KEY, build
 

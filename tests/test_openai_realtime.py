@@ -30,11 +30,11 @@ from deployments.live.events import (
     TranscriptEvent,
     TurnEnded,
 )
-from serve_app.auth import ApiKey, ApiKeys
+from serve_app.common.auth import ApiKey, ApiKeys
+from serve_app.common.services import Services
 from serve_app.http_app import create_app
 from serve_app.realtime._config import TranscriptionConfig
 from serve_app.realtime._events import ItemEvents
-from serve_app.services import Services
 from tests.fakes import Actor, Remote
 from tests.inprocess import BROKE_KEY, KEY, build
 from tests.test_live_session import FakeModels, stream_audio

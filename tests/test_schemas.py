@@ -2,7 +2,8 @@
 
 import pytest
 
-from serve_app.schemas import ResponseFormat, Task, TranscriptionForm
+from serve_app.rest.rendering import ResponseFormat
+from serve_app.rest.schemas.transcription_form import Task, TranscriptionForm
 
 
 @pytest.mark.parametrize(

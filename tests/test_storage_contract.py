@@ -18,7 +18,8 @@ from deployments.jobs.reader import JobReader
 from deployments.jobs.records import Job, JobRequest, JobStatus
 from deployments.jobs.tracker import JobTracker
 from deployments.storage.database import database_engine, migrate_schema
-from deployments.types import RenderSpec, TranscriptionOptions
+from deployments.types import TranscriptionOptions
+from serve_app.rest.rendering import RenderSpec
 from tests.fakes import Actor
 from tests.postgres import PASSWORD_ENV, postgres_server, postgres_url  # noqa: F401 (fixtures)
 from tests.test_job_tracker import TRANSCRIPT, Clock, FakePipeline, _request, _until_finished
@@ -39,7 +40,7 @@ def _job(job_id: str, owner: str = "alice", clock: Clock | None = None) -> Job:
 
 
 def _request_for(job_id: str) -> JobRequest:
-    return JobRequest(source_path=f"/spool/{job_id}", options=TranscriptionOptions(), render=RenderSpec())
+    return JobRequest(source_path=f"/spool/{job_id}", options=TranscriptionOptions(), render=RenderSpec().stored())
 
 
 def test_the_schema_is_made_once_and_every_opener_finds_it(storage: StorageConfig) -> None:

@@ -13,8 +13,8 @@ from deployments.config import WhisperModelConfig
 from deployments.files._decode import decode_audio
 from deployments.transcriber.engines.ctranslate2_engine import CTranslate2Engine
 from deployments.transcriber.engines.transformers_engine import TransformersEngine
-from deployments.types import ChunkOptions, ResponseFormat, TimestampGranularity, Transcript
-from serve_app.formatting import render_body
+from deployments.types import ChunkOptions, Transcript
+from serve_app.rest.rendering import ResponseFormat, TimestampGranularity, render_body
 from tests.media import pyannote_sample
 from tests.wer import word_error_rate
 

@@ -16,8 +16,8 @@ from deployments.config import PipelineConfig
 from deployments.errors import InputRejectedError
 from deployments.files.pipeline import TranscriptionPipeline
 from deployments.jobs.records import owner_of
-from deployments.types import ChunkOptions, PipelineRequest, ResponseFormat, Transcript, TranscriptionOptions
-from serve_app.formatting import render_translation
+from deployments.types import ChunkOptions, PipelineRequest, Transcript, TranscriptionOptions
+from serve_app.rest.rendering import ResponseFormat, render_translation
 from tests.code_switching import GERMAN, EngineTranscriber, base_engine, espeak_ng, spoken
 from tests.fakes import Remote
 from tests.inprocess import KEY, call, inprocess  # noqa: F401 (fixture)

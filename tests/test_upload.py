@@ -1,4 +1,5 @@
-"""Streaming form reception (serve_app.upload): limits enforced while reading, nothing left on disk on failure."""
+"""Streaming form reception (serve_app.common.upload): limits enforced while reading, nothing left on disk on
+failure."""
 
 import asyncio
 from pathlib import Path
@@ -6,7 +7,7 @@ from pathlib import Path
 import pytest
 from starlette.requests import Request
 
-from serve_app.upload import FORM_OVERHEAD_BYTES, MAX_FIELD_BYTES, FormRejectedError, receive_form
+from serve_app.common.upload import FORM_OVERHEAD_BYTES, MAX_FIELD_BYTES, FormRejectedError, receive_form
 
 BOUNDARY = "test-boundary"
 MULTIPART = f"multipart/form-data; boundary={BOUNDARY}"

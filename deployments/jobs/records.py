@@ -3,11 +3,12 @@
 import hashlib
 from datetime import datetime
 from enum import StrEnum
+from typing import Any
 
 from pydantic import BaseModel, Field
 
 from deployments.billing.ledger import ChargeDetails
-from deployments.types import AnalysisOptions, DiarizationOptions, PipelineResult, RenderSpec, TranscriptionOptions
+from deployments.types import AnalysisOptions, DiarizationOptions, PipelineResult, TranscriptionOptions
 
 
 class JobStatus(StrEnum):
@@ -24,7 +25,10 @@ class JobRequest(BaseModel):
     options: TranscriptionOptions
     diarization: DiarizationOptions | None = Field(None, description="Set for task=diarize.")
     analysis: AnalysisOptions | None = Field(None, description="What the Analyzer should do with the transcript.")
-    render: RenderSpec = Field(description="How the edge renders the job's result when it is polled.")
+    render: dict[str, Any] = Field(
+        description="The edge's rendering choices (how it renders the result when the job is polled), stored and"
+        " returned as given: the jobs never read them."
+    )
     charge: ChargeDetails | None = Field(
         None, description="How to bill the job (price, model); language and size are filled in when it is done."
     )

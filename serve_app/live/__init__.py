@@ -1,2 +1,2 @@
-"""The edge of live sessions: one WebSocket's frames in, events out (`connection`, over `_client_frames`,
-`_relay`, `_socket` and `_usage`)."""
+"""The nexara live protocol (`/v1/transcribe`): one WebSocket's frames in, events out (`route`, `connection`, over
+`serve_app.sessions`)."""

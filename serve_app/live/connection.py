@@ -1,12 +1,12 @@
 """One live session's WebSocket: frames in, events out, in the nexara realtime protocol.
 
 The Ingress holds no audio: each binary frame is forwarded as it came to the LiveTranscriber
-(`push`, awaited in order, frames that arrive meanwhile sent together: `_client_frames`), and one streaming
-call (`events`) brings the session's events back, each sent as a JSON text frame (`_relay`). A failure is
-an `error` frame followed by the close code the SDK maps (`CLOSE_CODES`, `_socket`); final words already
+(`push`, awaited in order, frames that arrive meanwhile sent together: `serve_app.sessions.frames`), and one streaming
+call (`events`) brings the session's events back, each sent as a JSON text frame (`sessions.relay`). A failure is
+an `error` frame followed by the close code the SDK maps (`CLOSE_CODES`, `sessions.socket`); final words already
 produced are sent before it.
 
-Billing follows the bytes received (`_usage`): when the key's money runs out mid-session, input stops there,
+Billing follows the bytes received (`sessions.usage`): when the key's money runs out mid-session, input stops there,
 what was heard is finalised and sent, then `insufficient_balance` (4402). The session's audio is charged
 once, at the end, in the same ledger as files.
 """
@@ -19,13 +19,13 @@ from ray.serve.handle import DeploymentResponseGenerator
 
 from deployments.billing.pricing import Funds
 from deployments.live.events import MAX_SPEAKERS, ErrorReason, SessionFailed
-from serve_app.auth import ApiKey
-from serve_app.live._client_frames import ClientFrames
-from serve_app.live._relay import relay_events
-from serve_app.live._socket import ClientSocket
-from serve_app.live._usage import SessionMeter, charge_session
-from serve_app.schemas import LiveSessionQuery, RealtimeAudioInfo, RealtimeDiarizationInfo, RealtimeSessionCreated
-from serve_app.services import Services
+from serve_app.common.auth import ApiKey
+from serve_app.common.services import Services
+from serve_app.live.schemas import LiveSessionQuery, RealtimeAudioInfo, RealtimeDiarizationInfo, RealtimeSessionCreated
+from serve_app.sessions.frames import ClientFrames
+from serve_app.sessions.relay import relay_events
+from serve_app.sessions.socket import ClientSocket
+from serve_app.sessions.usage import SessionMeter, charge_session
 
 SPEAKER_LATENCY_MS = 750
 """About how long after a word ends its speaker embedding has heard enough (half the window)."""

@@ -1,2 +1,2 @@
 """OpenAI realtime transcription sessions (`/v1/realtime`): a protocol adapter over the live sessions'
-LiveTranscriber (`connection`, over `_config` and `_events`)."""
+LiveTranscriber (`route`, `connection`, over `_config`, `_events` and `serve_app.sessions`)."""

@@ -28,14 +28,14 @@ from ray.serve.handle import DeploymentResponseGenerator
 
 from deployments.billing.pricing import Funds
 from deployments.live.events import BYTES_PER_SAMPLE, CLOSE_CODES, SessionFailed, SessionSettings
-from serve_app.auth import ApiKey
-from serve_app.live._client_frames import ClientFrames
-from serve_app.live._relay import relay_events
-from serve_app.live._socket import ClientSocket
-from serve_app.live._usage import SessionMeter, charge_session
+from serve_app.common.auth import ApiKey
+from serve_app.common.services import Services
 from serve_app.realtime._config import TranscriptionConfig
 from serve_app.realtime._events import ItemEvents, error_event, failure_event, server_event
-from serve_app.services import Services
+from serve_app.sessions.frames import ClientFrames
+from serve_app.sessions.relay import relay_events
+from serve_app.sessions.socket import ClientSocket
+from serve_app.sessions.usage import SessionMeter, charge_session
 
 SHORTEST_COMMIT_MS = 100
 """OpenAI refuses to commit less audio than this (`input_audio_buffer_commit_empty`)."""

@@ -1,18 +1,15 @@
 """`POST /v1/audio/transcriptions/async` and `GET /v1/audio/transcriptions/async/{job_id}`."""
 
 import asyncio
-import uuid
 from datetime import timedelta
 
 from fastapi import APIRouter, HTTPException, Request, Response, status
 from fastapi.responses import JSONResponse
 
-from deployments.jobs.records import Job, JobRequest
+from deployments.jobs.records import Job
 from deployments.jobs.tracker import TooManyJobsError
-from deployments.storage.spool import remove_spooled
-from serve_app.analysis_fields import analysis_request
-from serve_app.auth import FUNDS_ERROR
-from serve_app.dependencies import (
+from serve_app.common.auth import FUNDS_ERROR
+from serve_app.common.dependencies import (
     ConfigDependency,
     CurrentKey,
     FundedKey,
@@ -21,15 +18,13 @@ from serve_app.dependencies import (
     ServicesDependency,
     TrackerDependency,
 )
-from serve_app.formatting import render_body
-from serve_app.intake import UPLOAD_ERRORS, charge_details, check_model, receive_transcription_form
-from serve_app.schemas import (
-    ErrorResponse,
-    JobCreated,
-    JobObject,
-    TranscriptionForm,
-    multipart_request_body,
-)
+from serve_app.common.errors import UPLOAD_ERRORS, ErrorResponse
+from serve_app.common.intake import Intake
+from serve_app.rest.form_intake import read_transcription_form
+from serve_app.rest.rendering import RenderSpec, render_body
+from serve_app.rest.schemas.audio_form import multipart_request_body
+from serve_app.rest.schemas.jobs import JobCreated, JobObject
+from serve_app.rest.schemas.transcription_form import TranscriptionForm
 
 router = APIRouter(tags=["async jobs"])
 
@@ -55,38 +50,20 @@ async def create_job(
     max_running = key.max_running_jobs or config.max_running_jobs_per_key
     if not await tracker.has_room.remote(key.owner, max_running):  # before reading a long upload for nothing
         raise too_many_jobs(max_running)
-    job_id = str(uuid.uuid4())
-    spool_path = app_config.storage.spool_dir / job_id
-    form = await receive_transcription_form(request, spool_path, config.max_job_upload_bytes)
-    try:
-        check_model(form.model, app_config)
-        form, analysis = analysis_request(form, app_config.analysis, synchronous=False)
+    with Intake(app_config, price) as intake:
+        form = await read_transcription_form(request, intake, config.max_job_upload_bytes, synchronous=False)
         if form.stream:
             raise HTTPException(
                 status.HTTP_400_BAD_REQUEST, "stream=true is for POST /v1/audio/transcriptions; poll jobs instead"
             )
         if form.url is not None:  # refuse a non-public URL now; the job checks again when it fetches
             await pipeline.check_url.remote(form.url)
-    except BaseException:
-        remove_spooled(spool_path)
-        raise
-    job_request = JobRequest(
-        source_path=str(spool_path),
-        url=form.url,
-        options=form.transcription_options(),
-        diarization=form.diarization_options(),
-        analysis=analysis,
-        render=form.render_spec(),
-        charge=charge_details(price, form),
-    )
-    try:
-        job: Job = await tracker.submit.remote(key.owner, job_request, job_id, max_running)
-    except TooManyJobsError as error:
-        remove_spooled(spool_path)
-        raise too_many_jobs(error.args[0]) from None
-    except BaseException:
-        remove_spooled(spool_path)
-        raise
+        job_request = intake.job_request(form, render=form.render_spec().stored())
+        try:
+            job: Job = await tracker.submit.remote(key.owner, job_request, intake.request_id, max_running)
+        except TooManyJobsError as error:
+            raise too_many_jobs(error.args[0]) from None
+        intake.hand_over()  # the job removes the spooled file when it is done
     return JobCreated(job_id=job.job_id, created_at=job.created_at)
 
 
@@ -105,7 +82,7 @@ def too_many_jobs(limit: int) -> HTTPException:
 async def get_job(job_id: str, key: CurrentKey, services: ServicesDependency) -> Response:
     # Polls never go through the tracker: this replica reads the job from the store (deployments/jobs/reader.py),
     # so poll capacity grows with the ingress replicas and finished jobs answer while the tracker restarts. A
-    # finished job's answer is kept by this replica (see serve_app.finished_jobs): polling it again reads
+    # finished job's answer is kept by this replica (see serve_app.common.finished_jobs): polling it again reads
     # nothing. Each answer is serialised once, here, as FastAPI would serialise a JobObject.
     if (body := services.finished_jobs.get(job_id, key.owner)) is not None:
         return Response(body, media_type=JSONResponse.media_type)
@@ -135,5 +112,5 @@ def _rendered(job: Job) -> dict | str | None:
     the job runs, or when it failed."""
     if job.transcript is None:
         return None
-    spec = job.request.render
+    spec = RenderSpec.model_validate(job.request.render)
     return render_body(job.transcript, spec.response_format, spec.timestamp_granularities)

@@ -14,8 +14,9 @@ import jsonschema
 from fastapi import HTTPException, status
 
 from deployments.config import AnalysisConfig
-from deployments.types import AnalysisOptions, ResponseFormat, TimestampGranularity
-from serve_app.schemas import Task, TranscriptionForm
+from deployments.types import AnalysisOptions
+from serve_app.rest.rendering import ResponseFormat, TimestampGranularity
+from serve_app.rest.schemas.transcription_form import Task, TranscriptionForm
 
 MAX_ROLES = 10
 MAX_ROLE_NAME_CHARS = 64
@@ -28,11 +29,9 @@ def refuse(detail: str) -> HTTPException:
     return HTTPException(status.HTTP_400_BAD_REQUEST, detail)
 
 
-def analysis_request(
-    form: TranscriptionForm, config: AnalysisConfig, synchronous: bool
-) -> tuple[TranscriptionForm, AnalysisOptions | None]:
-    """The form as it is to be transcribed and rendered (with an LLM prompt: verbose_json by segment, and no
-    Whisper prompt), and what the Analyzer should do; None when nothing. Raises a 400 HTTPException."""
+def analysis_options(form: TranscriptionForm, config: AnalysisConfig, synchronous: bool) -> AnalysisOptions | None:
+    """What the Analyzer should do; None when nothing. Raises a 400 HTTPException. With an LLM prompt the form
+    is transcribed and rendered as verbose_json by segment, without a Whisper prompt (`TranscriptionForm.asks_llm`)."""
     llm_prompt = form.prompt if config.prompt_field == "llm" else None
     if form.json_schema is not None and llm_prompt is None:
         if form.prompt is not None:  # prompt_field: whisper
@@ -58,13 +57,6 @@ def analysis_request(
                 " comes as verbose_json by segment; remove timestamp_granularities[]"
             )
         schema = parse_json_schema(form.json_schema) if form.json_schema is not None else None
-        form = form.model_copy(
-            update={
-                "prompt": None,
-                "response_format": ResponseFormat.verbose_json,
-                "timestamp_granularities": [TimestampGranularity.segment],
-            }
-        )
     roles = None
     if form.roles is not None:
         if form.task != Task.diarize:
@@ -81,7 +73,7 @@ def analysis_request(
                 " has no segments to carry them"
             )
     if llm_prompt is None and roles is None and not form.emotions:
-        return form, None
+        return None
     if form.stream:
         raise refuse(
             "stream=true cannot be combined with prompt, roles or emotions: the analysis needs the whole"
@@ -94,7 +86,7 @@ def analysis_request(
         emotions=form.emotions,
         timeout_s=config.sync_timeout_s if synchronous else None,
     )
-    return form, options
+    return options
 
 
 def parse_json_schema(text: str) -> dict:

@@ -1,7 +1,7 @@
 """What the HTTP app is built over: the config, the keys, and the handles of the workers it calls.
 
 The Ingress builds one from its deployment's handles; the in-process tests build one from fakes that answer
-the same `.method.remote()` calls. Routes reach its parts through `serve_app.dependencies`.
+the same `.method.remote()` calls. Routes reach its parts through `serve_app.common.dependencies`.
 """
 
 from dataclasses import dataclass, field
@@ -11,9 +11,9 @@ from ray.actor import ActorProxy
 from ray.serve.handle import DeploymentHandle
 
 from deployments.jobs.reader import JobReader
-from serve_app.auth import ApiKeys
+from serve_app.common.auth import ApiKeys
+from serve_app.common.finished_jobs import FinishedJobs
 from serve_app.config import AppConfig
-from serve_app.finished_jobs import FinishedJobs
 
 
 @dataclass(frozen=True)
@@ -33,4 +33,4 @@ class Services:
     live: DeploymentHandle | None = None
     """The LiveTranscriber: live sessions (None where the app serves none)."""
     finished_jobs: FinishedJobs = field(default_factory=FinishedJobs)
-    """Poll answers of finished jobs, kept by this replica (see `serve_app.finished_jobs`)."""
+    """Poll answers of finished jobs, kept by this replica (see `serve_app.common.finished_jobs`)."""

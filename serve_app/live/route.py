@@ -10,10 +10,10 @@ from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 
 from deployments.billing import pricing
-from serve_app.auth import BEARER_SUBPROTOCOL, raise_if_exhausted
-from serve_app.dependencies import ServicesDependency, price_of, require_api_key
+from serve_app.common.auth import BEARER_SUBPROTOCOL, raise_if_exhausted
+from serve_app.common.dependencies import ServicesDependency, price_of, require_api_key
 from serve_app.live.connection import LiveConnection
-from serve_app.schemas import LiveSessionQuery
+from serve_app.live.schemas import LiveSessionQuery
 
 router = APIRouter(tags=["live"])
 

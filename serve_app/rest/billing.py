@@ -10,8 +10,8 @@ from fastapi import APIRouter, Query
 
 from deployments.billing import pricing
 from deployments.billing.ledger import UsageRow
-from serve_app.dependencies import CurrentKey, KeyPrice, LedgerDependency
-from serve_app.schemas import Balance, UsageApiKey, UsageItem, UsagePage
+from serve_app.common.dependencies import CurrentKey, KeyPrice, LedgerDependency
+from serve_app.rest.schemas.billing import Balance, UsageApiKey, UsageItem, UsagePage
 
 router = APIRouter(tags=["billing"])
 

@@ -10,8 +10,8 @@ rate, or the key's open sessions).
 from fastapi import APIRouter, HTTPException, WebSocket, status
 
 from deployments.billing import pricing
-from serve_app.auth import raise_if_exhausted
-from serve_app.dependencies import ServicesDependency, price_of, require_api_key
+from serve_app.common.auth import raise_if_exhausted
+from serve_app.common.dependencies import ServicesDependency, price_of, require_api_key
 from serve_app.realtime._events import error_event
 from serve_app.realtime.connection import RealtimeConnection
 

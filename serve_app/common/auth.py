@@ -1,5 +1,5 @@
 """API keys and request rate; the 402 of a spent balance. Every API route depends on `require_api_key`
-(`serve_app.dependencies`, over `authenticate` here), and routes that start work also on `require_funds`.
+(`serve_app.common.dependencies`, over `authenticate` here), and routes that start work also on `require_funds`.
 
 Keys come from the environment: `STT_API_KEYS` (comma-separated, no balance: unlimited) and/or
 `STT_API_KEYS_FILE` (JSON or YAML: a list of keys with a name, a balance and price and optional per-key
@@ -23,8 +23,8 @@ from starlette.requests import HTTPConnection
 
 from deployments.billing.pricing import Currency, Funds
 from deployments.jobs.records import owner_of
+from serve_app.common.errors import ErrorResponse
 from serve_app.config import SecretSettings
-from serve_app.schemas import ErrorResponse
 
 INVALID_CREDENTIALS = "authentication credentials were not provided or are invalid"
 REQUEST_LIMIT_EXCEEDED = "request limit exceeded"

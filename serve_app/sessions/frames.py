@@ -12,7 +12,7 @@ from ray.serve.handle import DeploymentHandle
 
 from deployments.config import LiveConfig
 from deployments.live.events import SessionFailed
-from serve_app.live._usage import SessionMeter
+from serve_app.sessions.usage import SessionMeter
 
 
 class ClientFrames:

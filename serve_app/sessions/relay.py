@@ -7,8 +7,8 @@ from typing import Any
 from ray.serve.handle import DeploymentResponseGenerator
 
 from deployments.live.events import LiveEvent, SessionEnded, SessionFailed
-from serve_app.live._client_frames import ClientFrames
-from serve_app.live._socket import ClientSocket
+from serve_app.sessions.frames import ClientFrames
+from serve_app.sessions.socket import ClientSocket
 
 
 def as_sent(event: LiveEvent) -> list[dict[str, Any]]:

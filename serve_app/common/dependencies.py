@@ -16,9 +16,9 @@ from starlette.requests import HTTPConnection
 
 from deployments.billing import pricing
 from deployments.billing.pricing import Price
-from serve_app.auth import ApiKey, authenticate, raise_if_exhausted
+from serve_app.common.auth import AUTH_ERRORS, ApiKey, authenticate, raise_if_exhausted
+from serve_app.common.services import Services
 from serve_app.config import AppConfig
-from serve_app.services import Services
 
 
 def get_services(connection: HTTPConnection) -> Services:
@@ -58,6 +58,9 @@ async def require_api_key(connection: HTTPConnection, services: ServicesDependen
 
 
 CurrentKey = Annotated[ApiKey, Depends(require_api_key)]
+API_KEY_REQUIRED: dict[str, Any] = {"dependencies": [Depends(require_api_key)], "responses": AUTH_ERRORS}
+"""`include_router(router, **API_KEY_REQUIRED)`: every route of `router` behind the key, its 401 and 429
+documented."""
 
 
 def price_of(key: ApiKey, config: AppConfig) -> Price:

@@ -1,25 +1,62 @@
-"""Turn a Transcript into the body a client asked for with `response_format` and `timestamp_granularities`."""
+"""Turn a Transcript into the body a client asked for with `response_format` and `timestamp_granularities`.
+
+Those choices are a `RenderSpec`: made with a synchronous request, or stored with a job (as data the jobs do not
+read: `JobRequest.render`) so that the job's result is rendered the same way whenever it is polled.
+"""
 
 import datetime
+from enum import StrEnum
 from typing import TypeVar
 
 import srt
 import webvtt
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
+from pydantic import BaseModel, Field
 
 from deployments.transcriber.languages import language_name
+from deployments.transcriber.segmenting import sentence_groups
 from deployments.types import DiarizedTranscript, PipelineResult, Segment, Transcript, Word
-from serve_app.schemas import (
+from serve_app.rest.schemas.results import (
     DiarizedTranscription,
     LLMResult,
     OpenAIDiarizedTranscription,
-    ResponseFormat,
-    TimestampGranularity,
+    Sentence,
     TranscriptionJson,
     TranscriptionVerboseJson,
     TranslationVerboseJson,
 )
-from serve_app.sentences import sentences
+
+
+# The shape the edge renders a transcript in (OpenAI's `response_format`).
+class ResponseFormat(StrEnum):
+    json = "json"
+    text = "text"
+    srt = "srt"
+    verbose_json = "verbose_json"
+    vtt = "vtt"
+    diarized_json = "diarized_json"
+
+
+# What verbose_json times besides the text (OpenAI's `timestamp_granularities[]`, plus sentences).
+class TimestampGranularity(StrEnum):
+    segment = "segment"
+    word = "word"
+    sentence = "sentence"
+
+
+class RenderSpec(BaseModel):
+    """How the edge renders a result for the client who asked: chosen with the request, and stored with a
+    job so that the job's result is rendered the same way whenever it is polled."""
+
+    response_format: ResponseFormat = ResponseFormat.json
+    timestamp_granularities: list[TimestampGranularity] = Field(
+        default_factory=lambda: [TimestampGranularity.segment], description="As the client gave them."
+    )
+
+    def stored(self) -> dict:
+        """As a job stores it (`JobRequest.render`): JSON data, read back with `RenderSpec.model_validate`."""
+        return self.model_dump(mode="json")
+
 
 WordT = TypeVar("WordT", bound=Word)
 
@@ -60,6 +97,15 @@ def render_vtt(segments: list[Segment]) -> str:
 def stripped(words: list[WordT]) -> list[WordT]:
     """Words as clients get them: without the space Whisper's tokens lead with."""
     return [word.model_copy(update={"word": word.word.strip()}) for word in words]
+
+
+def sentences(words: list[Word], language: str) -> list[Sentence]:
+    """`timestamp_granularities[]=sentence`: the transcript's words grouped into sentences, timed by their words
+    (the grouping is `deployments.transcriber.segmenting`'s, the one that also cuts aligned words into segments)."""
+    return [
+        Sentence(start=group[0].start, end=group[-1].end, text="".join(word.word for word in group).strip())
+        for group in sentence_groups(words, language)
+    ]
 
 
 def verbose_json(transcript: Transcript, granularities: list[TimestampGranularity]) -> TranscriptionVerboseJson:

@@ -1,5 +1,6 @@
 """The try-it page at `/`: static HTML, CSS and JavaScript shipped in the package (no build step, nothing
-from a CDN). It calls the same public API as any client, with the key the user types in."""
+from a CDN), its scripts and styles at `/web/...`. It calls the same public API as any client, with the key the
+user types in. No key is needed for the page itself: it asks for one and sends it with its own requests."""
 
 from pathlib import Path
 
@@ -7,7 +8,7 @@ from fastapi import APIRouter
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 
-PAGE_DIR = Path(__file__).resolve().parents[1] / "web"
+PAGE_DIR = Path(__file__).resolve().parent / "static"
 
 router = APIRouter(tags=["web"])
 
@@ -17,6 +18,4 @@ async def page() -> FileResponse:
     return FileResponse(PAGE_DIR / "index.html")
 
 
-def page_files() -> StaticFiles:
-    """`/web/...`: the page's scripts and styles."""
-    return StaticFiles(directory=PAGE_DIR)
+router.mount("/web", StaticFiles(directory=PAGE_DIR), name="web")  # the page's scripts and styles

@@ -2,8 +2,8 @@
 
 from fastapi import APIRouter
 
-from serve_app.dependencies import ConfigDependency
-from serve_app.schemas import ModelCard, ModelList
+from serve_app.common.dependencies import ConfigDependency
+from serve_app.rest.schemas.models import ModelCard, ModelList
 
 router = APIRouter(tags=["models"])
 

@@ -1,0 +1,1 @@
+"""The REST API's request and response bodies, one module per resource."""

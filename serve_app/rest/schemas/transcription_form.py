@@ -1,0 +1,222 @@
+"""The multipart form of `POST /v1/audio/transcriptions` and `POST /v1/audio/transcriptions/async`."""
+
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import Field, PrivateAttr, field_validator, model_validator
+
+from deployments.types import (
+    AnalysisOptions,
+    DiarizationOptions,
+    DiarizationSetting,
+    KnownSpeaker,
+    SpeechDetection,
+    TranscriptionOptions,
+)
+from serve_app.rest.rendering import RenderSpec, ResponseFormat, TimestampGranularity
+from serve_app.rest.schemas.audio_form import TEXT_ONLY_FORMATS, AudioForm, language_code
+
+
+class Task(StrEnum):
+    transcribe = "transcribe"
+    diarize = "diarize"
+
+
+class ServerVadChunking(SpeechDetection):
+    """OpenAI's `chunking_strategy` object: Silero VAD's settings for cutting this file into chunks. The openai
+    SDK sends it as `chunking_strategy[type]`, `chunking_strategy[threshold]`, ...; a JSON string is read too."""
+
+    type: Literal["server_vad"] = "server_vad"
+
+    def detection(self) -> SpeechDetection:
+        return SpeechDetection(**self.model_dump(exclude={"type"}))
+
+
+CHUNKING_STRATEGY_DOC = (
+    "`auto` (or absent): the configured chunking, Silero VAD cutting at silences. A server_vad object"
+    " (`threshold` 0-1, default 0.5; `prefix_padding_ms`: audio kept around speech, default 200;"
+    " `silence_duration_ms`: the pause that ends speech, default 100) sets the VAD for this file: where chunks are"
+    " cut and which silence is skipped."
+)
+
+
+class TranscriptionForm(AudioForm):
+    """The multipart form of `POST /v1/audio/transcriptions` (and of its async twin)."""
+
+    task: Task = Task.transcribe
+    language: str | None = Field(
+        None, description="ISO-639-1 code of the spoken language; detected if omitted, empty, `auto` or `automatic`."
+    )
+    prompt: str | None = Field(
+        None,
+        max_length=4096,
+        description="An instruction an LLM answers over the transcript: the response becomes"
+        ' `{"transcription": <verbose_json>, "llm_output": ...}`. With the setting analysis.prompt_field: whisper,'
+        " OpenAI's meaning instead: text to guide Whisper's style or spelling.",
+    )
+    json_schema: str | None = Field(
+        None,
+        max_length=65536,
+        description="With prompt: a JSON Schema (as a JSON string); llm_output is then an object valid against it.",
+    )
+    roles: str | None = Field(
+        None,
+        max_length=16384,
+        description='task=diarize: give each speaker a role, "auto" or from a JSON list of names or a JSON object'
+        " of name -> description (at most 10); segments and words then carry the role as `speaker`.",
+    )
+    emotions: bool = Field(
+        False,
+        description="task=diarize with model=nexara-ru: each segment gets `emotion` {label, confidence, probs},"
+        " judged from the words by the LLM.",
+    )
+    temperature: float = Field(0.0, ge=0.0, le=1.0, description="0 uses Whisper's fallback schedule.")
+    response_format: ResponseFormat = ResponseFormat.json
+    num_speakers: int | None = Field(
+        None, ge=1, le=32, description="task=diarize: the exact number of speakers, when known. Ignored otherwise."
+    )
+    min_speakers: int | None = Field(
+        None,
+        ge=1,
+        le=32,
+        description="task=diarize: at least this many speakers (num_speakers wins). Ignored otherwise.",
+    )
+    max_speakers: int | None = Field(
+        None,
+        ge=1,
+        le=32,
+        description="task=diarize: at most this many speakers (num_speakers wins). Ignored otherwise.",
+    )
+    diarization_setting: DiarizationSetting = Field(
+        DiarizationSetting.general,
+        description="task=diarize: general (any number of speakers), meeting (at least two), telephonic (one or"
+        " two). Ignored otherwise.",
+    )
+    timestamp_granularities: list[TimestampGranularity] = Field(
+        default=[TimestampGranularity.segment],
+        alias="timestamp_granularities[]",
+        max_length=2,
+        description="`word` adds words, `sentence` gives sentences instead of segments; both need"
+        " response_format=verbose_json.",
+    )
+    profanity_filter: bool = Field(False, description="Mask profane words in the text, segments, words, subtitles.")
+    stream: bool = Field(
+        False,
+        description="Synchronous requests only: answer text/event-stream, `transcript.text.delta` events as the"
+        " audio is transcribed, then `transcript.text.done` (response_format json or text).",
+    )
+    chunking_strategy: Literal["auto"] | ServerVadChunking | None = Field(None, description=CHUNKING_STRATEGY_DOC)
+    known_speaker_names: list[str] = Field(
+        default_factory=list,
+        alias="known_speaker_names[]",
+        max_length=4,
+        description="task=diarize (implied by diarized_json): up to 4 names, one per known_speaker_references[];"
+        " a diarized speaker whose voice matches a reference takes its name, the others keep speaker_N.",
+    )
+    known_speaker_references: list[str] = Field(
+        default_factory=list,
+        alias="known_speaker_references[]",
+        max_length=4,
+        description="Data URLs (`data:audio/wav;base64,...`) of 1.5 to 10 s of each known speaker's voice, in any"
+        " format `file` may have.",
+    )
+    _known_speakers: list[KnownSpeaker] = PrivateAttr(default_factory=list)
+    """The known speakers, their clips spooled (serve_app/rest/openai_fields.py reads the two fields above)."""
+    _analysis: AnalysisOptions | None = PrivateAttr(None)
+    """What the Analyzer is asked, if anything (serve_app/rest/analysis_fields.py reads prompt, json_schema, roles
+    and emotions)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def diarized_json_diarizes(cls, values: Any) -> Any:
+        """OpenAI's diarized_json asks for speakers: task=diarize is implied."""
+        if isinstance(values, dict) and values.get("response_format") == ResponseFormat.diarized_json:
+            if values.get("task", Task.diarize) != Task.diarize:
+                raise ValueError("response_format=diarized_json is task=diarize's answer: remove task")
+            values = {**values, "task": Task.diarize}
+        return values
+
+    @field_validator("language")
+    @classmethod
+    def known_language(cls, language: str | None) -> str | None:
+        return language_code(language)
+
+    @model_validator(mode="after")
+    def consistent(self) -> "TranscriptionForm":
+        for granularity in (TimestampGranularity.word, TimestampGranularity.sentence):
+            if granularity in self.timestamp_granularities and self.response_format != ResponseFormat.verbose_json:
+                raise ValueError(f"timestamp_granularities[]={granularity} requires response_format=verbose_json")
+        if self.wants_sentences and TimestampGranularity.segment in self.timestamp_granularities:
+            raise ValueError("timestamp_granularities[]: sentence replaces segment; ask for one of them")
+        if self.wants_sentences and self.task == Task.diarize:
+            raise ValueError("timestamp_granularities[]=sentence is for task=transcribe; diarized segments"
+                             " already follow the speakers")  # fmt: skip
+        if self.task != Task.diarize:
+            for name in ("num_speakers", "min_speakers", "max_speakers", "diarization_setting"):
+                if name in self.model_fields_set:
+                    raise ValueError(f"{name} requires task=diarize")
+        if self.min_speakers is not None and self.max_speakers is not None and self.min_speakers > self.max_speakers:
+            raise ValueError("min_speakers must not exceed max_speakers")
+        if self.stream and self.response_format not in TEXT_ONLY_FORMATS:
+            raise ValueError("stream=true sends text as it is transcribed: use response_format json or text")
+        return self
+
+    @property
+    def wants_words(self) -> bool:
+        return TimestampGranularity.word in self.timestamp_granularities
+
+    @property
+    def wants_sentences(self) -> bool:
+        return TimestampGranularity.sentence in self.timestamp_granularities
+
+    def complete(self, known_speakers: list[KnownSpeaker], analysis: AnalysisOptions | None) -> None:
+        """What the intake read besides the fields (`serve_app/rest/form_intake.py`), set once, before the form is
+        used: the known speakers (checked against `task` already) and the analysis options."""
+        self._known_speakers = known_speakers
+        self._analysis = analysis
+
+    @property
+    def asks_llm(self) -> bool:
+        """Whether `prompt` is an instruction the LLM answers (not Whisper's initial prompt)."""
+        return self._analysis is not None and self._analysis.prompt is not None
+
+    def render_spec(self) -> RenderSpec:
+        """How the result is rendered: as asked; with an LLM prompt, verbose_json by segment (the transcription
+        beside the LLM's answer)."""
+        if self.asks_llm:
+            return RenderSpec(
+                response_format=ResponseFormat.verbose_json, timestamp_granularities=[TimestampGranularity.segment]
+            )
+        return RenderSpec(response_format=self.response_format, timestamp_granularities=self.timestamp_granularities)
+
+    def transcription_options(self) -> TranscriptionOptions:
+        render = self.render_spec()
+        return TranscriptionOptions(
+            language=self.language,
+            # task=diarize turns word times on in the pipeline: speakers go to words; sentences are timed by them
+            word_timestamps=any(
+                granularity in render.timestamp_granularities
+                for granularity in (TimestampGranularity.word, TimestampGranularity.sentence)
+            ),
+            segment_timestamps=render.response_format not in TEXT_ONLY_FORMATS or self.task == Task.diarize,
+            prompt=None if self.asks_llm else self.prompt,  # the LLM's instruction is not Whisper's prompt
+            temperature=self.temperature,
+            profanity_filter=self.profanity_filter,
+            speech_detection=self.chunking_strategy.detection()
+            if isinstance(self.chunking_strategy, ServerVadChunking)
+            else None,
+        )
+
+    def diarization_options(self) -> DiarizationOptions | None:
+        if self.task != Task.diarize:
+            return None
+        return DiarizationOptions(
+            num_speakers=self.num_speakers,
+            min_speakers=self.min_speakers,
+            max_speakers=self.max_speakers,
+            setting=self.diarization_setting,
+            known_speakers=self._known_speakers,
+        )
+
+    def analysis_options(self) -> AnalysisOptions | None:
+        return self._analysis
