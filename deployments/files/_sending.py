@@ -4,6 +4,7 @@ import asyncio
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from ray.serve.handle import DeploymentHandle
@@ -47,7 +48,7 @@ class ChunkSender:
 
     def __init__(
         self,
-        transcriber: DeploymentHandle,
+        transcriber: DeploymentHandle[Any],
         options: ChunkOptions,
         interactive: bool,
         max_in_flight: int,
@@ -134,5 +135,5 @@ class ChunkSender:
         """One chunk on the Transcriber; sent again if the replica decoding it dies (Serve replaces it)."""
         transcriber = self.transcriber
         hints = BatchHints(interactive=self.interactive, more_coming=more_coming, sender=self.sender)
-        call = lambda: transcriber.transcribe_chunk.remote(samples, options, hints)  # noqa: E731
+        call = lambda: transcriber.transcribe_chunk.remote(samples, options, hints)
         return await retry_on_worker_loss(call, "a chunk")
