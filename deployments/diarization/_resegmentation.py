@@ -11,6 +11,7 @@ Measured (scripts/bench_diarization.py, README Performance): the AMI excerpts' t
 the telephone call unchanged.
 """
 
+import itertools
 from collections.abc import Callable
 
 import numpy as np

@@ -135,5 +135,5 @@ class ChunkSender:
         """One chunk on the Transcriber; sent again if the replica decoding it dies (Serve replaces it)."""
         transcriber = self.transcriber
         hints = BatchHints(interactive=self.interactive, more_coming=more_coming, sender=self.sender)
-        call = lambda: transcriber.transcribe_chunk.remote(samples, options, hints)
+        call = lambda: transcriber.transcribe_chunk.remote(samples, options, hints)  # noqa: E731
         return await retry_on_worker_loss(call, "a chunk")

@@ -100,7 +100,7 @@ class LiveTranscriber:
 
     async def _transcribe(self, samples: np.ndarray, options: ChunkOptions) -> ChunkTranscript:
         hints = BatchHints(interactive=True)  # someone is listening
-        call = lambda: self.transcriber.transcribe_chunk.remote(samples, options, hints)
+        call = lambda: self.transcriber.transcribe_chunk.remote(samples, options, hints)  # noqa: E731
         return await retry_on_worker_loss(call, "a live reading")
 
     async def _embed_voices(self, windows: list[np.ndarray]) -> np.ndarray:
