@@ -22,10 +22,12 @@ class InputRejectedError(ValueError):
 
     @property
     def status(self) -> int:
-        return self.args[1]
+        status: int = self.args[1]
+        return status
 
     def __str__(self) -> str:
-        return self.args[0]
+        message: str = self.args[0]
+        return message
 
 
 class AudioRejectedError(InputRejectedError):

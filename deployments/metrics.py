@@ -77,7 +77,7 @@ class JobMetrics:
         self.queue_wait_seconds = ray_metrics.Histogram(
             "stt_job_queue_wait_seconds",
             description="Seconds from a job's submission to the start of its first run.",
-            boundaries=SECONDS_BUCKETS + [1800, 3600, 7200],
+            boundaries=[*SECONDS_BUCKETS, 1800, 3600, 7200],
         )
         self.retries = ray_metrics.Counter(
             "stt_job_retries",

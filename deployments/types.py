@@ -3,7 +3,7 @@ renders these domain objects; workers never build HTTP bodies."""
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -316,7 +316,7 @@ class AnalysisOptions(BaseModel):
     """What a client asked the LLM to do with a transcript (deployments/analysis/)."""
 
     prompt: str | None = Field(None, description="An instruction the LLM answers over the transcript.")
-    json_schema: dict | None = Field(
+    json_schema: dict[str, Any] | None = Field(
         None, description="A parsed JSON Schema the answer to `prompt` must satisfy; the answer is then an object."
     )
     roles: Literal["auto"] | list[str] | dict[str, str] | None = Field(
@@ -345,7 +345,7 @@ class Emotion(BaseModel):
 class Analysis(BaseModel):
     """What the Analyzer found in a transcript; fields the request did not ask for stay empty."""
 
-    llm_output: str | dict | None = Field(
+    llm_output: str | dict[str, Any] | None = Field(
         None, description="The answer to `prompt`: text, or with `json_schema` an object valid against it."
     )
     roles: dict[str, str] = Field(default_factory=dict, description="Speaker label -> role.")

@@ -4,6 +4,7 @@ schema with one retry, and label probabilities where the backend can score."""
 import json
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 import jsonschema
 
@@ -21,7 +22,7 @@ class Session:
     output_tokens: int = 0
     calls: list[Completion] = field(default_factory=list)
 
-    def complete(self, messages: list[Message], json_schema: dict | None, max_tokens: int) -> Completion:
+    def complete(self, messages: list[Message], json_schema: dict[str, Any] | None, max_tokens: int) -> Completion:
         if time.monotonic() > self.deadline:
             raise AnalysisTimeout("the analysis ran out of time")
         completion = self.backend.complete(messages, json_schema, max_tokens)
@@ -43,7 +44,7 @@ class Session:
         self.input_tokens += scores.input_tokens
         return scores.logprobs
 
-    def complete_json(self, messages: list[Message], schema: dict, max_tokens: int, attempts: int = 2):
+    def complete_json(self, messages: list[Message], schema: dict[str, Any], max_tokens: int, attempts: int = 2) -> Any:
         """The answer parsed and valid against `schema`; an invalid one is asked again once (the retry tells
         the model what was wrong), then LLMOutputInvalid."""
         problem = ""

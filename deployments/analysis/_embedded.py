@@ -8,6 +8,7 @@ wheel: no download at run time.
 import importlib.util
 import threading
 from pathlib import Path
+from typing import Any
 
 from deployments.analysis._logprobs import TokenScorer
 from deployments.analysis.backends import Completion, Message, Scores
@@ -46,14 +47,14 @@ class EmbeddedBackend:
         self._grammars: dict[str, str] = {}
         self._scorer: TokenScorer | None = None  # a second llama.cpp context for `score`, made on first use
 
-    def _config(self, max_tokens: int):
+    def _config(self, max_tokens: int) -> Any:  # cyllama's GenerationConfig (untyped)
         # A fixed context size: the context is allocated once and reused (its KV cache cleared per call).
         return self._generation(temperature=0.0, max_tokens=max_tokens, n_ctx=self.context_tokens, repeat_penalty=1.1)
 
     def count_tokens(self, text: str) -> int:
         return len(self.llm.vocab.tokenize(text, add_special=False, parse_special=True))
 
-    def complete(self, messages: list[Message], json_schema: dict | None, max_tokens: int) -> Completion:
+    def complete(self, messages: list[Message], json_schema: dict[str, Any] | None, max_tokens: int) -> Completion:
         import json
 
         from cyllama.utils.json_schema_to_grammar import json_schema_to_grammar

@@ -8,6 +8,7 @@ are the same whatever was scored before it. The model file is mmap-ed, so a seco
 the generation model's.
 """
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -25,20 +26,22 @@ def shared_prefix(a: list[int], b: list[int]) -> int:
     return count
 
 
-def log_softmax(logits) -> np.ndarray:
+def log_softmax(logits: Sequence[float] | np.ndarray) -> np.ndarray:
     values = np.asarray(logits, dtype=np.float64)
-    return values - np.logaddexp.reduce(values)
+    normalised: np.ndarray = values - np.logaddexp.reduce(values)
+    return normalised
 
 
 class TokenScorer:
     def __init__(self, path: Path, context_tokens: int) -> None:
         from cyllama.llama.llama_cpp import LlamaContext, LlamaContextParams, LlamaModel, LlamaModelParams
 
-        class Model(LlamaModel):
+        class Model(LlamaModel):  # type: ignore[misc]  # cyllama ships no types
             # cyllama 0.2.18's get_logits reads `model.n_vocab`, which its LlamaModel lacks.
             @property
             def n_vocab(self) -> int:
-                return self.get_vocab().n_vocab
+                vocabulary_size: int = self.get_vocab().n_vocab
+                return vocabulary_size
 
         self.model = Model(str(path), LlamaModelParams())
         params = LlamaContextParams()

@@ -2,6 +2,7 @@
 with `response_format={"type": "json_schema", ...}` for schemas. Plain httpx: one POST per completion."""
 
 import os
+from typing import Any
 
 import httpx
 
@@ -26,8 +27,8 @@ class OpenAIBackend:
     def count_tokens(self, text: str) -> int:
         return len(text) // CHARS_PER_TOKEN + 1
 
-    def complete(self, messages: list[Message], json_schema: dict | None, max_tokens: int) -> Completion:
-        body: dict = {"model": self.model, "messages": messages, "max_tokens": max_tokens, "temperature": 0}
+    def complete(self, messages: list[Message], json_schema: dict[str, Any] | None, max_tokens: int) -> Completion:
+        body: dict[str, Any] = {"model": self.model, "messages": messages, "max_tokens": max_tokens, "temperature": 0}
         if json_schema is not None:
             body["response_format"] = {
                 "type": "json_schema",

@@ -39,7 +39,7 @@ class RayLLMBackend:
     def count_tokens(self, text: str) -> int:
         return len(text) // CHARS_PER_TOKEN + 1
 
-    def complete(self, messages: list[Message], json_schema: dict | None, max_tokens: int) -> Completion:
+    def complete(self, messages: list[Message], json_schema: dict[str, Any] | None, max_tokens: int) -> Completion:
         body: dict[str, Any] = {"model": self.model, "messages": messages, "max_tokens": max_tokens, "temperature": 0}
         if json_schema is not None:
             body["response_format"] = {

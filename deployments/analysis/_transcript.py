@@ -8,6 +8,8 @@ its two ends, which is what a summary or an extraction needs. Roles read the sam
 never need cutting, since they judge a few segments per call.
 """
 
+from collections.abc import Callable
+
 from deployments.types import DiarizedTranscript, Transcript
 
 
@@ -17,7 +19,7 @@ def lines(transcript: Transcript | DiarizedTranscript) -> list[str]:
     return [f"- {segment.text.strip()}" for segment in transcript.segments]
 
 
-def fit(all_lines: list[str], budget_tokens: int, count_tokens) -> str:
+def fit(all_lines: list[str], budget_tokens: int, count_tokens: Callable[[str], int]) -> str:
     """The lines joined, cut in the middle to at most `budget_tokens` (see the module's docstring)."""
     costs = [count_tokens(line) + 1 for line in all_lines]
     if sum(costs) <= budget_tokens:

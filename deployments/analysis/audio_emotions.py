@@ -43,7 +43,7 @@ class AudioEmotionClassifier:
         if not path.is_dir():
             raise FileNotFoundError(f"audio emotion model not found: {path}")
         self.torch = torch
-        self.extractor = AutoFeatureExtractor.from_pretrained(path, local_files_only=True)
+        self.extractor = AutoFeatureExtractor.from_pretrained(path, local_files_only=True)  # type: ignore[no-untyped-call]
         self.model = AutoModelForAudioClassification.from_pretrained(path, local_files_only=True).eval()
         names = {int(i): str(name).lower() for i, name in self.model.config.id2label.items()}
         self.columns = {i: LABEL_MAP[name] for i, name in names.items() if name in LABEL_MAP}

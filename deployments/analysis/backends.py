@@ -26,7 +26,7 @@ class Completion:
 class LLMBackend(Protocol):
     context_tokens: int
 
-    def complete(self, messages: list[Message], json_schema: dict | None, max_tokens: int) -> Completion:
+    def complete(self, messages: list[Message], json_schema: dict[str, Any] | None, max_tokens: int) -> Completion:
         """The model's answer to `messages`; with `json_schema`, constrained to it where the backend can."""
         ...
 

@@ -9,6 +9,7 @@ transcription goes on, and each analysis is a 502 whose cause is in the log.
 import asyncio
 import logging
 import time
+from typing import Any
 
 from ray import serve
 from ray.serve.handle import DeploymentHandle
@@ -26,7 +27,7 @@ SERVER_CONCURRENCY = 8
 
 @serve.deployment(max_ongoing_requests=SERVER_CONCURRENCY)
 class Analyzer:
-    def __init__(self, config: AnalysisConfig, llm: DeploymentHandle | None = None) -> None:
+    def __init__(self, config: AnalysisConfig, llm: DeploymentHandle[Any] | None = None) -> None:
         """`llm`: the application's Ray Serve LLM deployment, for backend `ray_llm` (serve_app/app.py binds it)."""
         from deployments.analysis.backends import make_backend  # here, not at the top: see the docstring
 

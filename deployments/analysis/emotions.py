@@ -7,6 +7,8 @@ distribution over the four labels as the answer, calibrated against the same que
 and its confidence in percent for each, constrained to the four labels, and `probs` is that stated
 confidence on the label with the rest shared evenly: self-reported, so coarse."""
 
+from typing import Any
+
 from deployments.analysis._calls import Session
 from deployments.analysis._labels import probabilities
 from deployments.analysis.errors import LLMOutputInvalid
@@ -40,7 +42,7 @@ def scored(session: Session, transcript: Transcript | DiarizedTranscript) -> lis
     return result
 
 
-def batch_schema(count: int) -> dict:
+def batch_schema(count: int) -> dict[str, Any]:
     item = {
         "type": "object",
         "properties": {

@@ -10,6 +10,8 @@ conversation." followed by what the speaker said, a noisy-channel classifier), o
 mostly measures its bias for a role name or a speaker label; the likelihood of the words does not have that
 bias."""
 
+from typing import Any
+
 from deployments.analysis._calls import Session
 from deployments.analysis._transcript import fit, lines
 from deployments.analysis.errors import LLMOutputInvalid
@@ -55,7 +57,7 @@ def speakers_of(transcript: DiarizedTranscript) -> list[str]:
     return list(dict.fromkeys([s.speaker for s in transcript.speakers] + [s.speaker for s in transcript.segments]))
 
 
-def role_schema(speakers: list[str], allowed: list[str] | None) -> dict:
+def role_schema(speakers: list[str], allowed: list[str] | None) -> dict[str, Any]:
     value = {"type": "string", "enum": allowed} if allowed else {"type": "string", "maxLength": MAX_AUTO_ROLE_CHARS}
     return {
         "type": "object",

@@ -101,7 +101,8 @@ class Funds:
 
 async def spent(ledger: ActorProxy[Any], owner: str, price: Price) -> float:
     """Money charged to `owner` in all; charges recorded without a cost are priced at `price`."""
-    return await ledger.spent.remote(owner, price.rate_per_min)
+    spent_money: float = await ledger.spent.remote(owner, price.rate_per_min)
+    return spent_money
 
 
 async def funds(ledger: ActorProxy[Any], owner: str, price: Price) -> Funds:
@@ -114,4 +115,5 @@ async def funds(ledger: ActorProxy[Any], owner: str, price: Price) -> Funds:
 async def charge(ledger: ActorProxy[Any], charge_id: str, owner: str, seconds: float, details: ChargeDetails) -> bool:
     """Charge `seconds` of completed audio to `owner`, once per `charge_id` (the ledger ignores a repeat:
     False). `details.rate_per_min`, set from the key's `Price` when the work was accepted, prices it."""
-    return await ledger.charge.remote(charge_id, owner, seconds, details)
+    charged: bool = await ledger.charge.remote(charge_id, owner, seconds, details)
+    return charged

@@ -17,6 +17,8 @@ Here the dendrogram (average linkage, Euclidean distance between L2-normalised e
   is the answer, so a right count given changes nothing.
 """
 
+from typing import Any
+
 import numpy as np
 from pyannote.audio.pipelines.clustering import BaseClustering
 from scipy.cluster.hierarchy import fcluster, linkage
@@ -37,7 +39,7 @@ class CountingClustering(BaseClustering):
         self.min_active_ratio = min_active_ratio
 
     def filter_embeddings(  # the same call as pyannote's, the ratio ours
-        self, embeddings: np.ndarray, segmentations=None, min_active_ratio: float | None = None
+        self, embeddings: np.ndarray, segmentations: Any = None, min_active_ratio: float | None = None
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         ratio = self.min_active_ratio if min_active_ratio is None else min_active_ratio
         return super().filter_embeddings(embeddings, segmentations=segmentations, min_active_ratio=ratio)

@@ -43,7 +43,8 @@ def similarities(centroids: dict[str, np.ndarray], references: list[np.ndarray])
     """(speakers, references) cosine similarities, speakers in `centroids`' order."""
     if not centroids or not references:
         return np.zeros((len(centroids), len(references)))
-    return np.stack(list(centroids.values())) @ np.stack(references).T
+    matrix: np.ndarray = np.stack(list(centroids.values())) @ np.stack(references).T
+    return matrix
 
 
 def match_speakers(

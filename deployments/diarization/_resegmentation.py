@@ -11,6 +11,7 @@ Measured (scripts/bench_diarization.py, README Performance): the AMI excerpts' t
 the telephone call unchanged.
 """
 
+import itertools
 from collections.abc import Callable
 
 import numpy as np
@@ -128,4 +129,4 @@ def _runs(values: np.ndarray) -> list[tuple[int, int, int]]:
     if len(values) == 0:
         return []
     edges = np.concatenate([[0], np.flatnonzero(np.diff(values)) + 1, [len(values)]])
-    return [(int(a), int(b), int(values[a])) for a, b in zip(edges[:-1], edges[1:], strict=True) if values[a] >= 0]
+    return [(int(a), int(b), int(values[a])) for a, b in itertools.pairwise(edges) if values[a] >= 0]

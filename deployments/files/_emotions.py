@@ -6,6 +6,7 @@ import asyncio
 import functools
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from ray.serve.handle import DeploymentHandle
@@ -47,7 +48,7 @@ def _pieces(decoded: Path, segments: Sequence[DiarizedSegment]) -> list[np.ndarr
 
 
 async def emotions_from_audio(
-    classifier: DeploymentHandle, decoded: Path, segments: Sequence[DiarizedSegment]
+    classifier: DeploymentHandle[Any], decoded: Path, segments: Sequence[DiarizedSegment]
 ) -> list[Emotion | None]:
     """One emotion per segment, in order (None where a segment is too short to judge)."""
     emotions: list[Emotion | None] = []

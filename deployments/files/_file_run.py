@@ -4,7 +4,7 @@
 import asyncio
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ray.serve.handle import DeploymentHandle
 
@@ -181,7 +181,7 @@ class FileRun:
         return analysis.model_copy(update={"emotions": emotions})
 
     async def _heard_emotions(
-        self, classifier: DeploymentHandle, transcript: DiarizedTranscript, timeout_s: float | None
+        self, classifier: DeploymentHandle[Any], transcript: DiarizedTranscript, timeout_s: float | None
     ) -> list[Emotion | None]:
         """The classifier's emotions of the segments, within a synchronous request's analysis budget (`timeout_s`;
         a job's wait as long as it takes)."""

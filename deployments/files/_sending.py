@@ -4,6 +4,7 @@ import asyncio
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from ray.serve.handle import DeploymentHandle
@@ -47,7 +48,7 @@ class ChunkSender:
 
     def __init__(
         self,
-        transcriber: DeploymentHandle,
+        transcriber: DeploymentHandle[Any],
         options: ChunkOptions,
         interactive: bool,
         max_in_flight: int,

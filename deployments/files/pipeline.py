@@ -20,6 +20,7 @@ language detected in it (`chunking.language_per_chunk`) or all in the file's mai
 
 import asyncio
 from collections.abc import AsyncIterator
+from typing import Any
 
 from ray import serve
 from ray.serve.handle import DeploymentHandle
@@ -40,11 +41,11 @@ class TranscriptionPipeline:
 
     def __init__(
         self,
-        transcriber: DeploymentHandle,
-        diarizer: DeploymentHandle,
+        transcriber: DeploymentHandle[Any],
+        diarizer: DeploymentHandle[Any],
         config: PipelineConfig,
-        analyzer: DeploymentHandle | None = None,
-        audio_emotions: DeploymentHandle | None = None,
+        analyzer: DeploymentHandle[Any] | None = None,
+        audio_emotions: DeploymentHandle[Any] | None = None,
     ) -> None:
         self.transcriber = transcriber
         self.diarizer = diarizer

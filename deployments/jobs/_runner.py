@@ -39,7 +39,7 @@ class QueueRunner:
     def __init__(
         self,
         config: JobsConfig,
-        pipeline: DeploymentHandle,
+        pipeline: DeploymentHandle[Any],
         ledger: ActorProxy[Any],
         book: JobBook,
         metrics: JobMetrics,
@@ -52,12 +52,12 @@ class QueueRunner:
         self.metrics = metrics
         self.on_change = on_change
         self.queue: asyncio.Queue[str] = asyncio.Queue()
-        self.workers: dict[int, asyncio.Task] = {}
+        self.workers: dict[int, asyncio.Task[None]] = {}
         self.running: dict[str, tuple[int, float]] = {}  # job being run -> its worker, when it last reported
         self.started: set[str] = set()  # unfinished jobs that have run at least once (for the queue-wait metric)
         self.failures: Counter[str] = Counter()  # unexpected failures per job, for the retry budget
 
-    def reconfigure(self, config: JobsConfig, pipeline: DeploymentHandle, ledger: ActorProxy[Any]) -> None:
+    def reconfigure(self, config: JobsConfig, pipeline: DeploymentHandle[Any], ledger: ActorProxy[Any]) -> None:
         self.config, self.pipeline, self.ledger = config, pipeline, ledger
         self.start_workers()
 
@@ -110,7 +110,7 @@ class QueueRunner:
         result: PipelineResult | None = None
         try:
             events = cast(
-                DeploymentResponseGenerator,
+                DeploymentResponseGenerator[Any],
                 self.pipeline.options(stream=True).transcribe_streaming.remote(pipeline_request),
             )
             async for event in events:

@@ -45,7 +45,7 @@ class Watchdog:
                            len(runner.running), len(runner.workers), self.stalled_rounds, stacks)  # fmt: skip
 
 
-def _task_stack(task: asyncio.Task) -> str:
+def _task_stack(task: asyncio.Task[None]) -> str:
     frames = io.StringIO()
     task.print_stack(limit=8, file=frames)
     return frames.getvalue()

@@ -55,7 +55,7 @@ class JobTracker:
         self,
         config: JobsConfig,
         storage: StorageConfig,
-        pipeline: DeploymentHandle,
+        pipeline: DeploymentHandle[Any],
         ledger: ActorProxy[Any],
         store: JobStore | None = None,
         clock: Clock = utc_now,
@@ -82,7 +82,7 @@ class JobTracker:
     def ledger(self) -> ActorProxy[Any]:
         return self.runner.ledger
 
-    async def reconfigure(self, config: JobsConfig, pipeline: DeploymentHandle, ledger: ActorProxy[Any]) -> None:
+    async def reconfigure(self, config: JobsConfig, pipeline: DeploymentHandle[Any], ledger: ActorProxy[Any]) -> None:
         """Take the settings and handles of a new deployment. The tracker is detached, so it outlives a
         redeploy; every ingress replica calls this when it starts, so caps, retention and the number of
         concurrent jobs follow the config that is deployed now."""
@@ -150,7 +150,7 @@ class JobTracker:
 def get_or_create_tracker(
     config: JobsConfig,
     storage: StorageConfig,
-    pipeline: DeploymentHandle,
+    pipeline: DeploymentHandle[Any],
     ledger: ActorProxy[Any],
 ) -> ActorProxy[Any]:
     """The cluster's one tracker actor: created by the first ingress replica, found by the others (which

@@ -87,4 +87,5 @@ class PcmDecoder:
     def _resampled(self, channel: int, samples: np.ndarray) -> np.ndarray:
         if not self.resamplers:
             return samples
-        return self.resamplers[channel].resample_chunk(samples)
+        resampled: np.ndarray = self.resamplers[channel].resample_chunk(samples)
+        return resampled

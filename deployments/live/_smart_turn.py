@@ -47,7 +47,8 @@ class SmartTurnModel:
         window = WINDOW_S * SAMPLE_RATE
         speech = np.pad(speech[-window:], (window - len(speech[-window:]), 0)).astype(np.float32)
         normalised = (speech - speech.mean()) / np.sqrt(speech.var() + 1e-7)
-        return self.extractor(normalised, padding=0)[:, : self.extractor.nb_max_frames].astype(np.float32)
+        frames: np.ndarray = self.extractor(normalised, padding=0)[:, : self.extractor.nb_max_frames]
+        return frames.astype(np.float32)
 
     def probability(self, speech: np.ndarray) -> float:
         """The probability that the turn whose audio ends here is complete."""

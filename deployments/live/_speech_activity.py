@@ -76,7 +76,8 @@ class SpeechDetector:
             None, {"input": np.concatenate([before, windows], axis=1), "h": self.state[0], "c": self.state[1]}
         )
         self.state, self.context = (h, c), windows[-1, -CONTEXT:].copy()
-        return probabilities.reshape(-1)
+        flat: np.ndarray = probabilities.reshape(-1)
+        return flat
 
     def _step(self, probability: float) -> SpeechBoundary | None:
         """Hysteresis over window probabilities: speech starts after START_WINDOWS windows in a row at or

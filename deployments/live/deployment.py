@@ -13,6 +13,7 @@ number of replicas. A call for a session its replica no longer holds (it restart
 
 import asyncio
 from collections.abc import AsyncIterator
+from typing import Any
 
 import numpy as np
 from ray import serve
@@ -38,7 +39,7 @@ SESSION_GONE = "the session is not on this server any more (it restarted): open 
     request_router_config=RequestRouterConfig(request_router_class=SessionAffinityRouter),  # type: ignore[arg-type]
 )
 class LiveTranscriber:
-    def __init__(self, transcriber: DeploymentHandle, diarizer: DeploymentHandle, config: LiveConfig) -> None:
+    def __init__(self, transcriber: DeploymentHandle[Any], diarizer: DeploymentHandle[Any], config: LiveConfig) -> None:
         self.transcriber = transcriber
         self.diarizer = diarizer
         self.config = config

@@ -197,14 +197,16 @@ def migrate_schema(engine: Engine) -> int:
 
 def insert_ignoring_duplicates(connection: Connection | Engine, table: Table, keys: list[str]) -> Insert:
     """`INSERT ... ON CONFLICT (keys) DO NOTHING` in the connection's dialect."""
-    return _insert(connection, table).on_conflict_do_nothing(index_elements=keys)
+    statement: Insert = _insert(connection, table).on_conflict_do_nothing(index_elements=keys)
+    return statement
 
 
 def upsert(connection: Connection | Engine, table: Table, keys: list[str]) -> Insert:
     """`INSERT ... ON CONFLICT (keys) DO UPDATE` of every other column, in the connection's dialect."""
     statement = _insert(connection, table)
     others = {column.name: statement.excluded[column.name] for column in table.columns if column.name not in keys}
-    return statement.on_conflict_do_update(index_elements=keys, set_=others)
+    updating: Insert = statement.on_conflict_do_update(index_elements=keys, set_=others)
+    return updating
 
 
 def _insert(connection: Connection | Engine, table: Table) -> Any:

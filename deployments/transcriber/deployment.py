@@ -64,6 +64,7 @@ class Lane:
         self.gather_until = 0.0  # the loop's time until which chunks are held for a fuller batch
         self.holding_since: float | None = None
         self.last_moved = time.monotonic()  # when a chunk last went in, or a batch started or ended
+        self.wake_ups: set[asyncio.Task[None]] = set()  # held until done: the loop keeps only weak references
 
     def stall(self, stall_s: float) -> str | None:
         """What the lane looks like when chunks have waited `stall_s` without anything moving (five times that
@@ -128,7 +129,9 @@ class Lane:
 
     def _wake(self) -> None:
         """The gathering time is over: the held chunks may go (a callback: it cannot take the lock itself)."""
-        asyncio.ensure_future(self._notify())
+        wake_up = asyncio.ensure_future(self._notify())
+        self.wake_ups.add(wake_up)
+        wake_up.add_done_callback(self.wake_ups.discard)
 
     async def _notify(self) -> None:
         async with self.admission:
@@ -187,9 +190,9 @@ class Transcriber:
         self.jobs, self.interactive = Lane("jobs"), Lane("interactive")
         self.received = 0  # chunks whose callers have not had their result, admitted or not
         self.metrics = TranscriberMetrics()
-        self.watchdog: asyncio.Task | None = None
+        self.watchdog: asyncio.Task[None] | None = None
 
-    def reconfigure(self, user_config: dict) -> None:
+    def reconfigure(self, user_config: dict[str, Any]) -> None:
         batching = self.batching = BatchingConfig.model_validate(user_config)
         for batch in (self.transcribe_batch, self.transcribe_interactive_batch):
             batch.set_max_batch_size(batching.max_batch_size)

@@ -17,7 +17,7 @@ from pysbd.languages import LANGUAGE_CODES
 
 from deployments.types import Segment, Word
 
-CLAUSE_ENDS = (",", ";", ":", "，", "、", "；", "：")
+CLAUSE_ENDS = (",", ";", ":", "，", "、", "；", "：")  # noqa: RUF001  # and their CJK (full-width) forms
 MIN_DURATION_S = 0.02
 """The alignment's time step (50 cross-attention frames a second): a word it gave no frame gets one."""
 

@@ -22,6 +22,7 @@ way, every segment and word is then fitted into its chunk with a length of its o
 
 import re
 from math import ceil
+from typing import Any
 
 import numpy as np
 from ctranslate2 import StorageView
@@ -45,11 +46,11 @@ class _OneItemAlignment:
     """Stands in for the WhisperModel inside `add_word_timestamps` for one batch item: it answers
     `find_alignment` with that item's alignment, computed for the whole batch at once."""
 
-    def __init__(self, alignment: list[dict], frames_per_second: int) -> None:
+    def __init__(self, alignment: list[dict[str, Any]], frames_per_second: int) -> None:
         self.alignment = alignment
         self.frames_per_second = frames_per_second
 
-    def find_alignment(self, *args: object, **kwargs: object) -> list[list[dict]]:
+    def find_alignment(self, *args: object, **kwargs: object) -> list[list[dict[str, Any]]]:
         return [self.alignment]
 
 
@@ -173,9 +174,11 @@ class CTranslate2Engine:
 
     def _features(self, chunk: np.ndarray, frames: int | None) -> np.ndarray:
         if frames is None:
-            return pad_or_trim(self.model.feature_extractor(chunk)[..., :-1])
+            whole: np.ndarray = pad_or_trim(self.model.feature_extractor(chunk)[..., :-1])
+            return whole
         padded = np.pad(chunk, (0, max(0, frames * self.model.feature_extractor.hop_length - len(chunk))))
-        return self.model.feature_extractor(padded)[..., :frames]
+        features: np.ndarray = self.model.feature_extractor(padded)[..., :frames]
+        return features
 
     def _segments_from_words(
         self, transcript: ChunkTranscript, tokenizer: Tokenizer, options: ChunkOptions
@@ -211,7 +214,7 @@ class CTranslate2Engine:
         duration: float,
         size: int,
         length_penalty: float,
-    ) -> list[dict]:
+    ) -> list[dict[str, Any]]:
         """One chunk's tokens split into segments at its timestamp tokens (one segment without them)."""
         tokens = result.sequences_ids[0]
         avg_logprob = result.scores[0] * (len(tokens) ** length_penalty) / (len(tokens) + 1)
@@ -234,7 +237,7 @@ class CTranslate2Engine:
 
     def _add_word_timestamps(
         self,
-        segmented: list[list[dict]],
+        segmented: list[list[dict[str, Any]]],
         tokenizer: Tokenizer,
         encoder_output: StorageView,
         sizes: list[int],
@@ -287,7 +290,7 @@ class CTranslate2Engine:
             max_initial_timestamp=0.0,
             word_timestamps=timed_by_alignment or options.word_timestamps,
             prepend_punctuations="\"'“¿([{-",
-            append_punctuations="\"'.。,，!！?？:：”)]}、",
+            append_punctuations="\"'.。,，!！?？:：”)]}、",  # noqa: RUF001  # CJK punctuation, as faster-whisper's
             multilingual=False,  # detection happens in transcribe_batch, once
             max_new_tokens=None,
             clip_timestamps="0",
@@ -296,7 +299,9 @@ class CTranslate2Engine:
         )
 
     @staticmethod
-    def _chunk_transcript(segments: list[dict], language: str, temperature: float, duration: float) -> ChunkTranscript:
+    def _chunk_transcript(
+        segments: list[dict[str, Any]], language: str, temperature: float, duration: float
+    ) -> ChunkTranscript:
         """The chunk's segments and words, each fitted into the chunk with a length of its own (`fit_in_chunk`):
         the alignment can give a word no time, and faster-whisper then gives its segment none either."""
         out = ChunkTranscript(language=language, segments=[])

@@ -33,7 +33,8 @@ def read_ct2_model(path: Path) -> dict[str, np.ndarray]:
     with path.open("rb") as model:
 
         def number(fmt: str) -> int:
-            return struct.unpack(fmt, model.read(struct.calcsize(fmt)))[0]
+            value: int = struct.unpack(fmt, model.read(struct.calcsize(fmt)))[0]
+            return value
 
         def string() -> str:
             return model.read(number("H"))[:-1].decode()
@@ -137,7 +138,7 @@ def convert_ct2_to_hf(ct2_dir: Path, out_dir: Path) -> Path:
         suppress_tokens=ct2_config["suppress_ids"],
         tie_word_embeddings=True,
     )
-    generation: Any = GenerationConfig(  # Any: Whisper's lang_to_id and task_to_id are undeclared extras
+    generation: Any = GenerationConfig(  # type: ignore[no-untyped-call]  # Any: Whisper's lang_to_id and task_to_id are undeclared extras
         decoder_start_token_id=config.decoder_start_token_id,
         bos_token_id=eot,
         eos_token_id=eot,
@@ -160,5 +161,6 @@ def convert_ct2_to_hf(ct2_dir: Path, out_dir: Path) -> Path:
     config.save_pretrained(out_dir)
     generation.save_pretrained(out_dir)
     tokenizer.save_pretrained(out_dir)
-    WhisperFeatureExtractor(feature_size=config.num_mel_bins).save_pretrained(out_dir)
+    extractor = WhisperFeatureExtractor(feature_size=config.num_mel_bins)  # type: ignore[no-untyped-call]
+    extractor.save_pretrained(out_dir)
     return out_dir

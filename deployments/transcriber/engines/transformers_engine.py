@@ -60,14 +60,15 @@ class TransformersEngine:
 
     def _features(self, chunks: list[np.ndarray]) -> torch.Tensor:
         extracted = self.processor.feature_extractor(chunks, sampling_rate=SAMPLE_RATE, return_tensors="pt")
-        return extracted.input_features.to(self.device, self.dtype)
+        features: torch.Tensor = extracted.input_features.to(self.device, self.dtype)
+        return features
 
     @torch.inference_mode()
     def transcribe_batch(self, chunks: list[np.ndarray], options: ChunkOptions) -> list[ChunkTranscript]:
         if options.task == "translate" and not self.multilingual:
             raise ValueError("an English-only Whisper model cannot translate (the Transcriber's callers check first)")
         beams = options.beam_size or self.config.beam_size
-        kwargs: dict = {
+        kwargs: dict[str, Any] = {
             "return_timestamps": options.segment_timestamps,
             "num_beams": beams,
             "return_dict_in_generate": True,
@@ -88,7 +89,7 @@ class TransformersEngine:
         ]
 
     @staticmethod
-    def _decoded(output: dict, index: int, temperature: float) -> _Decoded:
+    def _decoded(output: dict[str, Any], index: int, temperature: float) -> _Decoded:
         """Batch item `index` of `generate`'s output: its tokens with their times and log-probabilities."""
         sequence = output["sequences"][index]
         all_times = output.get("token_timestamps")
