@@ -15,7 +15,7 @@ import srt
 from typer.testing import CliRunner
 
 from deployments.files._decode import decode_audio
-from serve_app.cli.main import app
+from stt_cli.main import app
 from tests.conftest import Service
 from tests.media import encode, pyannote_sample
 

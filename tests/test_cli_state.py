@@ -6,7 +6,7 @@ from pathlib import Path
 from starlette.requests import HTTPConnection
 
 from serve_app.auth import subprotocol_key
-from serve_app.cli.state import RETENTION_S, JobStateFile, SubmittedJob
+from stt_cli.state import RETENTION_S, JobStateFile, SubmittedJob
 
 
 def _job(job_id: str, **changes) -> SubmittedJob:

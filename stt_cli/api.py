@@ -1,12 +1,12 @@
-"""The service's HTTP API as the CLI uses it: one httpx client, pydantic models of the answers, and the
-server's `detail` carried in every error."""
+"""The service's HTTP API as the CLI uses it: one httpx client, the client's own models of the answers
+(stt_cli.wire), and the server's `detail` carried in every error."""
 
 from pathlib import Path
 from typing import Any
 
 import httpx
 
-from serve_app.schemas import Balance, JobCreated, JobObject, ModelList
+from stt_cli.wire import Balance, JobCreated, JobObject, ModelList
 
 TRANSCRIPTIONS = "/v1/audio/transcriptions"
 
