@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from deployments.files._decode import decode_windows
+from deployments.files.decoding import decode_windows
 from deployments.transcriber.engines.ctranslate2_engine import CTranslate2Engine
 from deployments.types import SAMPLE_RATE, BatchHints, ChunkOptions, ChunkTranscript
 from tests.code_switching import ENGLISH, GERMAN, EngineTranscriber, base_engine, code_switched, text_between

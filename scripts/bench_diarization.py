@@ -38,7 +38,7 @@ from deployments.diarization._pyannote import CLUSTERING_THRESHOLDS, Diarization
 from deployments.diarization.words import diarized_transcription
 from deployments.files._assembly import join_chunks
 from deployments.files._chunking import SpeechChunker, chunk_audio
-from deployments.files._decode import decode_audio
+from deployments.files.decoding import decode_audio
 from deployments.transcriber.engines.ctranslate2_engine import CTranslate2Engine
 from deployments.types import SAMPLE_RATE, ChunkOptions, Diarization, DiarizationOptions, DiarizationSetting, Transcript
 from tests.media import SHARED_AUDIO, pyannote_sample

@@ -28,7 +28,7 @@ import httpx
 from nexara import AsyncNexara
 from nexara.types.realtime import RealtimeTranscript
 
-from deployments.files._decode import decode_audio
+from deployments.files.decoding import decode_audio
 from scripts.local_service import LocalService
 from tests.media import encode, pyannote_sample
 from tests.wer import stm_transcript, word_error_rate

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from deployments.config import LiveConfig, WhisperModelConfig
-from deployments.files._decode import decode_audio
+from deployments.files.decoding import decode_audio
 from deployments.live._channel import ChannelTranscriber
 from deployments.live._models import LiveModels
 from deployments.live.events import LiveEvent, SessionSettings, TranscriptEvent

@@ -27,7 +27,7 @@ import httpx
 import numpy as np
 import psutil
 
-from deployments.files._decode import decode_audio
+from deployments.files.decoding import decode_audio
 from scripts.local_service import LocalService
 from tests.media import pyannote_sample
 

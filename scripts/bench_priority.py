@@ -23,7 +23,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from deployments.files._decode import decode_audio
+from deployments.files.decoding import decode_audio
 from scripts.local_service import LocalService
 from tests.media import encode, pyannote_sample
 

@@ -48,7 +48,7 @@ from faster_whisper import BatchedInferencePipeline, WhisperModel
 from deployments.config import BatchingConfig, WhisperModelConfig
 from deployments.files._assembly import join_chunks
 from deployments.files._chunking import SpeechChunker, chunk_audio
-from deployments.files._decode import decode_audio
+from deployments.files.decoding import decode_audio
 from deployments.transcriber.engines import load_engine
 from deployments.transcriber.engines.ctranslate2_engine import CTranslate2Engine
 from deployments.types import SAMPLE_RATE, ChunkOptions, ChunkTranscript, Transcript

@@ -33,7 +33,7 @@ from rich.table import Table
 from sqlalchemy import select
 
 from deployments.config import StorageConfig
-from deployments.files._decode import decode_audio
+from deployments.files.decoding import decode_audio
 from deployments.jobs.records import owner_of
 from deployments.storage.database import charges, database_engine
 from scripts.local_cluster import LocalCluster

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import httpx
 
-from deployments.files._decode import decode_audio
+from deployments.files.decoding import decode_audio
 from scripts.local_service import LocalService
 from tests.media import encode, pyannote_sample
 

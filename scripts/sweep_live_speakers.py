@@ -18,7 +18,7 @@ from scipy.optimize import linear_sum_assignment
 
 from deployments.config import DiarizationConfig, WhisperModelConfig
 from deployments.diarization._pyannote import DiarizationPipeline
-from deployments.files._decode import decode_audio
+from deployments.files.decoding import decode_audio
 from deployments.live._speakers import SPEAKER_WINDOW_S, OnlineSpeakers
 from deployments.transcriber.engines import load_engine
 from deployments.types import SAMPLE_RATE, ChunkOptions

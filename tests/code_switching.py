@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from deployments.config import ChunkingConfig, PipelineConfig, WhisperModelConfig
-from deployments.files._decode import decode_windows
+from deployments.files.decoding import decode_windows
 from deployments.files.pipeline import TranscriptionPipeline
 from deployments.transcriber.engines.ctranslate2_engine import CTranslate2Engine
 from deployments.types import (

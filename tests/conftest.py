@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import yaml
 
-from deployments.files._decode import decode_audio
+from deployments.files.decoding import decode_audio
 from scripts.local_service import LocalService
 from tests.media import SHARED_AUDIO, encode, pyannote_sample
 from tests.media_server import media_server

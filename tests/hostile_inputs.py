@@ -11,7 +11,7 @@ from fractions import Fraction
 import av
 import numpy as np
 
-from deployments.files._decode import decode_audio
+from deployments.files.decoding import decode_audio
 from tests.media import encode, pyannote_sample
 
 

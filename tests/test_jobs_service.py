@@ -12,7 +12,7 @@ import pytest
 import ray
 import srt
 
-from deployments.files._decode import decode_audio
+from deployments.files.decoding import decode_audio
 from deployments.types import SAMPLE_RATE
 from scripts.chaos import kill
 from tests.conftest import API_KEYS, JOBS_CONFIG, Service

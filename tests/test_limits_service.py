@@ -9,7 +9,7 @@ import httpx
 import psutil
 import pytest
 
-from deployments.files._decode import decode_audio
+from deployments.files.decoding import decode_audio
 from tests.conftest import API_KEYS, KEYS_FILE, Service
 from tests.media import encode, pyannote_sample
 

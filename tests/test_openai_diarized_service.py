@@ -10,7 +10,7 @@ import openai
 import pytest
 from openai.types.audio import TranscriptionDiarized
 
-from deployments.files._decode import decode_audio
+from deployments.files.decoding import decode_audio
 from tests.conftest import Service
 from tests.media import encode, pyannote_sample
 

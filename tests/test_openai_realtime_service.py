@@ -13,7 +13,7 @@ import pytest
 import soxr
 from openai import AsyncOpenAI
 
-from deployments.files._decode import decode_audio
+from deployments.files.decoding import decode_audio
 from tests.conftest import Service
 from tests.media import encode, pyannote_sample
 from tests.wer import stm_transcript, word_error_rate

@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from deployments.files._decode import decode_audio
+from deployments.files.decoding import decode_audio
 from deployments.jobs.records import owner_of
 from scripts.chaos import kill
 from scripts.local_service import LocalService

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from deployments.files._decode import decode_audio
+from deployments.files.decoding import decode_audio
 from tests.conftest import Service
 from tests.media import encode, pyannote_sample
 from tests.test_jobs_service import ASYNC, _submit, _wait

@@ -10,7 +10,7 @@ from faster_whisper.audio import pad_or_trim
 from nexara.types.transcription import VerboseTranscription
 
 from deployments.config import WhisperModelConfig
-from deployments.files._decode import decode_audio
+from deployments.files.decoding import decode_audio
 from deployments.transcriber.engines.ctranslate2_engine import CTranslate2Engine
 from deployments.transcriber.engines.transformers_engine import TransformersEngine
 from deployments.types import ChunkOptions, ResponseFormat, TimestampGranularity, Transcript

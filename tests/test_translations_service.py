@@ -7,7 +7,7 @@ import numpy as np
 import openai
 import pytest
 
-from deployments.files._decode import decode_audio
+from deployments.files.decoding import decode_audio
 from tests.conftest import Service
 from tests.media import encode, pyannote_sample
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import srt
 
-from deployments.files._decode import decode_audio
+from deployments.files.decoding import decode_audio
 from tests.conftest import Service
 from tests.media import encode, pyannote_sample
 
