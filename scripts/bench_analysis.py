@@ -118,7 +118,7 @@ def main() -> None:
             print(f"embedded ({config.model}, in-process llama.cpp):")
             bench(embedded, config, data)
         elif name == "openai":
-            from tests.analysis_server import serve
+            from devkit.analysis_server import serve
 
             server = serve(embedded)
             openai_config = AnalysisConfig(

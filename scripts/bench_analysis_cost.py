@@ -22,8 +22,8 @@ import httpx
 import yaml
 
 from deployments.files.decoding import decode_audio
-from scripts.local_service import LocalService
-from tests.media import encode, pyannote_sample
+from devkit.local_service import LocalService
+from devkit.media import encode, pyannote_sample
 
 KEY = "bench-analysis"
 SCHEMA = {

@@ -23,10 +23,10 @@ import numpy as np
 from deployments.files.decoding import decode_windows
 from deployments.transcriber.engines.ctranslate2_engine import CTranslate2Engine
 from deployments.types import SAMPLE_RATE, BatchHints, ChunkOptions, ChunkTranscript
-from tests.code_switching import ENGLISH, GERMAN, EngineTranscriber, base_engine, code_switched, text_between
-from tests.code_switching import transcribe as pipeline_transcribe
-from tests.media import SHARED_AUDIO, encode
-from tests.wer import word_error_rate
+from devkit.code_switching import ENGLISH, GERMAN, EngineTranscriber, base_engine, code_switched, text_between
+from devkit.code_switching import transcribe as pipeline_transcribe
+from devkit.media import SHARED_AUDIO, encode
+from devkit.wer import word_error_rate
 
 ENGLISH_EXCERPTS = ["dev00.wav", "dev01.wav", "sample.wav", *(f"trn0{i}.wav" for i in range(1, 10))]
 

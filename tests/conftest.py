@@ -14,9 +14,9 @@ import pytest
 import yaml
 
 from deployments.files.decoding import decode_audio
-from scripts.local_service import LocalService
-from tests.media import SHARED_AUDIO, encode, pyannote_sample
-from tests.media_server import media_server
+from devkit.local_service import LocalService
+from devkit.media import SHARED_AUDIO, encode, pyannote_sample
+from devkit.media_server import media_server
 
 API_KEYS = ("test-key-1", "test-key-2")
 

@@ -12,7 +12,7 @@ import av
 import numpy as np
 
 from deployments.files.decoding import decode_audio
-from tests.media import encode, pyannote_sample
+from devkit.media import encode, pyannote_sample
 
 
 @dataclass

@@ -57,7 +57,7 @@ def embedded():
 @pytest.fixture(scope="module")
 def openai_backend(embedded):
     from deployments.analysis.backends import make_backend
-    from tests.analysis_server import serve
+    from devkit.analysis_server import serve
 
     server = serve(embedded)
     config = AnalysisConfig(

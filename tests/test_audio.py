@@ -5,8 +5,8 @@ import pytest
 
 from deployments.files.decoding import AudioDecodeError, decode_audio
 from deployments.types import SAMPLE_RATE
+from devkit.media import FORMATS, encode, pyannote_sample
 from tests.hostile_inputs import video_without_audio
-from tests.media import FORMATS, encode, pyannote_sample
 
 
 @pytest.fixture(scope="module")

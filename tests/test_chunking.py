@@ -14,7 +14,7 @@ from deployments.files._chunking import (
 )
 from deployments.files.decoding import decode_audio
 from deployments.types import SAMPLE_RATE, ChunkTranscript, Segment, Word
-from tests.media import pyannote_sample
+from devkit.media import pyannote_sample
 
 SECOND = SAMPLE_RATE
 

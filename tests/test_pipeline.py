@@ -39,8 +39,8 @@ from deployments.types import (
     SpeakerTurn,
     TranscriptionOptions,
 )
+from devkit.media import encode
 from tests.fakes import Remote
-from tests.media import encode
 
 
 class _Transcriber:

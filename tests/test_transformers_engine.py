@@ -14,9 +14,9 @@ from deployments.files.decoding import decode_audio
 from deployments.transcriber.engines.ctranslate2_engine import CTranslate2Engine
 from deployments.transcriber.engines.transformers_engine import TransformersEngine
 from deployments.types import ChunkOptions, ResponseFormat, TimestampGranularity, Transcript
+from devkit.media import pyannote_sample
+from devkit.wer import word_error_rate
 from serve_app.formatting import render_body
-from tests.media import pyannote_sample
-from tests.wer import word_error_rate
 
 
 @pytest.fixture(scope="module")

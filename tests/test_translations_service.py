@@ -8,8 +8,8 @@ import openai
 import pytest
 
 from deployments.files.decoding import decode_audio
+from devkit.media import encode, pyannote_sample
 from tests.conftest import Service
-from tests.media import encode, pyannote_sample
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import numpy as np
 
 from deployments.files.decoding import decode_audio
-from tests.media import encode, pyannote_sample
+from devkit.media import encode, pyannote_sample
 
 
 def _routes() -> dict[str, tuple[int, dict[str, str], bytes]]:
