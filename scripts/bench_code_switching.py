@@ -2,7 +2,7 @@
 and with each chunk in its own language (`chunking.language_per_chunk`, after), and what the setting costs on
 a file in one language.
 
-In-process, no Ray: the pipeline's chunking and assembly with the Whisper base engine (tests/code_switching.py).
+In-process, no Ray: the pipeline's chunking and assembly with the Whisper base engine (devkit/code_switching.py).
 - The code-switched recording: English, a 1 s pause, German, spoken by espeak-ng. Prints each part's WER
   (jiwer, normalised) with the setting off and on, and the segments' languages.
 - The monolingual file: the development audio's English excerpts (../shared/audio) repeated to --minutes (jfk

@@ -135,7 +135,7 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
 
 @pytest.fixture(scope="session")
 def media_url() -> Iterator[str]:
-    """Base URL of a loopback server with audio, redirects and failures to fetch (tests/media_server.py)."""
+    """Base URL of a loopback server with audio, redirects and failures to fetch (devkit/media_server.py)."""
     with media_server() as base_url:
         yield base_url
 
