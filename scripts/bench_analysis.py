@@ -1,5 +1,5 @@
 """Quality and cost of the analyses on the labelled set tests/data/analysis/quality.json, for the embedded
-backend and for the openai-compatible backend against the same weights (tests/analysis_server.py).
+backend and for the openai-compatible backend against the same weights (devkit/analysis_server.py).
 
 Prints, per backend: role accuracy (speakers given the role a person gave them, list mode), emotion accuracy
 (4 labels, per utterance), JSON-schema validity rate (answers valid against the schema, retry included), and
@@ -118,13 +118,13 @@ def main() -> None:
             print(f"embedded ({config.model}, in-process llama.cpp):")
             bench(embedded, config, data)
         elif name == "openai":
-            from tests.analysis_server import serve
+            from devkit.analysis_server import serve
 
             server = serve(embedded)
             openai_config = AnalysisConfig(
                 backend="openai", model="smollm2-135m", base_url=f"http://127.0.0.1:{server.server_port}/v1"
             )
-            print("openai-compatible (HTTP, tests/analysis_server.py over the same weights):")
+            print("openai-compatible (HTTP, devkit/analysis_server.py over the same weights):")
             client = make_backend(openai_config)
             bench(client, openai_config, data)
             client.close()

@@ -21,9 +21,9 @@ from pathlib import Path
 import httpx
 import yaml
 
-from deployments.files._decode import decode_audio
-from scripts.local_service import LocalService
-from tests.media import encode, pyannote_sample
+from deployments.files.decoding import decode_audio
+from devkit.local_service import LocalService
+from devkit.media import encode, pyannote_sample
 
 KEY = "bench-analysis"
 SCHEMA = {

@@ -2,7 +2,7 @@
 and with each chunk in its own language (`chunking.language_per_chunk`, after), and what the setting costs on
 a file in one language.
 
-In-process, no Ray: the pipeline's chunking and assembly with the Whisper base engine (tests/code_switching.py).
+In-process, no Ray: the pipeline's chunking and assembly with the Whisper base engine (devkit/code_switching.py).
 - The code-switched recording: English, a 1 s pause, German, spoken by espeak-ng. Prints each part's WER
   (jiwer, normalised) with the setting off and on, and the segments' languages.
 - The monolingual file: the development audio's English excerpts (../shared/audio) repeated to --minutes (jfk
@@ -20,13 +20,13 @@ from pathlib import Path
 
 import numpy as np
 
-from deployments.files._decode import decode_windows
+from deployments.files.decoding import decode_windows
 from deployments.transcriber.engines.ctranslate2_engine import CTranslate2Engine
 from deployments.types import SAMPLE_RATE, BatchHints, ChunkOptions, ChunkTranscript
-from tests.code_switching import ENGLISH, GERMAN, EngineTranscriber, base_engine, code_switched, text_between
-from tests.code_switching import transcribe as pipeline_transcribe
-from tests.media import SHARED_AUDIO, encode
-from tests.wer import word_error_rate
+from devkit.code_switching import ENGLISH, GERMAN, EngineTranscriber, base_engine, code_switched, text_between
+from devkit.code_switching import transcribe as pipeline_transcribe
+from devkit.media import SHARED_AUDIO, encode
+from devkit.wer import word_error_rate
 
 ENGLISH_EXCERPTS = ["dev00.wav", "dev01.wav", "sample.wav", *(f"trn0{i}.wav" for i in range(1, 10))]
 

@@ -17,6 +17,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from devkit.local_service import LocalService
 from scripts.bench_throughput import (
     SAMPLE_RATE,
     WARM_UP_S,
@@ -27,7 +28,6 @@ from scripts.bench_throughput import (
     short_clips,
     timed,
 )
-from scripts.local_service import LocalService
 
 SETTINGS = {  # label: (whisper overrides, Transcriber user_config overrides)
     "one 2-thread batch of 8 per lane (baseline)": (

@@ -29,8 +29,8 @@ from dataclasses import dataclass
 import av
 import numpy as np
 from faster_whisper.vad import VadOptions, get_speech_timestamps
-from pyannote.core import Annotation, Segment, Timeline
-from pyannote.database.util import load_rttm, load_uem
+from pyannote.core import Annotation, Segment
+from pyannote.database.util import load_rttm
 from pyannote.metrics.diarization import DiarizationErrorRate
 
 from deployments.config import DiarizationConfig, ResegmentationConfig, WhisperModelConfig
@@ -38,43 +38,16 @@ from deployments.diarization._pyannote import CLUSTERING_THRESHOLDS, Diarization
 from deployments.diarization.words import diarized_transcription
 from deployments.files._assembly import join_chunks
 from deployments.files._chunking import SpeechChunker, chunk_audio
-from deployments.files._decode import decode_audio
+from deployments.files.decoding import decode_audio
 from deployments.transcriber.engines.ctranslate2_engine import CTranslate2Engine
 from deployments.types import SAMPLE_RATE, ChunkOptions, Diarization, DiarizationOptions, DiarizationSetting, Transcript
-from tests.media import SHARED_AUDIO, pyannote_sample
-
-
-@dataclass
-class Case:
-    name: str
-    samples: np.ndarray
-    reference: Annotation
-    setting: DiarizationSetting
-    uem: Timeline | None = None
+from devkit.diarization_references import Case, reference_cases, speakers_in
+from devkit.media import SHARED_AUDIO, pyannote_sample
 
 
 def strict_der() -> DiarizationErrorRate:
     """Accumulates over files: abs(metric) is the total DER."""
     return DiarizationErrorRate(collar=0.0, skip_overlap=False)
-
-
-SETTING_OF_REFERENCE = {"sample.rttm": DiarizationSetting.telephonic}
-"""The `diarization_setting` preset meant for each reference file's recordings; meeting for the rest (AMI)."""
-
-
-def reference_cases() -> list[Case]:
-    """Every recording named in a `*.rttm` of ../shared/audio that has its `<name>.wav` there, scored on the
-    UEM of the same stem where one exists (AMI: 0-30 s), on the whole reference otherwise."""
-    cases = []
-    for rttm in sorted(SHARED_AUDIO.glob("*.rttm")):
-        uem_path = rttm.with_suffix(".uem")
-        uems = load_uem(str(uem_path)) if uem_path.exists() else {}
-        setting = SETTING_OF_REFERENCE.get(rttm.name, DiarizationSetting.meeting)
-        for name, reference in sorted(load_rttm(str(rttm)).items()):
-            if (SHARED_AUDIO / f"{name}.wav").exists():
-                samples = decode_audio(SHARED_AUDIO / f"{name}.wav").samples
-                cases.append(Case(name, samples, reference, setting, uems.get(name)))
-    return cases
 
 
 class Transcriber:
@@ -230,10 +203,6 @@ class Scorer:
         """(turns, segments) DER over every file scored in `run`."""
         turns_total, segments_total = self.totals[run]
         return abs(turns_total), abs(segments_total)
-
-
-def speakers_in(case: Case) -> int:
-    return len((case.reference.crop(case.uem) if case.uem is not None else case.reference).labels())
 
 
 def percent(value: float) -> str:

@@ -11,7 +11,6 @@ All against a freshly started local service, in one run:
 """
 
 import argparse
-import statistics
 import struct
 import tempfile
 import threading
@@ -22,9 +21,10 @@ import httpx
 import numpy as np
 import psutil
 
-from deployments.files._decode import decode_audio
-from scripts.local_service import LocalService
-from tests.media import encode, pyannote_sample
+from deployments.files.decoding import decode_audio
+from devkit.local_service import LocalService
+from devkit.media import encode, pyannote_sample
+from devkit.percentiles import percentile
 
 KEY = "bench"
 
@@ -143,9 +143,9 @@ def main() -> None:
     print(f"polling at 10 rps for {args.seconds:.0f} s each ({len(polls)} and {len(models)} requests), ms:")
     print(f"{'':34s} {'p50':>8s} {'p99':>8s}")
     for name, values in [("GET async/{job_id}", polls), ("baseline GET /v1/models", models)]:
-        print(f"{name:34s} {statistics.median(values):8.1f} {np.percentile(values, 99):8.1f}")
-    p50_ratio = statistics.median(polls) / statistics.median(models)
-    p99_ratio = np.percentile(polls, 99) / np.percentile(models, 99)
+        print(f"{name:34s} {percentile(values, 0.5):8.1f} {percentile(values, 0.99):8.1f}")
+    p50_ratio = percentile(polls, 0.5) / percentile(models, 0.5)
+    p99_ratio = percentile(polls, 0.99) / percentile(models, 0.99)
     print(f"{'ratio job poll / baseline':34s} {p50_ratio:8.2f} {p99_ratio:8.2f}")
     print(f"\nupload of {size / 1024**3:.2f} GB; peak RSS growth while it arrived, MB:")
     print(f"{'':34s} {'seconds':>8s} {'ingress':>8s} {'proxy':>8s}")

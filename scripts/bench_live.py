@@ -28,10 +28,11 @@ import httpx
 from nexara import AsyncNexara
 from nexara.types.realtime import RealtimeTranscript
 
-from deployments.files._decode import decode_audio
-from scripts.local_service import LocalService
-from tests.media import encode, pyannote_sample
-from tests.wer import stm_transcript, word_error_rate
+from deployments.files.decoding import decode_audio
+from devkit.local_service import LocalService
+from devkit.media import encode, pyannote_sample
+from devkit.percentiles import percentile
+from devkit.wer import stm_transcript, word_error_rate
 
 KEY = "bench"
 FRAME_S = 0.1
@@ -69,11 +70,6 @@ async def one_session(client: AsyncNexara, pcm: bytes, diarize: bool, delay_ms: 
         run.wall_s = finished - started
         run.text = session.ended.text if session.ended else ""
     return run
-
-
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(share * len(ordered)))] if ordered else math.nan
 
 
 async def measure(base_url: str, pcm: bytes, sessions: int, diarize: bool, delay_ms: int) -> list[SessionRun]:

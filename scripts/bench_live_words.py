@@ -15,22 +15,22 @@ read when it became final), and the readings' compute time.
 
 import argparse
 import asyncio
-import statistics
 import time
 from pathlib import Path
 
 import numpy as np
 
 from deployments.config import LiveConfig, WhisperModelConfig
-from deployments.files._decode import decode_audio
+from deployments.files.decoding import decode_audio
 from deployments.live._channel import ChannelTranscriber
 from deployments.live._models import LiveModels
 from deployments.live.events import LiveEvent, SessionSettings, TranscriptEvent
 from deployments.transcriber.engines import load_engine
 from deployments.transcriber.engines.base import WhisperEngine
 from deployments.types import SAMPLE_RATE, ChunkOptions, ChunkTranscript
-from tests.media import SHARED_AUDIO, pyannote_sample
-from tests.wer import word_error_rate
+from devkit.media import SHARED_AUDIO, pyannote_sample
+from devkit.percentiles import percentile
+from devkit.wer import word_error_rate
 
 FRAME = SAMPLE_RATE // 10
 
@@ -106,8 +106,7 @@ def main() -> None:
                     waits += file_waits
                 total = word_error_rate([filed[n] for n in names], [streamed[n] for n in names])
                 per_file = " ".join(f"{n}:{word_error_rate(filed[n], streamed[n]):.2f}" for n in names)
-                p50 = statistics.median(waits) if waits else float("nan")
-                p95 = sorted(waits)[int(0.95 * len(waits))] if waits else float("nan")
+                p50, p95 = percentile(waits, 0.5), percentile(waits, 0.95)
                 print(f"{window:>6}  {context:10.1f}  {total:20.1%}  {p50:11.2f}  {p95:11.2f}  {compute_s:10.1f}"
                       f"  {per_file}", flush=True)  # fmt: skip
 

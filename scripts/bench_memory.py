@@ -16,20 +16,19 @@ name), for the side-by-side.
 
 import argparse
 import contextlib
+import math
 import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import av
 import httpx
-import numpy as np
 import psutil
 
-from deployments.files._decode import decode_audio
-from scripts.local_service import LocalService
-from tests.media import pyannote_sample
+from devkit.jobs import JobClient
+from devkit.local_service import LocalService
+from devkit.media import make_long_flac
 
 KEY = "bench-memory-key"
 SAMPLE_RATE = 16_000
@@ -44,27 +43,6 @@ PROCESSES = {
 MACHINE = "machine (used memory)"
 """Also sampled: the machine's used memory, which includes Ray's object store (shared memory that no one
 process's RSS shows in full)."""
-
-
-def make_long_flac(path: Path, hours: float, speech_every_s: float = 1800.0) -> None:
-    """Real speech at the start of every `speech_every_s`, silence elsewhere, written a block at a time."""
-    speech = (np.clip(decode_audio(pyannote_sample()).samples, -1, 1) * 32767).astype(np.int16)
-    silence = np.zeros(SAMPLE_RATE * 60, np.int16)
-    total = int(hours * 3600 * SAMPLE_RATE)
-    with av.open(str(path), mode="w", format="flac") as container:
-        stream = container.add_stream("flac", rate=SAMPLE_RATE, layout="mono")
-        stream.codec_context.options = {"frame_size": "32768"}  # long FLAC blocks: silence costs little
-        written, next_speech = 0, 0
-        while written < total:
-            block = silence
-            if written >= next_speech:
-                block, next_speech = speech, next_speech + int(speech_every_s * SAMPLE_RATE)
-            block = block[: total - written]
-            frame = av.AudioFrame.from_ndarray(block.reshape(1, -1), format="s16", layout="mono")
-            frame.sample_rate, frame.pts = SAMPLE_RATE, written
-            container.mux(stream.encode(frame))
-            written += len(block)
-        container.mux(stream.encode(None))
 
 
 @dataclass
@@ -129,19 +107,11 @@ def run_sync(client: httpx.Client, path: Path) -> float:
 
 
 def run_job(client: httpx.Client, path: Path) -> float:
-    with path.open("rb") as audio:
-        response = client.post(
-            "/v1/audio/transcriptions/async", files={"file": (path.name, audio)}, data={"language": "en"}
-        )
-    response.raise_for_status()
-    job_id = response.json()["job_id"]
-    while True:
-        job = client.get(f"/v1/audio/transcriptions/async/{job_id}").json()
-        if job["status"] != "in_progress":
-            if job["status"] != "complete":
-                raise RuntimeError(f"job failed: {job['error']}")
-            return len(job["result"]["text"])
-        time.sleep(1)
+    with JobClient(str(client.base_url), KEY, timeout_s=7200) as jobs:
+        job = jobs.wait(jobs.submit(str(path), language="en")["job_id"], timeout_s=math.inf, interval_s=1)
+    if job["status"] != "complete":
+        raise RuntimeError(f"job failed: {job.get('error') or job['status']}")
+    return len(job["result"]["text"])
 
 
 def main() -> None:

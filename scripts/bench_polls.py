@@ -20,7 +20,6 @@ side, and for "before" run this file from a checkout of the commit before the ch
 
 import argparse
 import socket
-import statistics
 import tempfile
 import threading
 import time
@@ -29,25 +28,25 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
-import numpy as np
 
-from deployments.files._decode import decode_audio
-from scripts.local_service import LocalService
-from tests.media import encode, pyannote_sample
+from deployments.files.decoding import decode_audio
+from devkit.jobs import JobClient
+from devkit.local_service import LocalService
+from devkit.media import encode, pyannote_sample
+from devkit.percentiles import percentile
 
 KEY = "bench"
 
 
-def _finished_job(client: httpx.Client) -> str:
+def _finished_job(base_url: str) -> str:
     """The id of a completed job, on 5 s of speech."""
     clip = encode(decode_audio(pyannote_sample()).samples[: 5 * 16_000], "wav")
-    job_id = client.post("/v1/audio/transcriptions/async", files={"file": ("a.wav", clip)}).json()["job_id"]
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if client.get(f"/v1/audio/transcriptions/async/{job_id}").json()["status"] == "complete":
-            return job_id
-        time.sleep(0.2)
-    raise RuntimeError(f"job {job_id} did not complete in 120 s")
+    with JobClient(base_url, KEY, timeout_s=60) as jobs:
+        job_id = jobs.submit(clip, "a.wav")["job_id"]
+        job = jobs.wait(job_id, timeout_s=120, interval_s=0.2)
+    if job["status"] != "complete":
+        raise RuntimeError(f"job {job_id} did not complete in 120 s: {job['status']}")
+    return job_id
 
 
 def _interleaved_latencies(client: httpx.Client, paths: list[str], rate: float, seconds: float) -> list[list[float]]:
@@ -65,7 +64,7 @@ def _interleaved_latencies(client: httpx.Client, paths: list[str], rate: float, 
 
 
 def _percentiles(values: list[float]) -> tuple[float, float, float]:
-    return statistics.median(values), float(np.percentile(values, 95)), float(np.percentile(values, 99))
+    return percentile(values, 0.5), percentile(values, 0.95), percentile(values, 0.99)
 
 
 @contextmanager
@@ -135,14 +134,14 @@ def _capacity(clients: int, replicas: int, seconds: float, database_url: str | N
             url_input={"allowed_networks": ["127.0.0.1/32"], "read_timeout_s": 3600},
         ) as service,  # fmt: skip
         httpx.Client(base_url=service.base_url, headers={"Authorization": f"Bearer {KEY}"}, timeout=60) as client,
+        JobClient(service.base_url, KEY, timeout_s=60) as jobs,
     ):
-        ids = [client.post("/v1/audio/transcriptions/async", data={"url": never}).json()["job_id"]
-               for _ in range(clients + 1)]  # fmt: skip
+        ids = [jobs.submit(never)["job_id"] for _ in range(clients + 1)]
         paths = [f"/v1/audio/transcriptions/async/{job_id}" for job_id in ids[1:]]  # the first one runs: it waits
         for path in paths:  # warm every replica's path
             assert client.get(path).json()["status"] == "in_progress"
         latencies = _poll_as_fast_as_answered(service.base_url, paths, seconds)
-    return len(latencies) / seconds, statistics.median(latencies), float(np.percentile(latencies, 99))
+    return len(latencies) / seconds, percentile(latencies, 0.5), percentile(latencies, 0.99)
 
 
 def main() -> None:
@@ -164,7 +163,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as workdir, LocalService(Path(workdir), [KEY], unthrottled=True) as service:
         headers = {"Authorization": f"Bearer {KEY}"}
         with httpx.Client(base_url=service.base_url, headers=headers, timeout=60) as client:
-            poll_path = f"/v1/audio/transcriptions/async/{_finished_job(client)}"
+            poll_path = f"/v1/audio/transcriptions/async/{_finished_job(service.base_url)}"
             for _ in range(5):  # warm both paths
                 client.get(poll_path).raise_for_status()
                 client.get("/v1/models").raise_for_status()

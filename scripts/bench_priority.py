@@ -23,9 +23,9 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from deployments.files._decode import decode_audio
-from scripts.local_service import LocalService
-from tests.media import encode, pyannote_sample
+from deployments.files.decoding import decode_audio
+from devkit.local_service import LocalService
+from devkit.media import encode, pyannote_sample
 
 SYNC, ASYNC = "/v1/audio/transcriptions", "/v1/audio/transcriptions/async"
 USER, BACKFILL, LONG = "bench-user", "bench-backfill", "bench-long"

@@ -18,11 +18,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from deployments.config import WhisperModelConfig
-from deployments.files._decode import decode_audio
+from deployments.files.decoding import decode_audio
 from deployments.transcriber.engines.ctranslate2_engine import CTranslate2Engine
 from deployments.types import SAMPLE_RATE, ChunkOptions
-from tests.media import JFK_REFERENCE, SHARED_AUDIO, pyannote_sample
-from tests.wer import word_error_rate
+from devkit.media import JFK_REFERENCE, SHARED_AUDIO, pyannote_sample
+from devkit.wer import word_error_rate
 
 
 @dataclass

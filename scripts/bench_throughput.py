@@ -48,15 +48,16 @@ from faster_whisper import BatchedInferencePipeline, WhisperModel
 from deployments.config import BatchingConfig, WhisperModelConfig
 from deployments.files._assembly import join_chunks
 from deployments.files._chunking import SpeechChunker, chunk_audio
-from deployments.files._decode import decode_audio
+from deployments.files.decoding import decode_audio
 from deployments.transcriber.engines import load_engine
 from deployments.transcriber.engines.ctranslate2_engine import CTranslate2Engine
 from deployments.types import SAMPLE_RATE, ChunkOptions, ChunkTranscript, Transcript
-from scripts.local_service import ROOT, LocalService
+from devkit.local_service import ROOT, LocalService
+from devkit.media import JFK_REFERENCE, SHARED_AUDIO, encode, pyannote_sample
+from devkit.percentiles import percentile
+from devkit.wer import matched_words, stm_transcript, word_error_rate
 from serve_app.config import AppConfig
 from serve_app.rest.rendering import render_srt
-from tests.media import JFK_REFERENCE, SHARED_AUDIO, encode, pyannote_sample
-from tests.wer import matched_words, stm_transcript, word_error_rate
 
 CONCURRENT_REQUESTS = 16
 BASELINE_BATCH_SIZE = 8  # BatchedInferencePipeline's, and the engines' in sections 4 and 5
@@ -266,7 +267,7 @@ def timestamp_rows(clips: list[Clip], whisper: WhisperModelConfig, batch_size: i
         ]
     rows[-1].note += (
         f"; word starts vs tokens: median {statistics.median(word_starts):.3f} s,"
-        f" 90th pct {np.percentile(word_starts, 90):.2f} s ({len(word_starts)} words);"
+        f" 90th pct {percentile(word_starts, 0.9):.2f} s ({len(word_starts)} words);"
         f" SRT cue starts: median {statistics.median(cue_starts):.3f} s to the nearest"
     )
     return rows

@@ -4,11 +4,11 @@
     python -m scripts.chaos --faults Transcriber,restart --jobs 4
     python -m scripts.chaos --faults node,tracker-node --jobs 24 --minutes 0.05   # the node-loss rows only
 
-Local only and bounded: it starts the service with `serve run` (scripts/local_service.py) in a temporary
+Local only and bounded: it starts the service with `serve run` (devkit/local_service.py) in a temporary
 directory, and for each fault submits a batch of asynchronous jobs under a key of the fault's own, waits
 until they are under way, then SIGKILLs every process of one replica kind (or the job tracker), or stops
 the whole application with Ctrl-C and starts it again. The node-loss faults run on a cluster of several
-Ray nodes on this machine (scripts/local_cluster.py: a head and three workers, the Transcriber autoscaled
+Ray nodes on this machine (devkit/local_cluster.py: a head and three workers, the Transcriber autoscaled
 from zero): `node` removes a worker node running a Transcriber replica (not the tracker's), `tracker-node`
 the worker node holding the job tracker's actor, each with every process on it killed at once, as a lost
 VM. It then waits for every job and prints, per fault: jobs submitted / completed / error / lost (still
@@ -17,30 +17,25 @@ fault's key beyond the completed jobs' own, read from the usage ledger through t
 or PostgreSQL alike).
 """
 
-import signal
 import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
 import numpy as np
-import psutil
 import typer
 from rich.console import Console
 from rich.table import Table
-from sqlalchemy import select
 
-from deployments.config import StorageConfig
-from deployments.files._decode import decode_audio
-from deployments.jobs.records import owner_of
-from deployments.storage.database import charges, database_engine
-from scripts.local_cluster import LocalCluster
-from scripts.local_service import LocalService
-from tests.media import encode, pyannote_sample
+from deployments.files.decoding import decode_audio
+from devkit.charges import charges_of
+from devkit.faults import kill
+from devkit.jobs import JobClient
+from devkit.local_cluster import LocalCluster
+from devkit.local_service import LocalService
+from devkit.media import encode, pyannote_sample
 
-ASYNC = "/v1/audio/transcriptions/async"
 REPLICA_KINDS = ("Ingress", "TranscriptionPipeline", "Transcriber", "Diarizer")
 NODE_FAULTS = ("node", "tracker-node")
 SPEECH_FROM = 6 * 16_000
@@ -60,76 +55,13 @@ class Outcome:
     seconds: float
 
 
-def processes_of(service: LocalService, kind: str) -> list[psutil.Process]:
-    """The live processes of one replica kind (or the tracker actor) under this service's `serve run`:
-    Ray names each worker process after the actor it hosts (`ray::ServeReplica:stt:Transcriber`)."""
-    title = "ray::JobTracker" if kind == "JobTracker" else f"ray::ServeReplica:stt:{kind}"
-    found = []
-    for process in psutil.Process(service.process.pid).children(recursive=True):
-        try:
-            command = " ".join(process.cmdline())
-        except psutil.Error:
-            continue
-        if command.startswith(title) and (command == title or not command[len(title)].isalnum()):
-            found.append(process)
-    return found
-
-
-def kill(service: LocalService, kind: str) -> int:
-    """SIGKILL, as the OOM killer or a preempted node would; returns how many processes."""
-    victims = processes_of(service, kind)
-    for process in victims:
-        process.send_signal(signal.SIGKILL)
-    return len(victims)
-
-
-def submit(client: httpx.Client, audio: bytes, task: str) -> str:
-    response = client.post(ASYNC, files={"file": ("speech.flac", audio)}, data={"task": task})
-    response.raise_for_status()
-    return response.json()["job_id"]
-
-
-def poll(client: httpx.Client, job_id: str) -> dict | None:
-    """The job, or None while the service cannot answer (a killed ingress, a restart)."""
-    try:
-        response = client.get(f"{ASYNC}/{job_id}")
-    except httpx.HTTPError:
-        return None
-    if response.status_code == 404:
-        return {"status": "lost"}
-    return response.json() if response.status_code == 200 else None
-
-
-def wait_until_under_way(client: httpx.Client, job_ids: list[str], timeout_s: float) -> None:
+def wait_until_under_way(jobs: JobClient, job_ids: list[str], timeout_s: float) -> None:
     """Until some job has made progress, so that chunks are in flight when the fault strikes."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        if any((job := poll(client, job_id)) and job.get("progress", 0) > 0.05 for job_id in job_ids):
+        if any((job := jobs.poll(job_id)) and job.get("progress", 0) > 0.05 for job_id in job_ids):
             return
         time.sleep(0.2)
-
-
-def wait_for_all(client: httpx.Client, job_ids: list[str], timeout_s: float) -> dict[str, str]:
-    deadline = time.monotonic() + timeout_s
-    states = dict.fromkeys(job_ids, "in_progress")
-    while time.monotonic() < deadline and "in_progress" in states.values():
-        for job_id in [job_id for job_id, state in states.items() if state == "in_progress"]:
-            if (job := poll(client, job_id)) is not None:
-                states[job_id] = job["status"]
-        time.sleep(0.5)
-    return {job_id: "lost" if state == "in_progress" else state for job_id, state in states.items()}
-
-
-def charges_of(storage: dict, key: str) -> dict[str, float]:
-    """Each charge to `key`: its charge id (a job's id) and audio seconds, from the usage ledger's table through
-    the storage layer, so that it reads the service's database whichever it is (SQLite or PostgreSQL)."""
-    engine = database_engine(StorageConfig(**storage), reading=True)
-    try:
-        with engine.connect() as connection:
-            query = select(charges.c.charge_id, charges.c.audio_seconds).where(charges.c.owner == owner_of(key))
-            return {charge_id: seconds for charge_id, seconds in connection.execute(query)}
-    finally:
-        engine.dispose()
 
 
 def charged_twice_s(storage: dict, key: str, job_ids: list[str]) -> float:
@@ -182,11 +114,11 @@ def run_jobs_through(
     key = f"chaos-{fault.lower()}"
     task = "diarize" if fault == "Diarizer" else "transcribe"
     started = time.monotonic()
-    with httpx.Client(base_url=base_url, headers={"Authorization": f"Bearer {key}"}, timeout=120) as client:
-        job_ids = [submit(client, audio, task) for _ in range(jobs)]
+    with JobClient(base_url, key, timeout_s=120) as client:
+        job_ids = [client.submit(audio, "speech.flac", task=task)["job_id"] for _ in range(jobs)]
         wait_until_under_way(client, job_ids, timeout_s=120)
         killed = strike()
-        states = wait_for_all(client, job_ids, timeout_s)
+        states = client.wait_for_all(job_ids, timeout_s)
     counts = list(states.values())
     return Outcome(
         fault=fault,

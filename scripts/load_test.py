@@ -10,7 +10,6 @@ finishes. Reports requests served, 429s, 5xx (target 0), p99 latency, and whethe
 
 import argparse
 import asyncio
-import statistics
 import tempfile
 import time
 from collections import Counter
@@ -18,9 +17,11 @@ from pathlib import Path
 
 import httpx
 
-from deployments.files._decode import decode_audio
-from scripts.local_service import LocalService
-from tests.media import encode, pyannote_sample
+from deployments.files.decoding import decode_audio
+from devkit.jobs import JobClient
+from devkit.local_service import LocalService
+from devkit.media import encode, pyannote_sample
+from devkit.percentiles import percentile
 
 ASYNC = "/v1/audio/transcriptions/async"
 
@@ -58,24 +59,14 @@ async def steady_key(base_url: str, key: str, rate: float, seconds: float, audio
             await asyncio.sleep(max(0.0, started + sent / rate - time.monotonic()))
 
 
-async def wait_for_jobs(base_url: str, jobs: list[tuple[str, str]], timeout_s: float = 600) -> Counter[str]:
+def wait_for_jobs(base_url: str, jobs: list[tuple[str, str]], timeout_s: float = 600) -> Counter[str]:
     """Poll each job (politely: under the rate limit) until it is no longer in progress."""
     outcome: Counter[str] = Counter()
     deadline = time.monotonic() + timeout_s
     for key, job_id in jobs:
-        async with httpx.AsyncClient(base_url=base_url, headers={"Authorization": f"Bearer {key}"}) as client:
-            while True:
-                response = await client.get(f"{ASYNC}/{job_id}")
-                status = (
-                    response.json().get("status") if response.status_code == 200 else f"http {response.status_code}"
-                )
-                if status != "in_progress" and response.status_code != 429:
-                    outcome[status] += 1
-                    break
-                if time.monotonic() > deadline:
-                    outcome["still in progress"] += 1
-                    break
-                await asyncio.sleep(0.2)
+        with JobClient(base_url, key, timeout_s=60) as client:
+            status = client.wait(job_id, timeout_s=deadline - time.monotonic(), interval_s=0.2)["status"]
+        outcome["still in progress" if status == "in_progress" else status] += 1
     return outcome
 
 
@@ -88,11 +79,11 @@ async def run(base_url: str, keys: list[str], burst_key: str, seconds: float) ->
         steady_key(base_url, burst_key, 30, seconds, audio, burst),
     )
     elapsed = time.monotonic() - started
-    outcome = await wait_for_jobs(base_url, steady.jobs + burst.jobs)
+    outcome = await asyncio.to_thread(wait_for_jobs, base_url, steady.jobs + burst.jobs)
     for name, tally in [(f"{len(keys)} keys at 10 rps", steady), ("1 key at 30 rps (over its limit)", burst)]:
         served = sum(count for status, count in tally.statuses.items() if status < 400)
         errors = sum(count for status, count in tally.statuses.items() if status >= 500)
-        p99 = statistics.quantiles(tally.latencies_ms, n=100)[98]
+        p99 = percentile(tally.latencies_ms, 0.99)
         print(
             f"{name:34s} requests {sum(tally.statuses.values()):6d}  served {served:6d}  429 {tally.statuses[429]:5d}"
             f"  5xx {errors}  p99 {p99:7.1f} ms  over {elapsed:.0f} s"

@@ -18,11 +18,11 @@ from scipy.optimize import linear_sum_assignment
 
 from deployments.config import DiarizationConfig, WhisperModelConfig
 from deployments.diarization._pyannote import DiarizationPipeline
-from deployments.files._decode import decode_audio
+from deployments.files.decoding import decode_audio
 from deployments.live._speakers import SPEAKER_WINDOW_S, OnlineSpeakers
 from deployments.transcriber.engines import load_engine
 from deployments.types import SAMPLE_RATE, ChunkOptions
-from tests.media import SHARED_AUDIO, pyannote_sample
+from devkit.media import SHARED_AUDIO, pyannote_sample
 
 
 def reference_turns(rttm: Path, name: str) -> list[tuple[float, float, str]]:

@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 import yaml
 
-from deployments.files._decode import decode_audio
-from scripts.local_service import LocalService
-from tests.media import SHARED_AUDIO, encode, pyannote_sample
-from tests.media_server import media_server
+from deployments.files.decoding import decode_audio
+from devkit.local_service import LocalService
+from devkit.media import SHARED_AUDIO, encode, pyannote_sample
+from devkit.media_server import media_server
 
 API_KEYS = ("test-key-1", "test-key-2")
 
@@ -135,7 +135,7 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
 
 @pytest.fixture(scope="session")
 def media_url() -> Iterator[str]:
-    """Base URL of a loopback server with audio, redirects and failures to fetch (tests/media_server.py)."""
+    """Base URL of a loopback server with audio, redirects and failures to fetch (devkit/media_server.py)."""
     with media_server() as base_url:
         yield base_url
 

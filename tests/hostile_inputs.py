@@ -11,8 +11,8 @@ from fractions import Fraction
 import av
 import numpy as np
 
-from deployments.files._decode import decode_audio
-from tests.media import encode, pyannote_sample
+from deployments.files.decoding import decode_audio
+from devkit.media import encode, pyannote_sample
 
 
 @dataclass

@@ -1,5 +1,5 @@
 """The analyses on real weights: the embedded model (SmolLM2-135M-Instruct in llama.cpp), the openai-compatible
-backend against a real HTTP server the test starts (tests/analysis_server.py over the same model). Properties,
+backend against a real HTTP server the test starts (devkit/analysis_server.py over the same model). Properties,
 not the model's wit: a 135M model's answers are weak, but their shapes are guaranteed. (The audio emotion
 classifier is tested on a tiny checkpoint in test_audio_emotions.py.)"""
 
@@ -57,7 +57,7 @@ def embedded():
 @pytest.fixture(scope="module")
 def openai_backend(embedded):
     from deployments.analysis.backends import make_backend
-    from tests.analysis_server import serve
+    from devkit.analysis_server import serve
 
     server = serve(embedded)
     config = AnalysisConfig(

@@ -15,8 +15,8 @@ import pytest
 from nexara.types.diarization import EMOTION_LABELS, Diarization
 from nexara.types.transcription import LLMResult
 
+from devkit.media import encode
 from tests.conftest import Service
-from tests.media import encode
 
 KEY = "test-key-analysis"  # conftest.KEYS_FILE: its own usage statement, used by this module only
 SCHEMA = {

@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from deployments.files._decode import AudioDecodeError, decode_audio
+from deployments.files.decoding import AudioDecodeError, decode_audio
 from deployments.types import SAMPLE_RATE
+from devkit.media import FORMATS, encode, pyannote_sample
 from tests.hostile_inputs import video_without_audio
-from tests.media import FORMATS, encode, pyannote_sample
 
 
 @pytest.fixture(scope="module")

@@ -12,9 +12,9 @@ from deployments.files._chunking import (
     merge_speech,
     speech_samples,
 )
-from deployments.files._decode import decode_audio
+from deployments.files.decoding import decode_audio
 from deployments.types import SAMPLE_RATE, ChunkTranscript, Segment, Word
-from tests.media import pyannote_sample
+from devkit.media import pyannote_sample
 
 SECOND = SAMPLE_RATE
 

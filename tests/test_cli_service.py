@@ -14,10 +14,10 @@ import pytest
 import srt
 from typer.testing import CliRunner
 
-from deployments.files._decode import decode_audio
-from serve_app.cli.main import app
+from deployments.files.decoding import decode_audio
+from devkit.media import encode, pyannote_sample
+from stt_cli.main import app
 from tests.conftest import Service
-from tests.media import encode, pyannote_sample
 
 STT = Path(sys.executable).parent / "stt"
 

@@ -3,10 +3,11 @@
 import time
 from pathlib import Path
 
+from serve_app.cli.state import RETENTION_S, JobStateFile, SubmittedJob
 from starlette.requests import HTTPConnection
 
-from serve_app.cli.state import RETENTION_S, JobStateFile, SubmittedJob
 from serve_app.common.auth import subprotocol_key
+from stt_cli.state import RETENTION_S, JobStateFile, SubmittedJob
 
 
 def _job(job_id: str, **changes) -> SubmittedJob:

@@ -1,4 +1,4 @@
-"""The service on a Ray cluster of several nodes (scripts/local_cluster.py: a head with no replicas, three worker
+"""The service on a Ray cluster of several nodes (devkit/local_cluster.py: a head with no replicas, three worker
 nodes), job records and the usage ledger in a real PostgreSQL server, as a cluster keeps them (SQLite on the
 shared state_dir where PostgreSQL is not installed):
 
@@ -16,13 +16,13 @@ import threading
 import time
 from collections.abc import Iterator
 
-import httpx
 import pytest
 
-from deployments.files._decode import decode_audio
-from scripts.chaos import charges_of, poll, submit, wait_for_all
-from scripts.local_cluster import LocalCluster
-from tests.media import encode, pyannote_sample
+from deployments.files.decoding import decode_audio
+from devkit.charges import charges_of
+from devkit.jobs import JobClient
+from devkit.local_cluster import LocalCluster
+from devkit.media import encode, pyannote_sample
 from tests.postgres import PASSWORD_ENV, PostgresServer, postgres_binaries, postgres_server  # noqa: F401 (fixture)
 
 pytestmark = pytest.mark.slow  # it starts a Ray cluster of its own and removes its nodes
@@ -94,8 +94,8 @@ def _wait_for(condition: object, timeout_s: float, what: str) -> None:
     raise AssertionError(f"{what}: not within {timeout_s} s")
 
 
-def _client(cluster: LocalCluster, key: str) -> httpx.Client:
-    return httpx.Client(base_url=cluster.base_url, headers={"Authorization": f"Bearer {key}"}, timeout=60)
+def _client(cluster: LocalCluster, key: str) -> JobClient:
+    return JobClient(cluster.base_url, key, timeout_s=60)
 
 
 def _assert_every_job_complete_and_charged_once(cluster: LocalCluster, key: str, states: dict[str, str]) -> None:
@@ -105,20 +105,20 @@ def _assert_every_job_complete_and_charged_once(cluster: LocalCluster, key: str,
     assert all(seconds > 0 for seconds in charged.values())
 
 
-def _submit_all(client: httpx.Client, clip: bytes) -> list[str]:
-    return [submit(client, clip, "transcribe") for _ in range(JOBS)]
+def _submit_all(client: JobClient, clip: bytes) -> list[str]:
+    return [client.submit(clip, "speech.flac", task="transcribe")["job_id"] for _ in range(JOBS)]
 
 
-def _wait_until_some_complete(client: httpx.Client, job_ids: list[str]) -> None:
+def _wait_until_some_complete(client: JobClient, job_ids: list[str]) -> None:
     """Until jobs are running: one has finished, so replicas are up and the others are queued or under way."""
-    _wait_for(lambda: any((job := poll(client, j)) and job["status"] == "complete" for j in job_ids), 120, "a job done")
+    _wait_for(lambda: any((job := client.poll(j)) and job["status"] == "complete" for j in job_ids), 120, "a job done")
 
 
 def test_transcribers_scale_from_zero_to_several_and_back_to_zero(cluster: LocalCluster, clip: bytes) -> None:
     _wait_for(lambda: cluster.replicas("Transcriber") == 0, 60, "no Transcriber replica while nothing is queued")
     with _client(cluster, KEYS[0]) as client, ReplicaWatch(cluster) as watch:
         job_ids = _submit_all(client, clip)
-        states = wait_for_all(client, job_ids, timeout_s=180)
+        states = client.wait_for_all(job_ids, timeout_s=180)
     _assert_every_job_complete_and_charged_once(cluster, KEYS[0], states)
     assert watch.most > 1, f"the queue of {JOBS} jobs scaled the Transcriber to {watch.most} replica(s) only"
     assert watch.nodes <= {node.node_id for node in cluster.worker_nodes()}  # on worker nodes only, not the head
@@ -137,9 +137,9 @@ def test_a_lost_worker_node_loses_no_job(cluster: LocalCluster, clip: bytes) -> 
 
         _wait_for(transcribing_node, 60, "a worker node running a Transcriber replica, not the tracker's")
         lost = transcribing_node()
-        unfinished = sum(1 for j in job_ids if (job := poll(client, j)) is None or job["status"] != "complete")
+        unfinished = sum(1 for j in job_ids if (job := client.poll(j)) is None or job["status"] != "complete")
         cluster.remove_node(lost)
-        states = wait_for_all(client, job_ids, timeout_s=180)
+        states = client.wait_for_all(job_ids, timeout_s=180)
     assert unfinished > 0  # the node was lost while jobs were still to do
     _assert_every_job_complete_and_charged_once(cluster, KEYS[1], states)
     assert lost.node_id not in cluster.nodes_of(TRANSCRIBER)
@@ -154,10 +154,10 @@ def test_the_tracker_node_lost_the_tracker_comes_back_elsewhere_and_the_queue_re
     with _client(cluster, KEYS[2]) as client:
         job_ids = _submit_all(client, clip)
         _wait_until_some_complete(client, job_ids)
-        unfinished = sum(1 for j in job_ids if (job := poll(client, j)) is None or job["status"] != "complete")
+        unfinished = sum(1 for j in job_ids if (job := client.poll(j)) is None or job["status"] != "complete")
         cluster.remove_node(lost)
         _wait_for(lambda: cluster.nodes_of("JobTracker") - {lost.node_id}, 60, "the tracker restarted on another node")
-        states = wait_for_all(client, job_ids, timeout_s=180)
+        states = client.wait_for_all(job_ids, timeout_s=180)
     assert unfinished > 0
     _assert_every_job_complete_and_charged_once(cluster, KEYS[2], states)
     assert cluster.nodes_of("JobTracker") and lost.node_id not in cluster.nodes_of("JobTracker")

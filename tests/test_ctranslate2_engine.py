@@ -15,12 +15,12 @@ from faster_whisper.audio import pad_or_trim
 from faster_whisper.tokenizer import Tokenizer
 
 from deployments.config import WhisperModelConfig
-from deployments.files._decode import decode_audio
+from deployments.files.decoding import decode_audio
 from deployments.transcriber.engines.ctranslate2_engine import CTranslate2Engine
 from deployments.transcriber.segmenting import fit_in_chunk
 from deployments.types import SAMPLE_RATE, ChunkOptions, Word
-from tests.media import pyannote_sample
-from tests.wer import matched_words
+from devkit.media import pyannote_sample
+from devkit.wer import matched_words
 
 
 @pytest.fixture(scope="module")

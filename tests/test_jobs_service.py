@@ -12,11 +12,12 @@ import pytest
 import ray
 import srt
 
-from deployments.files._decode import decode_audio
+from deployments.files.decoding import decode_audio
 from deployments.types import SAMPLE_RATE
-from scripts.chaos import kill
+from devkit.faults import kill
+from devkit.jobs import JobClient
+from devkit.media import encode, pyannote_sample
 from tests.conftest import API_KEYS, JOBS_CONFIG, Service
-from tests.media import encode, pyannote_sample
 
 ASYNC = "/v1/audio/transcriptions/async"
 
@@ -27,23 +28,24 @@ def speech_wav() -> bytes:
     return encode(samples[6 * 16_000 : 13 * 16_000], "wav")  # "Hello? ... I didn't know you were there."
 
 
+def _jobs(service: Service, api_key: str | None) -> JobClient:
+    return JobClient(service.base_url, service.api_key if api_key is None else api_key, timeout_s=300)
+
+
 def _submit(service: Service, data: bytes, api_key: str | None = None, **fields) -> dict:
-    with service.client(api_key=api_key) as client:
-        response = client.post(ASYNC, files={"file": ("speech.wav", data)}, data=fields)
-    assert response.status_code == 200, response.text
-    return response.json()
+    with _jobs(service, api_key) as jobs:
+        return jobs.submit(data, "speech.wav", **fields)
 
 
 def _wait(service: Service, job_id: str, api_key: str | None = None, timeout_s: float = 240) -> dict:
-    deadline = time.monotonic() + timeout_s
-    with service.client(api_key=api_key) as client:
-        while time.monotonic() < deadline:
-            job = client.get(f"{ASYNC}/{job_id}").json()
-            if job["status"] != "in_progress":
-                return job
-            assert job["result"] is None and job["completed_at"] is None and job["error"] is None
-            time.sleep(0.3)
-    raise AssertionError(f"job {job_id} still in progress after {timeout_s} s")
+    with _jobs(service, api_key) as jobs:
+        job = jobs.wait(job_id, timeout_s, while_running=_nothing_before_the_end)
+    assert job["status"] != "in_progress", f"job {job_id} still in progress after {timeout_s} s"
+    return job
+
+
+def _nothing_before_the_end(job: dict) -> None:
+    assert job["result"] is None and job["completed_at"] is None and job["error"] is None
 
 
 def _progress(client: httpx.Client, job_id: str) -> float:

@@ -9,9 +9,9 @@ import httpx
 import psutil
 import pytest
 
-from deployments.files._decode import decode_audio
+from deployments.files.decoding import decode_audio
+from devkit.media import encode, pyannote_sample
 from tests.conftest import API_KEYS, KEYS_FILE, Service
-from tests.media import encode, pyannote_sample
 
 
 @pytest.fixture(scope="module")
@@ -89,7 +89,7 @@ def test_no_api_key_appears_in_any_log(service: Service) -> None:
 @pytest.fixture(scope="module")
 def twelve_hour_bomb(tmp_path_factory: pytest.TempPathFactory) -> bytes:
     """12 hours of near-silence (real speech for 30 s, then digital silence) as FLAC: 0.6 MB."""
-    from scripts.bench_memory import make_long_flac
+    from devkit.media import make_long_flac
 
     path = tmp_path_factory.mktemp("bomb") / "twelve-hours.flac"
     make_long_flac(path, hours=12, speech_every_s=1e9)

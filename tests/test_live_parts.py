@@ -13,8 +13,8 @@ from deployments.live._buffer import AudioBuffer
 from deployments.live._local_agreement import LocalAgreement, TimedWord
 from deployments.live._speakers import OnlineSpeakers
 from deployments.live.events import SessionSettings
+from devkit.media import pyannote_sample
 from serve_app.live.schemas import LiveSessionQuery
-from tests.media import pyannote_sample
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", DeprecationWarning)

@@ -17,10 +17,10 @@ from nexara import AsyncNexara
 from nexara.types.realtime import RealtimeTranscript, RealtimeTurnEnd
 from scipy.optimize import linear_sum_assignment
 
+from devkit.media import encode, pyannote_sample
+from devkit.wer import stm_transcript, word_error_rate
 from tests.conftest import LIVE_CONFIG, Service
-from tests.media import encode, pyannote_sample
 from tests.test_live_session import stream_audio
-from tests.wer import stm_transcript, word_error_rate
 
 LIVE_KEY = "test-key-live"  # conftest.KEYS_FILE: 5 RUB at 0.6 RUB a minute, id 43, used by this module only
 FRAME_S = 0.1

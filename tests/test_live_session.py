@@ -21,7 +21,7 @@ from deployments.live.events import (
     TurnEnded,
 )
 from deployments.types import SAMPLE_RATE, ChunkOptions, ChunkTranscript, Word
-from tests.media import pyannote_sample
+from devkit.media import pyannote_sample
 
 SPEECH = [(10.9, 14.45), (21.7, 27.7)]
 """Two stretches of pyannote's call, one per speaker; the test stream puts silence after each."""

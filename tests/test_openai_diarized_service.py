@@ -10,9 +10,9 @@ import openai
 import pytest
 from openai.types.audio import TranscriptionDiarized
 
-from deployments.files._decode import decode_audio
+from deployments.files.decoding import decode_audio
+from devkit.media import encode, pyannote_sample
 from tests.conftest import Service
-from tests.media import encode, pyannote_sample
 
 RATE = 16_000
 SOLO = {"alice": (11.0, 14.0), "bob": (22.0, 26.0)}

@@ -13,10 +13,10 @@ import pytest
 import soxr
 from openai import AsyncOpenAI
 
-from deployments.files._decode import decode_audio
+from deployments.files.decoding import decode_audio
+from devkit.media import encode, pyannote_sample
+from devkit.wer import stm_transcript, word_error_rate
 from tests.conftest import Service
-from tests.media import encode, pyannote_sample
-from tests.wer import stm_transcript, word_error_rate
 
 KEY = "test-key-2"
 CHUNK_S = 0.1

@@ -15,9 +15,9 @@ from deployments.analysis.errors import AnalysisTimeout, AudioEmotionsUnavailabl
 from deployments.config import ChunkingConfig, LimitsConfig, PipelineConfig
 from deployments.errors import AudioRejectedError
 from deployments.files._assembly import main_language
-from deployments.files._decode import decode_windows
 from deployments.files._emotions import batches, segment_samples
 from deployments.files._file_run import FileRun
+from deployments.files.decoding import decode_windows
 from deployments.files.pipeline import TranscriptionPipeline
 from deployments.types import (
     EMOTION_LABELS,
@@ -39,8 +39,8 @@ from deployments.types import (
     SpeakerTurn,
     TranscriptionOptions,
 )
+from devkit.media import encode
 from tests.fakes import Remote
-from tests.media import encode
 
 
 class _Transcriber:
@@ -329,7 +329,7 @@ def test_rejections_survive_the_trip_between_processes() -> None:
     import pickle
 
     from deployments.errors import UrlRejectedError
-    from deployments.files._decode import decode_failed
+    from deployments.files.decoding import decode_failed
 
     for error in (decode_failed("no audio track"), UrlRejectedError("too big", status=413)):
         copy = pickle.loads(pickle.dumps(error))

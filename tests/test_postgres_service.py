@@ -11,11 +11,12 @@ from pathlib import Path
 import httpx
 import pytest
 
-from deployments.files._decode import decode_audio
+from deployments.files.decoding import decode_audio
 from deployments.jobs.records import owner_of
-from scripts.chaos import kill
-from scripts.local_service import LocalService
-from tests.media import encode, pyannote_sample
+from devkit.faults import kill
+from devkit.jobs import JobClient
+from devkit.local_service import LocalService
+from devkit.media import encode, pyannote_sample
 from tests.postgres import PASSWORD_ENV, USER, PostgresServer, postgres_server  # noqa: F401 (fixture)
 
 pytestmark = pytest.mark.slow  # it starts and restarts a service of its own
@@ -43,16 +44,6 @@ def pg_service(
         yield running
 
 
-def _wait(client: httpx.Client, job_id: str, timeout_s: float = 180) -> dict:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        response = client.get(f"{ASYNC}/{job_id}")
-        if response.status_code == 200 and response.json()["status"] != "in_progress":
-            return response.json()
-        time.sleep(0.3)
-    raise AssertionError(f"job {job_id} still in progress after {timeout_s} s")
-
-
 def _charges(server: PostgresServer, database: str) -> list[tuple[str, str, float]]:
     import psycopg
 
@@ -69,12 +60,9 @@ def test_jobs_in_postgresql_survive_a_restart_and_answer_polls_while_the_tracker
 ) -> None:
     speech = encode(decode_audio(pyannote_sample()).samples[6 * 16_000 : 13 * 16_000], "wav")
     headers = {"Authorization": f"Bearer {KEY}"}
-    with httpx.Client(base_url=pg_service.base_url, headers=headers, timeout=120) as client:
-        ids = [
-            client.post(ASYNC, files={"file": ("a.wav", speech)}, data={"response_format": fmt}).json()["job_id"]
-            for fmt in ("json", "text", "srt")
-        ]
-        before = {job_id: _wait(client, job_id) for job_id in ids}
+    with JobClient(pg_service.base_url, KEY) as jobs:
+        ids = [jobs.submit(speech, "a.wav", response_format=fmt)["job_id"] for fmt in ("json", "text", "srt")]
+        before = {job_id: jobs.wait(job_id, timeout_s=180) for job_id in ids}
     assert [job["status"] for job in before.values()] == ["complete"] * 3
     assert not (Path(pg_service.storage["state_dir"]) / "jobs.sqlite3").exists()  # nothing in SQLite
     charges = _charges(postgres_server, database)
@@ -84,12 +72,15 @@ def test_jobs_in_postgresql_survive_a_restart_and_answer_polls_while_the_tracker
     pg_service.restart()  # the whole application and its Ray: no replica keeps an answer, a new tracker starts
 
     assert kill(pg_service, "JobTracker") == 1  # and the tracker's actor dies: Ray restarts it, meanwhile polls...
-    with httpx.Client(base_url=pg_service.base_url, headers=headers, timeout=120) as client:
+    with (
+        httpx.Client(base_url=pg_service.base_url, headers=headers, timeout=120) as client,
+        JobClient(pg_service.base_url, KEY) as jobs,
+    ):
         for job_id in ids:
             started = time.monotonic()
             response = client.get(f"{ASYNC}/{job_id}")
             assert response.status_code == 200 and time.monotonic() - started < 1.0  # ...read the store
             assert response.json() == before[job_id]  # found, as it was
-        again = client.post(ASYNC, files={"file": ("a.wav", speech)}).json()["job_id"]  # the tracker is back
-        assert _wait(client, again)["status"] == "complete"
+        again = jobs.submit(speech, "a.wav")["job_id"]  # the tracker is back
+        assert jobs.wait(again, timeout_s=180)["status"] == "complete"
     assert len(_charges(postgres_server, database)) == 4  # nothing charged again by the restart

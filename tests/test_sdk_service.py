@@ -14,8 +14,8 @@ import srt
 from nexara.types.diarization import Diarization
 from nexara.types.transcription import Transcription, VerboseTranscription
 
+from devkit.media import encode
 from tests.conftest import Service
-from tests.media import encode
 
 PRICED_KEY = "test-key-priced"  # conftest.KEYS_FILE: 50 RUB at 0.6 RUB a minute, id 42, used by this module only
 

@@ -9,9 +9,9 @@ import pytest
 import srt
 import webvtt
 
+from devkit.media import FORMATS, JFK_REFERENCE, encode, pyannote_sample
+from devkit.wer import stm_transcript, word_error_rate
 from tests.conftest import API_KEYS, GREETING, Service
-from tests.media import FORMATS, JFK_REFERENCE, encode, pyannote_sample
-from tests.wer import stm_transcript, word_error_rate
 
 
 @pytest.fixture(scope="module")

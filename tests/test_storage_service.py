@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from deployments.files._decode import decode_audio
+from deployments.files.decoding import decode_audio
+from devkit.media import encode, pyannote_sample
 from tests.conftest import Service
-from tests.media import encode, pyannote_sample
 from tests.test_jobs_service import ASYNC, _submit, _wait
 
 SYNC = "/v1/audio/transcriptions"

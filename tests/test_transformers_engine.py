@@ -10,13 +10,13 @@ from faster_whisper.audio import pad_or_trim
 from nexara.types.transcription import VerboseTranscription
 
 from deployments.config import WhisperModelConfig
-from deployments.files._decode import decode_audio
+from deployments.files.decoding import decode_audio
 from deployments.transcriber.engines.ctranslate2_engine import CTranslate2Engine
 from deployments.transcriber.engines.transformers_engine import TransformersEngine
 from deployments.types import ChunkOptions, Transcript
+from devkit.media import pyannote_sample
+from devkit.wer import word_error_rate
 from serve_app.rest.rendering import ResponseFormat, TimestampGranularity, render_body
-from tests.media import pyannote_sample
-from tests.wer import word_error_rate
 
 
 @pytest.fixture(scope="module")

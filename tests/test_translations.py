@@ -17,11 +17,11 @@ from deployments.errors import InputRejectedError
 from deployments.files.pipeline import TranscriptionPipeline
 from deployments.jobs.records import owner_of
 from deployments.types import ChunkOptions, PipelineRequest, Transcript, TranscriptionOptions
+from devkit.code_switching import GERMAN, EngineTranscriber, base_engine, espeak_ng, spoken
+from devkit.media import encode
 from serve_app.rest.rendering import ResponseFormat, render_translation
-from tests.code_switching import GERMAN, EngineTranscriber, base_engine, espeak_ng, spoken
 from tests.fakes import Remote
 from tests.inprocess import KEY, call, inprocess  # noqa: F401 (fixture)
-from tests.media import encode
 
 needs_espeak = pytest.mark.skipif(espeak_ng() is None, reason="espeak-ng is not installed: it speaks the German")
 

@@ -7,9 +7,9 @@ import numpy as np
 import openai
 import pytest
 
-from deployments.files._decode import decode_audio
+from deployments.files.decoding import decode_audio
+from devkit.media import encode, pyannote_sample
 from tests.conftest import Service
-from tests.media import encode, pyannote_sample
 
 
 @pytest.fixture(scope="module")

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 import srt
 
-from deployments.files._decode import decode_audio
+from deployments.files.decoding import decode_audio
+from devkit.media import encode, pyannote_sample
 from tests.conftest import Service
-from tests.media import encode, pyannote_sample
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (Debian package chromium)")

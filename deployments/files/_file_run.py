@@ -13,12 +13,12 @@ from deployments.diarization.words import diarized_transcription
 from deployments.errors import AudioRejectedError, InputRejectedError
 from deployments.files._assembly import LanguageRule, TranscriptAssembly
 from deployments.files._chunking import StreamingChunker
-from deployments.files._decode import declared_duration, decode_windows, too_long
 from deployments.files._emotions import emotions_from_audio
 from deployments.files._profanity import mask_transcript
 from deployments.files._references import decode_references, remove_decoded
 from deployments.files._sending import ChunkSender, FileProgress
 from deployments.files._url_fetch import fetch_to_file
+from deployments.files.decoding import declared_duration, decode_windows, too_long
 from deployments.retry import retry_on_worker_loss
 from deployments.storage.spool import decoded_copy_path
 from deployments.types import (

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from deployments.errors import AudioRejectedError, InputRejectedError
-from deployments.files._decode import decode_windows
+from deployments.files.decoding import decode_windows
 from deployments.storage.spool import decoded_copy_path
 from deployments.types import SAMPLE_RATE, KnownSpeaker
 

@@ -4,12 +4,13 @@ in-process with the real Whisper base engine standing in for the Transcriber dep
 import asyncio
 import shutil
 import subprocess
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import numpy as np
 
 from deployments.config import ChunkingConfig, PipelineConfig, WhisperModelConfig
-from deployments.files._decode import decode_windows
+from deployments.files.decoding import decode_windows
 from deployments.files.pipeline import TranscriptionPipeline
 from deployments.transcriber.engines.ctranslate2_engine import CTranslate2Engine
 from deployments.types import (
@@ -21,8 +22,7 @@ from deployments.types import (
     Transcript,
     TranscriptionOptions,
 )
-from tests.fakes import Remote
-from tests.media import encode
+from devkit.media import encode
 
 ENGLISH = (
     "The weather in the mountains was cold this morning, so we stayed inside and read books by the fire."
@@ -57,13 +57,23 @@ def code_switched(folder: Path) -> tuple[Path, float]:
     return path, (len(english) + len(pause)) / SAMPLE_RATE
 
 
+class _LocalMethod:
+    """`handle.method.remote(...)` as on a Ray handle, awaiting `function` in this process."""
+
+    def __init__(self, function: Callable[..., Awaitable[object]]) -> None:
+        self.function = function
+
+    async def remote(self, *args: object) -> object:
+        return await self.function(*args)
+
+
 class EngineTranscriber:
     """The Transcriber deployment's `transcribe_chunk`, answered by an engine in this process (one chunk a
     batch: the batching changes no word)."""
 
     def __init__(self, engine: CTranslate2Engine) -> None:
         self.engine = engine
-        self.transcribe_chunk = Remote(self._transcribe)
+        self.transcribe_chunk = _LocalMethod(self._transcribe)
 
     async def _transcribe(self, chunk: np.ndarray, options: ChunkOptions, hints: BatchHints) -> ChunkTranscript:
         return (await asyncio.to_thread(self.engine.transcribe_batch, [chunk], options))[0]
@@ -78,7 +88,8 @@ def transcribe(engine: CTranslate2Engine | EngineTranscriber, path: Path, langua
     without a language."""
     transcriber = engine if isinstance(engine, EngineTranscriber) else EngineTranscriber(engine)
     config = PipelineConfig(chunking=ChunkingConfig(language_per_chunk=language_per_chunk))
-    pipeline = TranscriptionPipeline.func_or_class(transcriber, None, config)
+    # A Serve deployment: the class itself is its `func_or_class`, built here without Serve.
+    pipeline = TranscriptionPipeline.func_or_class(transcriber, None, config)  # type: ignore[attr-defined]
     request = PipelineRequest(source_path=str(path), max_bytes=1 << 31, options=TranscriptionOptions())
     result = asyncio.run(pipeline.transcribe(request))
     assert isinstance(result, Transcript)

@@ -9,8 +9,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
 
-from deployments.files._decode import decode_audio
-from tests.media import encode, pyannote_sample
+from deployments.files.decoding import decode_audio
+from devkit.media import encode, pyannote_sample
 
 
 def _routes() -> dict[str, tuple[int, dict[str, str], bytes]]:

@@ -1,12 +1,12 @@
-"""The service's HTTP API as the CLI uses it: one httpx client, pydantic models of the answers, and the
-server's `detail` carried in every error."""
+"""The service's HTTP API as the CLI uses it: one httpx client, the client's own models of the answers
+(stt_cli.wire), and the server's `detail` carried in every error."""
 
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import httpx
 
-from serve_app.schemas import Balance, JobCreated, JobObject, ModelList
+from stt_cli.wire import Balance, JobCreated, JobObject, ModelList
 
 TRANSCRIPTIONS = "/v1/audio/transcriptions"
 
@@ -20,8 +20,15 @@ class ApiError(RuntimeError):
         self.detail = detail
 
 
-def is_url(source: str) -> bool:
-    return source.startswith(("http://", "https://"))
+class Upload(NamedTuple):
+    """Audio already in memory, uploaded as a file named `filename`."""
+
+    filename: str
+    data: bytes
+
+
+def is_url(source: str | Upload) -> bool:
+    return isinstance(source, str) and source.startswith(("http://", "https://"))
 
 
 class SttApi:
@@ -34,9 +41,13 @@ class SttApi:
     def __exit__(self, *_: object) -> None:
         self.http.close()
 
-    def submit(self, source: str, form: dict[str, str]) -> JobCreated:
-        """An async job for a local file (uploaded) or a URL (fetched by the service)."""
-        return JobCreated.model_validate(self._post(TRANSCRIPTIONS + "/async", source, form).json())
+    def submit(self, source: str | Upload, form: dict[str, str]) -> JobCreated:
+        """An async job for a local file or audio in memory (uploaded), or a URL (fetched by the service)."""
+        return JobCreated.model_validate(self.submit_json(source, form))
+
+    def submit_json(self, source: str | Upload, form: dict[str, str]) -> dict[str, Any]:
+        """`submit`'s answer as the service wrote it, for callers that check the wire itself."""
+        return self._post(TRANSCRIPTIONS + "/async", source, form).json()
 
     def transcribe(self, source: str, form: dict[str, str]) -> str | dict[str, Any]:
         """A synchronous transcription: the body as the response format gives it."""
@@ -45,7 +56,11 @@ class SttApi:
         return response.json() if is_json else response.text
 
     def job(self, job_id: str) -> JobObject:
-        return JobObject.model_validate(self._checked(self.http.get(f"{TRANSCRIPTIONS}/async/{job_id}")).json())
+        return JobObject.model_validate(self.job_json(job_id))
+
+    def job_json(self, job_id: str) -> dict[str, Any]:
+        """`job`'s answer as the service wrote it."""
+        return self._checked(self.http.get(f"{TRANSCRIPTIONS}/async/{job_id}")).json()
 
     def models(self) -> ModelList:
         return ModelList.model_validate(self._checked(self.http.get("/v1/models")).json())
@@ -53,7 +68,9 @@ class SttApi:
     def balance(self) -> Balance:
         return Balance.model_validate(self._checked(self.http.get("/v1/billing/balance")).json())
 
-    def _post(self, path: str, source: str, form: dict[str, str]) -> httpx.Response:
+    def _post(self, path: str, source: str | Upload, form: dict[str, str]) -> httpx.Response:
+        if isinstance(source, Upload):
+            return self._checked(self.http.post(path, data=form, files={"file": (source.filename, source.data)}))
         if is_url(source):
             return self._checked(self.http.post(path, data={**form, "url": source}))
         with Path(source).open("rb") as upload:

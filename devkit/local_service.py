@@ -21,6 +21,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 class LocalService:
+    """The service as `serve run` starts it, in `workdir` (config, log, state); a context manager."""
+
     def __init__(
         self,
         workdir: Path,
@@ -65,7 +67,7 @@ class LocalService:
         self.metrics_interval_ms = metrics_interval_ms  # how often Ray exports metrics (its default: 10 s)
         self.batching = dict(batching or {})  # the Transcriber's user_config, over the local config's
         self.env = dict(env or {})  # more environment for `serve run` (and so for every replica)
-        self.port = _free_port()
+        self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}"
         self.log_path = workdir / "serve.log"
         self.process: subprocess.Popen | None = None
@@ -119,6 +121,7 @@ class LocalService:
         return self
 
     def _wait_until_ready(self, timeout_s: float) -> None:
+        assert self.process is not None, "start() first"
         deadline = time.monotonic() + timeout_s
         headers = {"Authorization": f"Bearer {self.api_keys[0]}"}
         while time.monotonic() < deadline:
@@ -137,6 +140,7 @@ class LocalService:
         """Ray's Prometheus endpoint on this service's node. `serve run` started its own Ray on a free
         metrics port; Ray writes that port into its session directory, the one whose driver log names
         `serve run`'s process."""
+        assert self.process is not None, "the service is not running"
         for logs in Path(tempfile.gettempdir(), "ray").glob("session_*/logs"):
             if any(logs.glob(f"python-core-driver-*_{self.process.pid}.log")):
                 port = next(logs.parent.glob("metrics_export_port_*")).read_text().strip()
@@ -181,7 +185,8 @@ class LocalService:
         self.stop()
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A loopback port nothing listens on now."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]

@@ -1,12 +1,17 @@
-"""Test audio: real speech, and the same speech encoded into every container the service accepts."""
+"""Test audio: real speech, the same speech encoded into every container the service accepts, and long files made
+of it."""
 
 import importlib.util
 import io
 from fractions import Fraction
 from pathlib import Path
+from typing import cast
 
 import av
 import numpy as np
+
+from deployments.files.decoding import decode_audio
+from deployments.types import SAMPLE_RATE
 
 SHARED_AUDIO = Path(__file__).resolve().parents[2] / "shared" / "audio"
 JFK_REFERENCE = (
@@ -46,7 +51,7 @@ def encode(samples: np.ndarray, extension: str, sample_rate: int = 16_000) -> by
         # FFmpeg's own Vorbis encoder is "experimental" and stereo-only.
         layout = "stereo" if codec == "vorbis" else "mono"
         options = {"strict": "-2"} if codec == "vorbis" else {}
-        audio_stream = container.add_stream(codec, rate=rate, layout=layout, options=options)
+        audio_stream = cast(av.AudioStream, container.add_stream(codec, rate=rate, layout=layout, options=options))
         video_stream = None
         if with_video:
             video_stream = container.add_stream("mpeg4", rate=5)
@@ -65,8 +70,29 @@ def encode(samples: np.ndarray, extension: str, sample_rate: int = 16_000) -> by
             seconds = len(samples) / sample_rate
             for index in range(int(seconds * 5)):
                 image = np.full((48, 64, 3), (index * 20) % 255, dtype=np.uint8)
-                frame = av.VideoFrame.from_ndarray(image, format="rgb24")
-                frame.pts, frame.time_base = index, Fraction(1, 5)
-                container.mux(video_stream.encode(frame))
+                picture = av.VideoFrame.from_ndarray(image, format="rgb24")
+                picture.pts, picture.time_base = index, Fraction(1, 5)
+                container.mux(video_stream.encode(picture))
             container.mux(video_stream.encode(None))
     return buffer.getvalue()
+
+
+def make_long_flac(path: Path, hours: float, speech_every_s: float = 1800.0) -> None:
+    """Real speech at the start of every `speech_every_s`, silence elsewhere, written a block at a time."""
+    speech = (np.clip(decode_audio(pyannote_sample()).samples, -1, 1) * 32767).astype(np.int16)
+    silence = np.zeros(SAMPLE_RATE * 60, np.int16)
+    total = int(hours * 3600 * SAMPLE_RATE)
+    with av.open(str(path), mode="w", format="flac") as container:
+        stream = container.add_stream("flac", rate=SAMPLE_RATE, layout="mono")
+        stream.codec_context.options = {"frame_size": "32768"}  # long FLAC blocks: silence costs little
+        written, next_speech = 0, 0
+        while written < total:
+            block = silence
+            if written >= next_speech:
+                block, next_speech = speech, next_speech + int(speech_every_s * SAMPLE_RATE)
+            block = block[: total - written]
+            frame = av.AudioFrame.from_ndarray(block.reshape(1, -1), format="s16", layout="mono")
+            frame.sample_rate, frame.pts = SAMPLE_RATE, written
+            container.mux(stream.encode(frame))
+            written += len(block)
+        container.mux(stream.encode(None))

@@ -20,10 +20,10 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from serve_app.cli.api import ApiError, SttApi, is_url
-from serve_app.cli.settings import CliSettings
-from serve_app.cli.state import JobStateFile, SubmittedJob
-from serve_app.schemas import ResponseFormat
+from stt_cli.api import ApiError, SttApi, is_url
+from stt_cli.settings import CliSettings
+from stt_cli.state import JobStateFile, SubmittedJob
+from stt_cli.wire import ResponseFormat
 
 app = typer.Typer(help="Speech-to-text from the terminal: files and URLs in, transcripts out.", no_args_is_help=True)
 console = Console()
