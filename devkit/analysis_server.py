@@ -10,6 +10,7 @@ import json
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 
 from deployments.analysis.backends import LLMBackend
 
@@ -18,10 +19,10 @@ def serve(backend: LLMBackend, model: str = "smollm2-135m") -> ThreadingHTTPServ
     """Start the server on a free loopback port in a daemon thread; `server.shutdown()` stops it."""
 
     class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args) -> None:
+        def log_message(self, *args: Any) -> None:
             pass
 
-        def send(self, status: int, body: dict) -> None:
+        def send(self, status: int, body: dict[str, Any]) -> None:
             data = json.dumps(body).encode()
             self.send_response(status)
             self.send_header("Content-Type", "application/json")

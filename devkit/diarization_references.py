@@ -31,9 +31,9 @@ def reference_cases() -> list[Case]:
     cases = []
     for rttm in sorted(SHARED_AUDIO.glob("*.rttm")):
         uem_path = rttm.with_suffix(".uem")
-        uems = load_uem(str(uem_path)) if uem_path.exists() else {}
+        uems = load_uem(str(uem_path)) if uem_path.exists() else {}  # type: ignore[no-untyped-call]
         setting = SETTING_OF_REFERENCE.get(rttm.name, DiarizationSetting.meeting)
-        for name, reference in sorted(load_rttm(str(rttm)).items()):
+        for name, reference in sorted(load_rttm(str(rttm)).items()):  # type: ignore[no-untyped-call]
             if (SHARED_AUDIO / f"{name}.wav").exists():
                 samples = decode_audio(SHARED_AUDIO / f"{name}.wav").samples
                 cases.append(Case(name, samples, reference, setting, uems.get(name)))

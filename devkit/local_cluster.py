@@ -36,7 +36,7 @@ WORKER_RESOURCE = "worker"
 (`storage.actor_resources`), so that they too run on workers, and a test can lose the tracker's node."""
 
 
-def autoscaled_transcriber(max_replicas: int) -> dict:
+def autoscaled_transcriber(max_replicas: int) -> dict[str, Any]:
     """backfill.yaml's Transcriber autoscaling, from zero, with delays of seconds instead of minutes: one
     replica per 2 queued requests (the test's jobs are short), down to none 5 s after the queue drains."""
     return {
@@ -63,8 +63,8 @@ class LocalCluster:
         workers: int = 3,
         worker_cpus: float = 2,
         model: str = "embedded:tiny.en",
-        storage: dict | None = None,
-        jobs: dict | None = None,
+        storage: dict[str, Any] | None = None,
+        jobs: dict[str, Any] | None = None,
         env: dict[str, str] | None = None,
     ) -> None:
         self.workdir = workdir
@@ -85,11 +85,11 @@ class LocalCluster:
         self._ray_tmpdir: str | None = None
         self._previous_ray_tmpdir: str | None = None
 
-    def config(self) -> dict:
+    def config(self) -> dict[str, Any]:
         """configs/local.yaml, with the Transcriber autoscaled from zero on the workers' `transcriber`
         resource, two ingress replicas, the proxy on the head only, and the keys file in every replica's
         environment (keys without a rate limit: tests poll many jobs)."""
-        config = yaml.safe_load((ROOT / "configs" / "local.yaml").read_text())
+        config: dict[str, Any] = yaml.safe_load((ROOT / "configs" / "local.yaml").read_text())
         config["proxy_location"] = "HeadOnly"
         config["http_options"] = {"host": "127.0.0.1", "port": self.port}
         app = config["applications"][0]
@@ -195,7 +195,7 @@ class LocalCluster:
             return
         try:
             ray.shutdown()
-            self.cluster.shutdown()  # also removes the address file under RAY_TMPDIR, which is still ours here
+            self.cluster.shutdown()  # type: ignore[no-untyped-call]  # Ray's test utility, unannotated;  # also removes the address file under RAY_TMPDIR, which is still ours here
         finally:
             self.cluster = None
             if self._previous_ray_tmpdir is None:

@@ -10,6 +10,7 @@ import tempfile
 import time
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 import httpx
 import yaml
@@ -28,21 +29,21 @@ class LocalService:
         workdir: Path,
         api_keys: list[str],
         model: str = "embedded:tiny.en",
-        jobs: dict | None = None,
-        storage: dict | None = None,
-        limits: dict | None = None,
-        whisper: dict | None = None,
+        jobs: dict[str, Any] | None = None,
+        storage: dict[str, Any] | None = None,
+        limits: dict[str, Any] | None = None,
+        whisper: dict[str, Any] | None = None,
         gpu: bool = False,
-        url_input: dict | None = None,
+        url_input: dict[str, Any] | None = None,
         keys_file: Path | None = None,
         unthrottled: bool = False,
         ingress_replicas: int = 1,
-        live: dict | None = None,
-        analysis: dict | None = None,
+        live: dict[str, Any] | None = None,
+        analysis: dict[str, Any] | None = None,
         live_replicas: int = 1,
         metrics_interval_ms: int | None = None,
         env: dict[str, str] | None = None,
-        batching: dict | None = None,
+        batching: dict[str, Any] | None = None,
     ) -> None:
         self.workdir = workdir
         self.api_keys = api_keys
@@ -70,10 +71,10 @@ class LocalService:
         self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}"
         self.log_path = workdir / "serve.log"
-        self.process: subprocess.Popen | None = None
+        self.process: subprocess.Popen[bytes] | None = None
 
-    def config(self) -> dict:
-        config = yaml.safe_load((ROOT / "configs" / "local.yaml").read_text())
+    def config(self) -> dict[str, Any]:
+        config: dict[str, Any] = yaml.safe_load((ROOT / "configs" / "local.yaml").read_text())
         config["http_options"] = {"host": "127.0.0.1", "port": self.port}
         args = config["applications"][0]["args"]
         args["whisper"] = {**args["whisper"], **self.whisper}
@@ -189,4 +190,5 @@ def free_port() -> int:
     """A loopback port nothing listens on now."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+        port: int = sock.getsockname()[1]
+        return port

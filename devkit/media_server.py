@@ -6,6 +6,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import ClassVar
 
 import numpy as np
 
@@ -27,9 +28,9 @@ def _routes() -> dict[str, tuple[int, dict[str, str], bytes]]:
 
 
 class _Handler(BaseHTTPRequestHandler):
-    routes: dict[str, tuple[int, dict[str, str], bytes]] = {}
+    routes: ClassVar[dict[str, tuple[int, dict[str, str], bytes]]] = {}
 
-    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+    def do_GET(self) -> None:
         if self.path == "/slow":
             time.sleep(5)
         status, headers, body = self.routes.get(self.path, (404, {}, b"not found"))

@@ -11,7 +11,7 @@ from deployments.types import Word
 _normalize = jiwer.Compose(
     [
         jiwer.ToLowerCase(),
-        jiwer.RemovePunctuation(),
+        jiwer.RemovePunctuation(),  # type: ignore[no-untyped-call]
         jiwer.RemoveMultipleSpaces(),
         jiwer.Strip(),
         jiwer.ReduceToListOfListOfWords(),

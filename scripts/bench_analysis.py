@@ -18,10 +18,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from deployments.analysis.analyzer import analyze  # noqa: E402
-from deployments.analysis.backends import make_backend  # noqa: E402
+from deployments.analysis.backends import LLMBackend, make_backend  # noqa: E402
 from deployments.analysis.errors import LLMOutputInvalid  # noqa: E402
 from deployments.config import AnalysisConfig  # noqa: E402
 from deployments.types import (  # noqa: E402
+    Analysis,
     AnalysisOptions,
     DiarizedSegment,
     DiarizedTranscript,
@@ -48,7 +49,9 @@ class Tally:
         self.seconds: list[float] = []
         self.tokens: list[tuple[int, int]] = []
 
-    def run(self, backend, config, transcript, options):
+    def run(
+        self, backend: LLMBackend, config: AnalysisConfig, transcript: DiarizedTranscript, options: AnalysisOptions
+    ) -> Analysis:
         started = time.perf_counter()
         try:
             result = analyze(backend, config, transcript, options)
@@ -66,7 +69,7 @@ class Tally:
         )
 
 
-def bench(backend, config: AnalysisConfig, data: dict) -> None:
+def bench(backend: LLMBackend, config: AnalysisConfig, data: dict) -> None:
     roles_tally, emotions_tally, schema_tally = Tally(), Tally(), Tally()
     right = total = 0
     for item in data["conversations"]:

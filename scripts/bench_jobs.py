@@ -15,7 +15,9 @@ import struct
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, BinaryIO
 
 import httpx
 import numpy as np
@@ -58,7 +60,7 @@ def _write_wav(path: Path, speech: np.ndarray, gigabytes: float) -> int:
 class _PacedFile:
     """A file whose reads are paced to `bytes_per_s`, as if it came over a network of that speed."""
 
-    def __init__(self, file, bytes_per_s: float) -> None:
+    def __init__(self, file: BinaryIO, bytes_per_s: float) -> None:
         self.file, self.bytes_per_s = file, bytes_per_s
         self.sent, self.started = 0, time.perf_counter()
 
@@ -68,7 +70,7 @@ class _PacedFile:
         time.sleep(max(0.0, self.started + self.sent / self.bytes_per_s - time.perf_counter()))
         return chunk
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> Any:
         return getattr(self.file, name)  # fileno, seek, tell: httpx uses them to find the length
 
 
@@ -79,7 +81,7 @@ def _process(title: str) -> psutil.Process:
     raise RuntimeError(f"no process titled {title!r}")
 
 
-def _peak_rss_growth(processes: dict[str, psutil.Process], work) -> dict[str, float]:
+def _peak_rss_growth(processes: dict[str, psutil.Process], work: Callable[[], object]) -> dict[str, float]:
     base = {name: p.memory_info().rss for name, p in processes.items()}
     peak = dict(base)
     done = threading.Event()

@@ -46,7 +46,7 @@ def _submit(client: httpx.Client, key: str, audio: bytes, name: str) -> None:
     client.post(ASYNC, files={"file": (name, audio)}, headers=_auth(key)).raise_for_status()
 
 
-def measure(  # noqa: PLR0913 (the command's options)
+def measure(
     interactive_lane: bool,
     model: str,
     short_jobs: int,

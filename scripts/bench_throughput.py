@@ -50,6 +50,7 @@ from deployments.files._assembly import join_chunks
 from deployments.files._chunking import SpeechChunker, chunk_audio
 from deployments.files.decoding import decode_audio
 from deployments.transcriber.engines import load_engine
+from deployments.transcriber.engines.base import WhisperEngine
 from deployments.transcriber.engines.ctranslate2_engine import CTranslate2Engine
 from deployments.types import SAMPLE_RATE, ChunkOptions, ChunkTranscript, Transcript
 from devkit.local_service import ROOT, LocalService
@@ -177,7 +178,7 @@ def engine_rows(clips: list[Clip], whisper: WhisperModelConfig, batch_size: int,
         engine = load_engine(whisper.model_copy(update=overrides))
         options = ChunkOptions()  # language detected, as for a request without one
 
-        def run(engine=engine, options=options) -> str:
+        def run(engine: WhisperEngine = engine, options: ChunkOptions = options) -> str:
             texts = [""] * len(clips)
             for start in range(0, len(chunks), batch_size):
                 batch = chunks[start : start + batch_size]

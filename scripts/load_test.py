@@ -14,6 +14,7 @@ import tempfile
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -32,7 +33,7 @@ class Tally:
         self.latencies_ms: list[float] = []
         self.jobs: list[tuple[str, str]] = []  # (key, job id)
 
-    async def request(self, client: httpx.AsyncClient, method: str, path: str, **kwargs) -> httpx.Response:
+    async def request(self, client: httpx.AsyncClient, method: str, path: str, **kwargs: Any) -> httpx.Response:
         started = time.perf_counter()
         response = await client.request(method, path, **kwargs)
         self.latencies_ms.append((time.perf_counter() - started) * 1000)

@@ -22,6 +22,7 @@ from pathlib import Path
 import av
 import numpy as np
 import torch
+from pyannote.core import Annotation, Segment
 from pyannote.database.util import load_rttm
 
 from deployments.config import DiarizationConfig
@@ -39,7 +40,7 @@ def decode(path: Path) -> np.ndarray:
     return np.concatenate(frames).astype(np.float32)
 
 
-def solo_stretches(annotation, min_s: float) -> list[tuple[str, float, float]]:
+def solo_stretches(annotation: Annotation, min_s: float) -> list[tuple[str, float, float]]:
     """(speaker, start, end) where only that speaker talks, at least `min_s` long."""
     stretches = []
     for segment, _, label in annotation.itertracks(yield_label=True):
@@ -50,7 +51,7 @@ def solo_stretches(annotation, min_s: float) -> list[tuple[str, float, float]]:
     return stretches
 
 
-def _minus(segment, other):
+def _minus(segment: Segment, other: Segment) -> list[Segment]:
     if other.end <= segment.start or other.start >= segment.end:
         return [segment]
     parts = []
@@ -61,7 +62,7 @@ def _minus(segment, other):
     return parts
 
 
-def truth_of(turns: list[SpeakerTurn], annotation) -> dict[str, str]:
+def truth_of(turns: list[SpeakerTurn], annotation: Annotation) -> dict[str, str]:
     """Diarizer label -> the truth speaker it overlaps most."""
     overlap: dict[tuple[str, str], float] = {}
     for turn in turns:
@@ -103,7 +104,7 @@ def main() -> None:
     same: list[float] = []
     different: list[float] = []
 
-    def centroids_of(samples: np.ndarray, annotation) -> tuple[dict, dict]:
+    def centroids_of(samples: np.ndarray, annotation: Annotation) -> tuple[dict, dict]:
         diarization = pipeline.diarize(samples, options)
         centroids = speaker_centroids(samples, diarization.exclusive_turns, embed)
         return centroids, truth_of(diarization.exclusive_turns, annotation)

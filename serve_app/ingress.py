@@ -2,6 +2,8 @@
 audio: uploads go to the spool on disk, and the pipeline deployment reads them from there; live audio frames
 are forwarded to the LiveTranscriber as they arrive."""
 
+from typing import Any
+
 from fastapi import FastAPI
 from ray import serve
 from ray.serve.handle import DeploymentHandle
@@ -23,7 +25,7 @@ from serve_app.http_app import create_app
 @serve.ingress()
 class Ingress:
     async def __init__(  # type: ignore[misc]  # Serve awaits an async constructor
-        self, pipeline: DeploymentHandle, live: DeploymentHandle, config: AppConfig
+        self, pipeline: DeploymentHandle[Any], live: DeploymentHandle[Any], config: AppConfig
     ) -> None:
         api_keys = ApiKeys(configured_keys(SecretSettings()))  # first: no keys, no service
         ledger = get_or_create_ledger(config.storage)

@@ -17,6 +17,7 @@ are pinned in pyproject.toml and tests/test_proxy_limits.py checks the contract.
 import asyncio
 import json
 import logging
+from typing import Any
 
 import uvicorn.config
 from pydantic import Field
@@ -48,7 +49,7 @@ class HeaderLimitedProtocol(HttpToolsProtocol):
 
     limits = ProxyLimits.model_construct()  # the defaults; `install` reads the environment's
 
-    def __init__(self, *args, **kwargs) -> None:  # noqa: ANN002, ANN003 (uvicorn's own signature)
+    def __init__(self, *args: Any, **kwargs: Any) -> None:  # uvicorn's own signature
         super().__init__(*args, **kwargs)
         self.reading_headers = True
         self.header_bytes = 0
@@ -115,7 +116,7 @@ class HeaderLimitedProtocol(HttpToolsProtocol):
         logger.warning("refused a request with %d: %s (client %s)", status, detail, self.client)
 
 
-def install() -> list:
+def install() -> list[Any]:
     """The proxy's start-up callback: uvicorn's default ("auto") HTTP protocol becomes the limited one.
     Returns the ASGI middlewares the callback must return: none."""
     HeaderLimitedProtocol.limits = ProxyLimits()

@@ -47,7 +47,8 @@ class SttApi:
 
     def submit_json(self, source: str | Upload, form: dict[str, str]) -> dict[str, Any]:
         """`submit`'s answer as the service wrote it, for callers that check the wire itself."""
-        return self._post(TRANSCRIPTIONS + "/async", source, form).json()
+        created: dict[str, Any] = self._post(TRANSCRIPTIONS + "/async", source, form).json()
+        return created
 
     def transcribe(self, source: str, form: dict[str, str]) -> str | dict[str, Any]:
         """A synchronous transcription: the body as the response format gives it."""
@@ -60,7 +61,8 @@ class SttApi:
 
     def job_json(self, job_id: str) -> dict[str, Any]:
         """`job`'s answer as the service wrote it."""
-        return self._checked(self.http.get(f"{TRANSCRIPTIONS}/async/{job_id}")).json()
+        job: dict[str, Any] = self._checked(self.http.get(f"{TRANSCRIPTIONS}/async/{job_id}")).json()
+        return job
 
     def models(self) -> ModelList:
         return ModelList.model_validate(self._checked(self.http.get("/v1/models")).json())

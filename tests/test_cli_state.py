@@ -3,7 +3,6 @@
 import time
 from pathlib import Path
 
-from serve_app.cli.state import RETENTION_S, JobStateFile, SubmittedJob
 from starlette.requests import HTTPConnection
 
 from serve_app.common.auth import subprotocol_key

@@ -29,11 +29,13 @@ from serve_app.config import SecretSettings
 INVALID_CREDENTIALS = "authentication credentials were not provided or are invalid"
 REQUEST_LIMIT_EXCEEDED = "request limit exceeded"
 
-AUTH_ERRORS: dict[int | str, dict] = {
+AUTH_ERRORS: dict[int | str, dict[str, Any]] = {
     401: {"model": ErrorResponse, "description": "The key is missing or unknown."},
     429: {"model": ErrorResponse, "description": "Over the key's request rate (see Retry-After), or its job cap."},
 }
-FUNDS_ERROR: dict[int | str, dict] = {402: {"model": ErrorResponse, "description": "The key's balance is spent."}}
+FUNDS_ERROR: dict[int | str, dict[str, Any]] = {
+    402: {"model": ErrorResponse, "description": "The key's balance is spent."}
+}
 
 _bearer = HTTPBearer(auto_error=False, description="An API key from STT_API_KEYS or STT_API_KEYS_FILE.")
 

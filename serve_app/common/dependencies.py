@@ -22,7 +22,8 @@ from serve_app.config import AppConfig
 
 
 def get_services(connection: HTTPConnection) -> Services:
-    return connection.app.state.services
+    services: Services = connection.app.state.services
+    return services
 
 
 ServicesDependency = Annotated[Services, Depends(get_services)]
@@ -32,7 +33,7 @@ def get_config(services: ServicesDependency) -> AppConfig:
     return services.config
 
 
-def get_pipeline(services: ServicesDependency) -> DeploymentHandle:
+def get_pipeline(services: ServicesDependency) -> DeploymentHandle[Any]:
     return services.pipeline
 
 
@@ -45,7 +46,7 @@ def get_ledger(services: ServicesDependency) -> ActorProxy[Any]:
 
 
 ConfigDependency = Annotated[AppConfig, Depends(get_config)]
-PipelineDependency = Annotated[DeploymentHandle, Depends(get_pipeline)]
+PipelineDependency = Annotated[DeploymentHandle[Any], Depends(get_pipeline)]
 TrackerDependency = Annotated[ActorProxy[Any], Depends(get_tracker)]
 LedgerDependency = Annotated[ActorProxy[Any], Depends(get_ledger)]
 

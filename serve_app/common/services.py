@@ -20,7 +20,7 @@ from serve_app.config import AppConfig
 class Services:
     config: AppConfig
     api_keys: ApiKeys
-    pipeline: DeploymentHandle
+    pipeline: DeploymentHandle[Any]
     """The TranscriptionPipeline: files, synchronous or streamed, and URL checks."""
     tracker: ActorProxy[Any]
     """The JobTracker: async jobs (submitting; it writes and schedules them)."""
@@ -30,7 +30,7 @@ class Services:
     """The UsageLedger: charges, balances and usage statements."""
     rate_limiter: ActorProxy[Any]
     """The RequestRateLimiter: each key's request rate and open live sessions."""
-    live: DeploymentHandle | None = None
+    live: DeploymentHandle[Any] | None = None
     """The LiveTranscriber: live sessions (None where the app serves none)."""
     finished_jobs: FinishedJobs = field(default_factory=FinishedJobs)
     """Poll answers of finished jobs, kept by this replica (see `serve_app.common.finished_jobs`)."""

@@ -12,7 +12,7 @@ once, at the end, in the same ledger as files.
 """
 
 import asyncio
-from typing import cast
+from typing import Any, cast
 
 from fastapi import WebSocket
 from ray.serve.handle import DeploymentResponseGenerator
@@ -52,7 +52,7 @@ class LiveConnection:
             return await self.socket.close_with(opened)
         session_id = self.socket.session_id = opened
         try:
-            events = cast(DeploymentResponseGenerator, live.options(stream=True).events.remote(session_id))
+            events = cast(DeploymentResponseGenerator[Any], live.options(stream=True).events.remote(session_id))
             ready = await anext(events)  # the stream is in place before any audio is sent
             if isinstance(ready, SessionFailed):
                 return await self.socket.close_with(ready)

@@ -64,7 +64,7 @@ class RealtimeConnection:
         self.meter: SessionMeter | None = None
         self.frames: ClientFrames | None = None
         self.items: ItemEvents | None = None
-        self.relay: asyncio.Task | None = None
+        self.relay: asyncio.Task[None] | None = None
         self.ended = asyncio.Event()  # the relay closed the socket: the session is over
 
     async def run(self) -> None:
@@ -230,7 +230,7 @@ class RealtimeConnection:
             return opened
         self.live_id = self.socket.session_id = opened
         self.settings, self.meter = settings, SessionMeter(settings, self.funds)
-        events = cast(DeploymentResponseGenerator, self._live.options(stream=True).events.remote(opened))
+        events = cast(DeploymentResponseGenerator[Any], self._live.options(stream=True).events.remote(opened))
         ready = await anext(events)  # the stream is in place before any audio is sent
         if isinstance(ready, SessionFailed):
             return ready

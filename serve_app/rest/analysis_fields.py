@@ -89,7 +89,7 @@ def analysis_options(form: TranscriptionForm, config: AnalysisConfig, synchronou
     return options
 
 
-def parse_json_schema(text: str) -> dict:
+def parse_json_schema(text: str) -> dict[str, Any]:
     try:
         schema = json.loads(text)
     except json.JSONDecodeError as error:

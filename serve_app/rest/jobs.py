@@ -2,6 +2,7 @@
 
 import asyncio
 from datetime import timedelta
+from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request, Response, status
 from fastapi.responses import JSONResponse
@@ -107,7 +108,7 @@ async def get_job(job_id: str, key: CurrentKey, services: ServicesDependency) ->
     return response
 
 
-def _rendered(job: Job) -> dict | str | None:
+def _rendered(job: Job) -> dict[str, Any] | str | None:
     """The result as the job was submitted to have it, rendered now from the stored transcript; None while
     the job runs, or when it failed."""
     if job.transcript is None:

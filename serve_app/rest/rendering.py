@@ -6,7 +6,7 @@ read: `JobRequest.render`) so that the job's result is rendered the same way whe
 
 import datetime
 from enum import StrEnum
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import srt
 import webvtt
@@ -53,7 +53,7 @@ class RenderSpec(BaseModel):
         default_factory=lambda: [TimestampGranularity.segment], description="As the client gave them."
     )
 
-    def stored(self) -> dict:
+    def stored(self) -> dict[str, Any]:
         """As a job stores it (`JobRequest.render`): JSON data, read back with `RenderSpec.model_validate`."""
         return self.model_dump(mode="json")
 
@@ -77,7 +77,8 @@ def render_srt(segments: list[Segment]) -> str:
         )
         for number, segment in enumerate(_spoken(segments), start=1)
     ]
-    return srt.compose(cues, reindex=False)
+    subrip: str = srt.compose(cues, reindex=False)
+    return subrip
 
 
 def _vtt_time(seconds: float) -> str:
@@ -123,7 +124,7 @@ def verbose_json(transcript: Transcript, granularities: list[TimestampGranularit
 
 def render_body(
     transcript: PipelineResult, response_format: ResponseFormat, granularities: list[TimestampGranularity]
-) -> dict | str:
+) -> dict[str, Any] | str:
     """The body for `response_format`: a JSON object for the JSON formats, a string for the others.
     A diarized transcript is always its JSON object (with roles and emotions where its analysis has them), in
     OpenAI's diarized_json shape when that was asked for;
@@ -140,7 +141,7 @@ def render_body(
 
 def _transcription_body(
     transcript: PipelineResult, response_format: ResponseFormat, granularities: list[TimestampGranularity]
-) -> dict | str:
+) -> dict[str, Any] | str:
     if isinstance(transcript, DiarizedTranscript):
         transcription = DiarizedTranscription.of(transcript, stripped(transcript.words))
         if response_format == ResponseFormat.diarized_json:
@@ -170,7 +171,7 @@ def render_translation(translation: Transcript, response_format: ResponseFormat)
     """The HTTP response for a translation (a transcript decoded with task=translate): as a transcript's,
     but verbose_json is OpenAI's translation shape (task translate, language english)."""
     if response_format == ResponseFormat.verbose_json:
-        body: dict | str = TranslationVerboseJson(
+        body: dict[str, Any] | str = TranslationVerboseJson(
             duration=round(translation.duration, 3), text=translation.text, segments=translation.segments
         ).model_dump(exclude_none=True)
     else:
@@ -178,7 +179,7 @@ def render_translation(translation: Transcript, response_format: ResponseFormat)
     return as_response(body, response_format)
 
 
-def as_response(body: dict | str, response_format: ResponseFormat) -> Response:
+def as_response(body: dict[str, Any] | str, response_format: ResponseFormat) -> Response:
     """A rendered body with the media type its format calls for."""
     if isinstance(body, dict):
         return JSONResponse(body)

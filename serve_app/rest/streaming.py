@@ -12,7 +12,7 @@ final and in timeline order, and joined they are the done event's text. A failur
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel
@@ -36,12 +36,12 @@ ChargeResult = Callable[[PipelineResult], Awaitable[None]]
 
 
 async def stream_transcription(
-    pipeline: DeploymentHandle, pipeline_request: PipelineRequest, charge: ChargeResult
+    pipeline: DeploymentHandle[Any], pipeline_request: PipelineRequest, charge: ChargeResult
 ) -> StreamingResponse:
     """Start the pipeline and wait for its first event, so that input it refuses gets a 4xx; then stream.
     The response owns the spooled input from here on and removes it when it ends."""
     events = cast(
-        DeploymentResponseGenerator, pipeline.options(stream=True).transcribe_streaming.remote(pipeline_request)
+        DeploymentResponseGenerator[Any], pipeline.options(stream=True).transcribe_streaming.remote(pipeline_request)
     )
     first = await events.__anext__()
     return StreamingResponse(
@@ -57,7 +57,7 @@ def _sse(event: BaseModel) -> str:
 
 async def _server_sent_events(
     first: PipelineText | PipelineProgress | PipelineResult,
-    events: DeploymentResponseGenerator,
+    events: DeploymentResponseGenerator[Any],
     charge: ChargeResult,
     spool_path: Path,
 ) -> AsyncIterator[str]:
@@ -96,5 +96,5 @@ async def _server_sent_events(
         yield _sse(StreamError(error=detail))
     finally:
         if result is None:
-            events.cancel()  # the client went away, or the pipeline failed: stop its work
+            events.cancel()  # type: ignore[no-untyped-call]  # Ray's, unannotated; the client went away, or the pipeline failed: stop its work
         remove_spooled(spool_path)

@@ -6,6 +6,7 @@ timeout ends the session; where the key's money runs out, input stops and the se
 
 import asyncio
 import json
+from typing import Any
 
 from fastapi import WebSocket
 from ray.serve.handle import DeploymentHandle
@@ -17,7 +18,12 @@ from serve_app.sessions.usage import SessionMeter
 
 class ClientFrames:
     def __init__(
-        self, websocket: WebSocket, live: DeploymentHandle, session_id: str, limits: LiveConfig, meter: SessionMeter
+        self,
+        websocket: WebSocket,
+        live: DeploymentHandle[Any],
+        session_id: str,
+        limits: LiveConfig,
+        meter: SessionMeter,
     ) -> None:
         self.websocket, self.live, self.session_id = websocket, live, session_id
         self.limits = limits
@@ -25,7 +31,7 @@ class ClientFrames:
         self.input_ended = False
         self.failure_at_end: SessionFailed | None = None  # sent instead of session.ended (funds ran out)
         self.unsent = bytearray()
-        self.forwarding: asyncio.Task | None = None
+        self.forwarding: asyncio.Task[SessionFailed | None] | None = None
 
     async def receive(self) -> SessionFailed | None:
         """Client frames until the client is gone (None) or breaks a rule (the failure to send)."""
@@ -76,7 +82,7 @@ class ClientFrames:
         """Frames to the session in order: one push at a time, with whatever arrived during the last one."""
         while self.unsent:
             frames, self.unsent = bytes(self.unsent), bytearray()
-            failure = await self.live.push.remote(self.session_id, frames)
+            failure: SessionFailed | None = await self.live.push.remote(self.session_id, frames)
             if failure is not None:
                 return failure
         return None

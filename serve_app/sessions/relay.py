@@ -17,7 +17,7 @@ def as_sent(event: LiveEvent) -> list[dict[str, Any]]:
 
 
 async def relay_events(
-    events: DeploymentResponseGenerator,
+    events: DeploymentResponseGenerator[Any],
     socket: ClientSocket,
     frames: ClientFrames,
     translate: Callable[[LiveEvent], list[dict[str, Any]]] = as_sent,

@@ -5,6 +5,7 @@ import asyncio
 import contextlib
 import json
 import logging
+from typing import Any
 
 from fastapi import WebSocket
 from starlette.websockets import WebSocketDisconnect, WebSocketState
@@ -33,7 +34,7 @@ class ClientSocket:
         await self.send(failure.model_dump())
         await self.close(CLOSE_CODES[failure.code])
 
-    async def send(self, payload: dict) -> None:
+    async def send(self, payload: dict[str, Any]) -> None:
         async with self._lock:
             if self.websocket.application_state == WebSocketState.CONNECTED:
                 with contextlib.suppress(WebSocketDisconnect, RuntimeError):
