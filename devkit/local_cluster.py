@@ -23,12 +23,11 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-import httpx
 import ray
 import yaml
 from ray.cluster_utils import Cluster
 
-from devkit.local_service import ROOT, free_port
+from devkit.local_service import ROOT, free_port, serves
 
 TRANSCRIBER_RESOURCE = "transcriber"
 WORKER_RESOURCE = "worker"
@@ -140,17 +139,13 @@ class LocalCluster:
         from ray import serve
 
         deadline = time.monotonic() + timeout_s
-        headers = {"Authorization": f"Bearer {self.api_keys[0]}"}
         status = None
         while time.monotonic() < deadline:
             status = serve.status().applications.get("stt")
             if status is not None and status.status == "DEPLOY_FAILED":
                 break
-            try:
-                if httpx.get(f"{self.base_url}/v1/models", headers=headers, timeout=5).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
+            if serves(self.base_url, self.api_keys[0]):
+                return
             time.sleep(1)
         message = status.message if status is not None else "no application"
         self.stop()

@@ -124,15 +124,11 @@ class LocalService:
     def _wait_until_ready(self, timeout_s: float) -> None:
         assert self.process is not None, "start() first"
         deadline = time.monotonic() + timeout_s
-        headers = {"Authorization": f"Bearer {self.api_keys[0]}"}
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise RuntimeError(f"serve run exited with {self.process.returncode}:\n{self.log_tail()}")
-            try:
-                if httpx.get(f"{self.base_url}/v1/models", headers=headers, timeout=5).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
+            if serves(self.base_url, self.api_keys[0]):
+                return
             time.sleep(1)
         self.stop()
         raise RuntimeError(f"the service did not become ready in {timeout_s} s:\n{self.log_tail()}")
@@ -184,6 +180,14 @@ class LocalService:
 
     def __exit__(self, kind: type | None, error: BaseException | None, trace: TracebackType | None) -> None:
         self.stop()
+
+
+def serves(base_url: str, api_key: str) -> bool:
+    """The service answers an authenticated request: ready, not merely listening (the proxy starts first)."""
+    try:
+        return httpx.get(f"{base_url}/v1/models", headers={"Authorization": f"Bearer {api_key}"}, timeout=5).is_success
+    except httpx.HTTPError:
+        return False
 
 
 def free_port() -> int:
