@@ -17,9 +17,9 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from deployments.types import SAMPLE_RATE
 from devkit.local_service import LocalService
 from scripts.bench_throughput import (
-    SAMPLE_RATE,
     WARM_UP_S,
     Clip,
     long_recording,

@@ -68,7 +68,9 @@ async def one_session(client: AsyncNexara, pcm: bytes, diarize: bool, delay_ms: 
         audio_s = len(pcm) / 32_000
         run.flush_s = finished - (started + audio_s)
         run.wall_s = finished - started
-        run.text = session.ended.text if session.ended else ""
+        text = session.ended.text if session.ended else ""
+        assert isinstance(text, str)  # one channel: one text, not a list per channel
+        run.text = text
     return run
 
 

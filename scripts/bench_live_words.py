@@ -98,7 +98,7 @@ def main() -> None:
         print("window  context(s)  WER streamed vs file  wait p50(s)  wait p95(s)  compute(s)  per file")
         for window in args.windows.split(","):
             for context in [float(c) for c in args.contexts.split(",")]:
-                config = LiveConfig(encoder_window=window, context_s=context)  # type: ignore[arg-type]
+                config = LiveConfig(encoder_window=window, context_s=context)
                 streamed, waits, compute_s = {}, [], 0.0
                 for name in names:
                     text, file_waits, seconds = asyncio.run(stream(engine, audio[name], config))

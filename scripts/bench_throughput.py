@@ -178,7 +178,7 @@ def engine_rows(clips: list[Clip], whisper: WhisperModelConfig, batch_size: int,
         engine = load_engine(whisper.model_copy(update=overrides))
         options = ChunkOptions()  # language detected, as for a request without one
 
-        def run(engine: WhisperEngine = engine, options: ChunkOptions = options) -> str:
+        def run(engine: WhisperEngine = engine, options: ChunkOptions = options) -> list[str]:
             texts = [""] * len(clips)
             for start in range(0, len(chunks), batch_size):
                 batch = chunks[start : start + batch_size]

@@ -3,6 +3,12 @@ in the test's own event loop."""
 
 import asyncio
 from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeVar, cast
+
+if TYPE_CHECKING:
+    from ray.serve import Deployment
+
+T = TypeVar("T")
 
 
 class Remote:
@@ -24,3 +30,9 @@ class Actor:
 
     def __getattr__(self, name: str) -> Remote:
         return Remote(getattr(self._target, name))
+
+
+def replica_class(deployment: type[T]) -> type[T]:
+    """The class under `@serve.deployment`, to build a replica without Serve: at run time the decorated name is
+    a `Deployment` whose `func_or_class` is that class, while mypy keeps the class's own type for the name."""
+    return cast(type[T], cast("Deployment", deployment).func_or_class)

@@ -43,7 +43,9 @@ def video_without_audio() -> bytes:
 def _zero_sample_wav() -> bytes:
     buffer = io.BytesIO()
     with wave.open(buffer, "wb") as wav:
-        wav.setnchannels(1), wav.setsampwidth(2), wav.setframerate(16_000)
+        wav.setnchannels(1)
+        wav.setsampwidth(2)
+        wav.setframerate(16_000)
     return buffer.getvalue()
 
 

@@ -9,7 +9,7 @@ auth, rate, funds, form validation, limits, media types, error shapes, rendering
 
 import asyncio
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
@@ -148,6 +148,7 @@ class InProcessService:
     state_dir: Path
     config: AppConfig
     services: Services | None = None
+    loop: asyncio.AbstractEventLoop = field(init=False, repr=False)  # the fixture's, set once it is built
 
     def spooled(self) -> list[Path]:
         spool = self.state_dir / "spool"
@@ -178,15 +179,15 @@ def inprocess(tmp_path: Path) -> Iterator[InProcessService]:
     loop = asyncio.new_event_loop()
 
     async def start() -> tuple[httpx.AsyncClient, JobTracker, Services]:
-        tracker = JobTracker(config.jobs, config.storage, pipeline, Actor(ledger))
+        tracker = JobTracker(config.jobs, config.storage, pipeline, Actor(ledger))  # type: ignore[arg-type]  # fakes for the Ray handles
         services = Services(
             config=config,
             api_keys=keys,
-            pipeline=pipeline,
-            tracker=Actor(tracker),
+            pipeline=pipeline,  # type: ignore[arg-type]  # a fake for the Ray handle
+            tracker=Actor(tracker),  # type: ignore[arg-type]  # a fake for the Ray handle
             jobs=JobReader(config.jobs, config.storage),
-            ledger=Actor(ledger),
-            rate_limiter=Actor(RequestRateLimiter()),
+            ledger=Actor(ledger),  # type: ignore[arg-type]  # a fake for the Ray handle
+            rate_limiter=Actor(RequestRateLimiter()),  # type: ignore[arg-type]  # a fake for the Ray handle
         )
         app = create_app(services)
         transport = httpx.ASGITransport(app=app)

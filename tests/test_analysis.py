@@ -24,6 +24,7 @@ from deployments.types import (
     SpeakerSummary,
     Transcript,
 )
+from tests.fakes import replica_class
 
 
 class ScriptedBackend:
@@ -107,6 +108,7 @@ def test_roles_from_a_list_constrain_to_it_plus_unknown_and_map_strays_to_unknow
     result = analyze(backend, AnalysisConfig(), CALL, AnalysisOptions(roles=["agent", "customer"]))
     assert result.roles == {"speaker_0": "agent", "speaker_1": "customer"}
     schema = backend.asked[0][1]
+    assert schema is not None
     assert schema["properties"]["speaker_0"]["enum"] == ["agent", "customer", "unknown"]
     assert roles.clean("manager", ["agent", "unknown"]) == "unknown"
     assert roles.clean("", None) == "unknown"
@@ -120,6 +122,7 @@ def test_roles_dict_passes_descriptions_and_auto_allows_free_labels() -> None:
     backend = ScriptedBackend(json.dumps({"speaker_0": "оператор", "speaker_1": "клиент"}))
     result = analyze(backend, AnalysisConfig(), CALL, AnalysisOptions(roles="auto"))
     assert result.roles == {"speaker_0": "оператор", "speaker_1": "клиент"}
+    assert backend.asked[0][1] is not None
     assert "enum" not in backend.asked[0][1]["properties"]["speaker_0"]
 
 
@@ -140,6 +143,7 @@ def test_emotions_are_parsed_per_segment_in_batches() -> None:
     result = analyze(backend, AnalysisConfig(emotion_batch=2), transcript, AnalysisOptions(emotions=True))
     assert len(backend.asked) == 2
     first, second, third = result.emotions
+    assert first is not None and second is not None and third is not None
     assert first.label == "angry" and first.confidence == 0.9
     assert set(first.probs) == set(EMOTION_LABELS) and sum(first.probs.values()) == pytest.approx(1, abs=1e-3)
     assert second.label == "neutral"
@@ -174,11 +178,13 @@ def test_emotions_by_scores_are_a_calibrated_softmax_over_the_labels() -> None:
     assert isinstance(backend, LabelScorer)
     transcript = plain("I hate waiting", "I miss you", "Thanks a lot")
     result = analyze(backend, AnalysisConfig(), transcript, AnalysisOptions(emotions=True))
-    assert [e.label for e in result.emotions] == ["angry", "sad", "positive"]
-    for emotion in result.emotions:
+    judged = [e for e in result.emotions if e is not None]
+    assert len(judged) == len(result.emotions)  # scores give every segment an emotion
+    assert [e.label for e in judged] == ["angry", "sad", "positive"]
+    for emotion in judged:
         assert set(emotion.probs) == set(EMOTION_LABELS) and sum(emotion.probs.values()) == pytest.approx(1, abs=1e-3)
         assert emotion.confidence == emotion.probs[emotion.label] == max(emotion.probs.values())
-    assert result.emotions[1].probs["sad"] == pytest.approx(math.exp(1.5) / (math.exp(1.5) + 3), abs=1e-3)
+    assert judged[1].probs["sad"] == pytest.approx(math.exp(1.5) / (math.exp(1.5) + 3), abs=1e-3)
     assert backend.asked == []  # nothing generated
     assert '"N/A"' in backend.scored[0][0][-1]["content"] and len(backend.scored) == 4
     assert (result.llm_input_tokens, result.llm_output_tokens) == (28, 0)  # scoring is billed as input
@@ -225,6 +231,7 @@ def test_scoring_helpers() -> None:
 
 def test_emotion_items_outside_the_four_labels_are_none() -> None:
     parsed = emotions.parse([{"label": "bored", "confidence": 50}, {"label": "sad"}], 3)
+    assert parsed[1] is not None
     assert parsed[0] is None and parsed[1].label == "sad" and parsed[2] is None
 
 
@@ -267,11 +274,11 @@ def test_a_synchronous_analysis_spends_its_budget_waiting_for_the_model_and_a_jo
 
     from deployments.analysis.deployment import Analyzer
 
-    analyzer = object.__new__(Analyzer.func_or_class)
+    analyzer = object.__new__(replica_class(Analyzer))
     analyzer.config, analyzer.backend = AnalysisConfig(), ScriptedBackend("first", "second")
 
     async def scenario() -> None:
-        analyzer.lock = asyncio.Lock()
+        analyzer.lock = asyncio.Semaphore(1)  # what the replica makes for the embedded backend
         await analyzer.lock.acquire()  # another analysis holds the model
         with pytest.raises(AnalysisTimeout, match="waited its whole budget"):
             await analyzer.analyze(CALL, AnalysisOptions(prompt="Summarize", timeout_s=0.05))
@@ -292,6 +299,6 @@ def test_an_analyzer_without_its_model_answers_each_analysis_with_a_backend_erro
 
     from deployments.analysis.deployment import Analyzer
 
-    analyzer = Analyzer.func_or_class(AnalysisConfig(model="/nonexistent/model.gguf"))
+    analyzer = replica_class(Analyzer)(AnalysisConfig(model="/nonexistent/model.gguf"))
     with pytest.raises(LLMBackendError, match="analysis model not found"):
         asyncio.run(analyzer.analyze(CALL, AnalysisOptions(prompt="Summarize")))

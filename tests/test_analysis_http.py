@@ -196,6 +196,7 @@ def test_render_body_wraps_any_transcript_with_an_answer() -> None:
     body = render_body(
         DIARIZED.model_copy(update={"analysis": analysis}), ResponseFormat.json, [TimestampGranularity.segment]
     )
+    assert isinstance(body, dict)
     assert body["llm_output"] == "" and body["transcription"]["segments"][0]["speaker"] == "host"
     assert body["transcription"]["segments"][1]["speaker"] == "speaker_1"  # a speaker without a role keeps its label
 

@@ -9,6 +9,7 @@ import jsonschema
 import pytest
 
 from deployments.analysis.analyzer import analyze
+from deployments.analysis.backends import LLMBackend
 from deployments.config import AnalysisConfig
 from deployments.types import EMOTION_LABELS, AnalysisOptions, DiarizedSegment, DiarizedTranscript, SpeakerSummary
 
@@ -109,7 +110,7 @@ def test_emotions(embedded) -> None:
         assert sum(emotion.probs.values()) == pytest.approx(1, abs=1e-3)
 
 
-def test_embedded_scores_labels_by_their_probabilities(embedded) -> None:
+def test_embedded_scores_labels_by_their_probabilities(embedded: LLMBackend) -> None:
     """The embedded backend reads log-probabilities: emotions are a softmax whose argmax is the label, and a
     prompt's scores do not depend on what was scored before it (the KV cache is reused only in whole chunks)."""
     from deployments.analysis import emotions

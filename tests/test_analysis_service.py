@@ -108,7 +108,7 @@ def test_the_sdks_typed_errors(client: nexara.Nexara, greeting: bytes, call_samp
     with pytest.raises(nexara.BadGatewayError, match="JSON schema"):
         client.transcriptions.create(file=greeting, prompt="How many speakers?", json_schema=never)
     with pytest.raises(nexara.SyncLLMTimeoutError, match="as a job"):
-        client.transcriptions.create(
+        client.transcriptions.create(  # type: ignore[call-overload]  # the SDK types a prompt with task=transcribe only
             file=encode(np.concatenate([call_samples] * 4), "flac"),
             task="diarize",
             prompt="Summarise the call.",
@@ -143,7 +143,7 @@ def test_openai_clients_are_unaffected_without_the_new_fields(service: Service, 
 def test_diarize_with_a_prompt_is_an_llm_result_around_the_diarized_transcript(
     client: nexara.Nexara, greeting: bytes
 ) -> None:
-    result = client.transcriptions.create(file=greeting, task="diarize", prompt="Who speaks first?")
+    result = client.transcriptions.create(file=greeting, task="diarize", prompt="Who speaks first?")  # type: ignore[call-overload]  # the SDK types prompt for transcribe only
     assert isinstance(result, LLMResult) and isinstance(result.llm_output, str)
     assert result.transcription.task == "diarize" and result.transcription.segments
     assert all(segment.end > segment.start for segment in result.transcription.segments)

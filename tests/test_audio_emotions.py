@@ -17,13 +17,14 @@ from deployments.analysis.audio_deployment import AudioEmotions
 from deployments.analysis.audio_emotions import MAX_SECONDS, AudioEmotionClassifier, heard_span
 from deployments.analysis.errors import AudioEmotionsUnavailable, analysis_error_message
 from deployments.types import EMOTION_LABELS, SAMPLE_RATE
+from tests.fakes import replica_class
 
 
 def build_checkpoint(path: Path, labels: list[str]) -> Path:
     """A wav2vec2 audio classifier with tiny sizes and the given labels, saved as a Hugging Face checkpoint."""
     from transformers import Wav2Vec2Config, Wav2Vec2FeatureExtractor, Wav2Vec2ForSequenceClassification
 
-    config = Wav2Vec2Config(
+    config = Wav2Vec2Config(  # type: ignore[call-arg]  # num_labels: documented, but taken from **kwargs
         vocab_size=8, hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32,
         conv_dim=(16, 16), conv_stride=(5, 4), conv_kernel=(10, 8), num_conv_pos_embeddings=8,
         num_conv_pos_embedding_groups=2, classifier_proj_size=8, num_labels=len(labels),
@@ -84,10 +85,10 @@ def test_a_missing_checkpoint_is_refused(tmp_path: Path) -> None:
 def test_the_deployment_classifies_pieces_and_without_its_model_answers_each_request_with_an_error(
     checkpoint: Path, tmp_path: Path
 ) -> None:
-    loaded = AudioEmotions.func_or_class(str(checkpoint))
+    loaded = replica_class(AudioEmotions)(str(checkpoint))
     first, short = asyncio.run(loaded.classify([noise(1.0), noise(0.2)]))
     assert first is not None and first.label in EMOTION_LABELS and short is None
-    unloaded = AudioEmotions.func_or_class(str(tmp_path / "absent"))  # the replica starts; the cause is logged
+    unloaded = replica_class(AudioEmotions)(str(tmp_path / "absent"))  # the replica starts; the cause is logged
     with pytest.raises(AudioEmotionsUnavailable, match="audio emotion model not found") as raised:
         asyncio.run(unloaded.classify([noise(1.0)]))
     assert "audio emotion classifier is unavailable" in analysis_error_message(raised.value)

@@ -28,7 +28,8 @@ def test_a_bad_keys_file_fails_loudly(tmp_path: Path) -> None:
 def test_lookup_finds_the_matching_key_only(tmp_path: Path) -> None:
     (tmp_path / "keys.yaml").write_text("- key: sk-one\n- key: sk-two\n  name: two\n")
     keys = ApiKeys(load_keys_file(tmp_path / "keys.yaml"))
-    assert keys.lookup("sk-two").name == "two"
+    two = keys.lookup("sk-two")
+    assert two is not None and two.name == "two"
     assert keys.lookup("sk-tw") is None and keys.lookup("") is None
 
 

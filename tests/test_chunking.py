@@ -4,6 +4,7 @@ import numpy as np
 
 from deployments.files._assembly import join_chunks
 from deployments.files._chunking import (
+    Pieces,
     SpeechChunker,
     StreamingChunker,
     chunk_audio,
@@ -69,7 +70,7 @@ def test_a_time_in_a_chunk_maps_through_its_pieces() -> None:
 
 
 def test_join_maps_times_onto_the_file_and_renumbers() -> None:
-    spans = [((2 * SECOND, 30 * SECOND),), ((40 * SECOND, 65 * SECOND),)]
+    spans: list[Pieces] = [((2 * SECOND, 30 * SECOND),), ((40 * SECOND, 65 * SECOND),)]
     first = ChunkTranscript(language="en", segments=[_segment(0.5, 3.0, " One."), _segment(3.0, 5.0, " Two.")],
                             words=[Word(word=" One.", start=0.5, end=1.0, prob=0.9)])  # fmt: skip
     second = ChunkTranscript(

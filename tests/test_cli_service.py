@@ -134,6 +134,7 @@ def test_progress_bars_in_a_terminal_and_a_rerun_resumes_after_ctrl_c(
             return next((row for row in text.splitlines() if row.startswith("long call.flac") and "ETA" in row), None)
 
         line = bar_line(pane.wait_for(bar_line))
+        assert line is not None
         assert "%" in line and any(mark in line for mark in ("━", "─", "╸")), line  # rich draws the bar
         pane.type("C-c")  # interrupted while the job runs on the server
         pane.wait_for(lambda text: "interrupted: the jobs go on" in text)

@@ -14,7 +14,8 @@ unaffected whatever order the modules run in."""
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
@@ -85,10 +86,10 @@ class ReplicaWatch:
         self._thread.join()
 
 
-def _wait_for(condition: object, timeout_s: float, what: str) -> None:
+def _wait_for(condition: Callable[[], object], timeout_s: float, what: str) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        if condition():  # type: ignore[operator]
+        if condition():
             return
         time.sleep(0.5)
     raise AssertionError(f"{what}: not within {timeout_s} s")
@@ -131,7 +132,7 @@ def test_a_lost_worker_node_loses_no_job(cluster: LocalCluster, clip: bytes) -> 
         _wait_until_some_complete(client, job_ids)
         tracker = cluster.node_with("JobTracker")
 
-        def transcribing_node() -> object:
+        def transcribing_node() -> Any:  # Ray's Node, as LocalCluster.worker_nodes gives it
             held = cluster.nodes_of(TRANSCRIBER)
             return next((n for n in cluster.worker_nodes() if n.node_id in held and n is not tracker), None)
 

@@ -60,5 +60,7 @@ def test_verbose_json_segments_carry_their_language_and_both_sdks_still_read_the
     body = verbose_json(transcript, [TimestampGranularity.segment]).model_dump(exclude_none=True)
     assert [segment["language"] for segment in body["segments"]] == ["en", "de"]
     assert body["language"] == "english"
-    assert VerboseTranscription.model_validate(body).segments[1].text == " Guten Abend."  # extra fields ignored
-    assert TranscriptionVerbose.model_validate(body).segments[1].text == " Guten Abend."  # kept as extras
+    nexara_segments = VerboseTranscription.model_validate(body).segments
+    assert nexara_segments is not None and nexara_segments[1].text == " Guten Abend."  # extra fields ignored
+    openai_segments = TranscriptionVerbose.model_validate(body).segments
+    assert openai_segments is not None and openai_segments[1].text == " Guten Abend."  # kept as extras

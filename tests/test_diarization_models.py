@@ -6,7 +6,7 @@ import pytest
 import torch
 from pyannote.audio import Inference
 from pyannote.audio.utils.powerset import Powerset
-from pyannote.core import Segment
+from pyannote.core import Segment, SlidingWindowFeature
 from pyannote.database.util import load_rttm
 
 from deployments.diarization._models import (
@@ -54,6 +54,7 @@ def test_pyannote_inference_through_the_model_equals_onnxruntime(speech: np.ndar
     inference = Inference(model, duration=10.0, step=5.0, skip_aggregation=True, batch_size=4)
     windows = inference({"waveform": torch.from_numpy(speech)[None], "sample_rate": 16_000})
     session = onnxruntime.InferenceSession(str(segmentation_onnx_path()), providers=["CPUExecutionProvider"])
+    assert isinstance(windows, SlidingWindowFeature)  # skip_aggregation: one window of scores after another
     for index, chunk in enumerate(windows.sliding_window):
         if chunk.end > len(speech) / 16_000:
             break
@@ -94,6 +95,7 @@ def test_windows_embedded_in_a_batch_equal_one_by_one(speech: np.ndarray, encode
     own embedding of each window; for CAM++ a window's fbank frames are the recording's frames."""
     waveform = torch.from_numpy(speech[: 16_000 * 8])
     bounds = np.array([(start, start + 150) for start in (0, 100, 320, 600)])
+    assert isinstance(encoder, CamPlusPlusEmbedding | ResemblyzerEmbedding)
     batched = encoder.embed_windows(waveform, bounds)
     whole = encoder.frames(waveform)
     one_by_one = np.stack([encoder.embed(encoder.window_frames(waveform, start, end)).numpy() for start, end in bounds])

@@ -169,7 +169,7 @@ def test_every_reference_meeting_scores_within_the_measured_totals(service: Serv
     from devkit.diarization_references import reference_cases, speakers_in
 
     meetings = reference_cases()  # what the bench scores, as it scores them
-    runs = [(case.name, {}) for case in meetings] + [
+    runs: list[tuple[str, dict[str, str]]] = [(case.name, {}) for case in meetings] + [
         (case.name, {"num_speakers": str(speakers_in(case))}) for case in meetings
     ]
     results: dict[tuple[str, bool], dict] = {}

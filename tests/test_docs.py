@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
+from pydantic import BaseModel
 
 from deployments.config import BatchingConfig
 from serve_app.config import AppConfig
@@ -23,11 +24,11 @@ def load_hook():
     return module
 
 
-def leaf_paths(model: type, prefix: str = "") -> set[str]:
+def leaf_paths(model: type[BaseModel], prefix: str = "") -> set[str]:
     paths = set()
     for name, field in model.model_fields.items():
         kind = field.annotation
-        if isinstance(kind, type) and hasattr(kind, "model_fields"):
+        if isinstance(kind, type) and issubclass(kind, BaseModel):
             paths |= leaf_paths(kind, f"{prefix}{name}.")
         else:
             paths.add(f"{prefix}{name}")
@@ -38,7 +39,9 @@ def test_the_reference_describes_every_setting() -> None:
     rows = [line for line in load_hook().reference().splitlines() if line.startswith("| `")]
     described = {}
     for row in rows:
-        path = re.match(r"\| `([^`]+)` \|", row).group(1)
+        match = re.match(r"\| `([^`]+)` \|", row)
+        assert match is not None
+        path = match.group(1)
         described[path] = row.rstrip(" |").rsplit(" | ", 1)[1].strip()
     expected = leaf_paths(AppConfig) | {f"user_config.{path}" for path in leaf_paths(BatchingConfig)}
     assert set(described) == expected
@@ -48,7 +51,9 @@ def test_the_reference_describes_every_setting() -> None:
 def test_ci_runs_the_readme_test_command() -> None:
     readme = (ROOT / "README.md").read_text()
     test_section = readme.split("## Test", 1)[1]
-    command = re.search(r"```bash\n(.+?)\n```", test_section, re.S).group(1)
+    found = re.search(r"```bash\n(.+?)\n```", test_section, re.S)
+    assert found is not None
+    command = found.group(1)
     ci_lines = (ROOT / ".ci/run").read_text().splitlines()
     assert ci_lines[-1] == command
     assert command.endswith("&& .venv/bin/mkdocs build --strict")

@@ -45,10 +45,20 @@ def test_answers_are_bounded_in_bytes_least_recently_polled_out_first() -> None:
 def test_a_finished_jobs_polls_are_answered_without_the_tracker(inprocess) -> None:  # noqa: F811
     asked, read = [], []
     tracker_get = inprocess.tracker.get
-    inprocess.tracker.get = lambda *args: asked.append(args) or Remote(tracker_get).remote(*args)
+
+    def counted_tracker_get(*args: object):
+        asked.append(args)
+        return Remote(tracker_get).remote(*args)
+
+    inprocess.tracker.get = counted_tracker_get
     reader = inprocess.services.jobs
     reader_get = reader.get
-    reader.get = lambda *args: read.append(args) or reader_get(*args)
+
+    def counted_reader_get(*args: object):
+        read.append(args)
+        return reader_get(*args)
+
+    reader.get = counted_reader_get
     job_id = call(inprocess, "POST", ROUTES[1], files=AUDIO, data={"response_format": "srt"}).json()["job_id"]
     for _ in range(100):
         first = call(inprocess, "GET", f"{ROUTES[1]}/{job_id}")

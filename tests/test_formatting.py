@@ -52,12 +52,12 @@ def test_vtt_has_header_and_dotted_times() -> None:
 
 def test_json_is_text_only() -> None:
     response = render(TRANSCRIPT, ResponseFormat.json, SEGMENT)
-    assert json.loads(response.body) == {"text": "Hello there.   Bye."}
+    assert json.loads(bytes(response.body)) == {"text": "Hello there.   Bye."}
 
 
 def test_verbose_json_has_words_only_when_asked() -> None:
-    with_words = json.loads(render(TRANSCRIPT, ResponseFormat.verbose_json, WORD).body)
-    without = json.loads(render(TRANSCRIPT, ResponseFormat.verbose_json, SEGMENT).body)
+    with_words = json.loads(bytes(render(TRANSCRIPT, ResponseFormat.verbose_json, WORD).body))
+    without = json.loads(bytes(render(TRANSCRIPT, ResponseFormat.verbose_json, SEGMENT).body))
     assert with_words["words"] == [{"word": "Hello", "start": 0.0, "end": 0.5, "prob": 0.9}]
     assert "words" not in without
     assert without["task"] == "transcribe" and without["language"] == "english" and len(without["segments"]) == 3
@@ -65,7 +65,7 @@ def test_verbose_json_has_words_only_when_asked() -> None:
 
 def test_verbose_json_names_the_language_as_openai_does() -> None:
     french = TRANSCRIPT.model_copy(update={"language": "fr"})
-    assert json.loads(render(french, ResponseFormat.verbose_json, SEGMENT).body)["language"] == "french"
+    assert json.loads(bytes(render(french, ResponseFormat.verbose_json, SEGMENT).body))["language"] == "french"
     assert language_name("xx") == "xx"  # not a Whisper language: the code as it is
 
 
@@ -120,7 +120,9 @@ def test_diarized_json_is_what_the_openai_sdk_parses() -> None:
         segments=[DiarizedSegment(id=0, start=0.0, end=0.4, text="Hi", speaker="alice", words=words)],
         words=words,
     )
-    parsed = TranscriptionDiarized.model_validate_json(render(diarized, ResponseFormat.diarized_json, SEGMENT).body)
+    parsed = TranscriptionDiarized.model_validate_json(
+        bytes(render(diarized, ResponseFormat.diarized_json, SEGMENT).body)
+    )
     assert parsed.segments[0].speaker == "alice" and parsed.segments[0].id == "seg_0"
     assert parsed.usage is not None and parsed.usage.type == "duration" and parsed.usage.seconds == 1.0
 

@@ -167,7 +167,8 @@ def test_a_job_record_the_disk_refuses_is_a_json_507_or_503_and_nothing_is_kept(
 
 def test_a_synchronous_request_whose_pipeline_replica_died_is_retried_once_then_503(inprocess, monkeypatch) -> None:  # noqa: F811
     monkeypatch.setattr("deployments.retry.asyncio.sleep", _no_wait)
-    answer, deaths = inprocess.pipeline._transcribe, []
+    answer = inprocess.pipeline._transcribe
+    deaths: list[int] = []
 
     async def dies(times: int, request):  # noqa: ANN001, ANN202
         if len(deaths) < times:

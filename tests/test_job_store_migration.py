@@ -121,10 +121,12 @@ def test_old_job_records_are_rewritten_once_when_the_store_opens_and_render(tmp_
     assert render["words"].timestamp_granularities == [word]
     assert render["sentences"].timestamp_granularities == [sentence]
     assert render["diarized"] == RenderSpec(response_format=ResponseFormat.srt, timestamp_granularities=[segment])
+    assert jobs["diarized"].request.diarization is not None
     assert jobs["diarized"].request.diarization.setting is DiarizationSetting.telephonic
 
     def rendered(job_id: str) -> Any:
         job = jobs[job_id]
+        assert job.transcript is not None
         return render_body(job.transcript, render[job_id].response_format, render[job_id].timestamp_granularities)
 
     assert rendered("words")["words"] == [{"word": "Hello", "start": 0.0, "end": 1.0, "prob": 0.9},

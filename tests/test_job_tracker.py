@@ -86,6 +86,7 @@ def _request(
 async def _until_finished(tracker: JobTracker, job_id: str, owner: str = "alice"):
     for _ in range(500):
         job = await tracker.get(job_id, owner)
+        assert job is not None
         if job.status != JobStatus.in_progress:
             return job
         await asyncio.sleep(0.01)
@@ -96,8 +97,8 @@ def _tracker(tmp_path: Path, pipeline=None, clock=None, **config) -> JobTracker:
     return JobTracker(
         JobsConfig(**config),
         StorageConfig(state_dir=str(tmp_path)),
-        pipeline or FakePipeline(),
-        Actor(UsageLedger(tmp_path / "jobs.sqlite3")),
+        pipeline or FakePipeline(),  # type: ignore[arg-type]  # a fake for the Ray handle
+        Actor(UsageLedger(tmp_path / "jobs.sqlite3")),  # type: ignore[arg-type]  # a fake for the Ray handle
         store=SQLJobStore(tmp_path / "jobs.sqlite3"),
         clock=clock or Clock(),
     )
@@ -218,9 +219,12 @@ def test_progress_is_reported_while_running_and_is_1_at_the_end(tmp_path: Path) 
         job = await tracker.submit("alice", _request(tmp_path))
         for _ in range(100):
             await asyncio.sleep(0.01)
-            if (await tracker.get(job.job_id, "alice")).progress:
+            polled = await tracker.get(job.job_id, "alice")
+            assert polled is not None
+            if polled.progress:
                 break
         running = await tracker.get(job.job_id, "alice")
+        assert running is not None
         assert running.status == JobStatus.in_progress and running.progress == 0.5
         pipeline.gate.set()
         finished = await _until_finished(tracker, job.job_id)
@@ -242,7 +246,7 @@ def test_a_redeployed_config_changes_caps_and_concurrency_of_the_running_tracker
         assert pipeline.calls == 1  # one job at a time
         await tracker.reconfigure(
             JobsConfig(max_running_jobs_per_key=3, max_concurrent_jobs=3),
-            pipeline,
+            pipeline,  # type: ignore[arg-type]  # a fake for the Ray handle
             tracker.ledger,
         )
         await asyncio.sleep(0.05)
@@ -313,8 +317,8 @@ def test_a_full_disk_while_jobs_finish_keeps_the_queue_alive_and_they_complete_w
         tracker = JobTracker(
             JobsConfig(max_concurrent_jobs=2, retry_interval_s=0.05),
             StorageConfig(state_dir=str(tmp_path)),
-            pipeline,
-            Actor(UsageLedger(tmp_path / "jobs.sqlite3")),
+            pipeline,  # type: ignore[arg-type]  # a fake for the Ray handle
+            Actor(UsageLedger(tmp_path / "jobs.sqlite3")),  # type: ignore[arg-type]  # a fake for the Ray handle
             store=store,
             clock=Clock(),
         )
@@ -447,7 +451,8 @@ def test_jobs_cut_off_by_a_stopping_application_stay_in_progress_and_run_at_the_
         jobs = [await tracker.submit("alice", _request(tmp_path, f"{n}.wav")) for n in range(3)]
         await asyncio.sleep(0.03)  # one failed attempt each, then the process ends
         for job in jobs:
-            assert (await tracker.get(job.job_id, "alice")).status == JobStatus.in_progress
+            polled = await tracker.get(job.job_id, "alice")
+            assert polled is not None and polled.status == JobStatus.in_progress
         for worker in tracker.runner.workers.values():
             worker.cancel()
         tracker._maintenance.cancel()

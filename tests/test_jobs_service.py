@@ -4,7 +4,7 @@ import sqlite3
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import httpx
 import numpy as np
@@ -62,7 +62,7 @@ def test_submission_returns_at_once_with_a_uuid_and_offset_timestamp(service: Se
     assert created["status"] == "in_progress"
     assert uuid.UUID(created["job_id"])
     assert created["created_at"].endswith("+00:00")
-    assert datetime.fromisoformat(created["created_at"]).utcoffset().total_seconds() == 0
+    assert datetime.fromisoformat(created["created_at"]).utcoffset() == timedelta(0)
     assert _wait(service, created["job_id"])["status"] == "complete"
 
 

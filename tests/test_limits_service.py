@@ -78,7 +78,7 @@ def test_health_needs_no_key_and_reveals_nothing(service: Service) -> None:
 
 def test_no_api_key_appears_in_any_log(service: Service) -> None:
     """The service's own output and every Ray log of the session (replicas, proxy, controller, actors)."""
-    keys = [*API_KEYS, *(entry["key"] for entry in KEYS_FILE["keys"])]
+    keys = [*API_KEYS, *(str(entry["key"]) for entry in KEYS_FILE["keys"])]
     logs = [Path(service.process.log_path), *Path("/tmp/ray/session_latest/logs").rglob("*")]
     for path in logs:
         if path.is_file():
@@ -114,6 +114,7 @@ def test_the_same_file_as_a_job_ends_in_error_with_the_limit(service: Service, t
 
 def _proxy_process(service: Service) -> psutil.Process:
     """Serve's HTTP proxy, among the processes of this service's `serve run`."""
+    assert service.process.process is not None
     for process in psutil.Process(service.process.process.pid).children(recursive=True):
         with contextlib.suppress(psutil.Error):
             if process.cmdline()[0].startswith("ray::ProxyActor"):

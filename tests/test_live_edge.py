@@ -66,7 +66,7 @@ def live(tmp_path: Path) -> Iterator[tuple[TestClient, FakeLive, UsageLedger]]:
         ]
     )
     fake = FakeLive()
-    services = Services(config, keys, pipeline, None, None, Actor(ledger), Actor(RequestRateLimiter()), fake)
+    services = Services(config, keys, pipeline, None, None, Actor(ledger), Actor(RequestRateLimiter()), fake)  # type: ignore[arg-type]  # fakes for the Ray handles, no tracker
     with TestClient(create_app(services)) as client:
         yield client, fake, ledger
 

@@ -14,7 +14,7 @@ import pytest
 import soxr
 import websockets
 from nexara import AsyncNexara
-from nexara.types.realtime import RealtimeTranscript, RealtimeTurnEnd
+from nexara.types.realtime import RealtimeSessionEnded, RealtimeTranscript, RealtimeTurnEnd
 from scipy.optimize import linear_sum_assignment
 
 from devkit.media import encode, pyannote_sample
@@ -77,9 +77,10 @@ def speaker_agreement(words: list[tuple[float, int]], rttm: Path) -> float:
 def test_sdk_streams_final_timed_words_with_speakers(service: Service, call_start: np.ndarray, call_pcm: bytes) -> None:
     """The call at twice real time (the test's budget), with speakers and turn detection."""
 
-    async def run() -> tuple[list, object, float, float]:
+    async def run() -> tuple[list, RealtimeSessionEnded | None, float | None, float]:
         client = live_client(service)
         async with client.realtime.connect(diarize=True, turn_detection="smart", client_id="test") as session:
+            assert session.info is not None and session.info.diarization is not None
             assert session.info.client_id == "test" and session.info.diarization.max_speakers == 4
             events, first_at = [], None
             sent = paced(call_pcm, speed=2.0)
@@ -92,6 +93,7 @@ def test_sdk_streams_final_timed_words_with_speakers(service: Service, call_star
             return events, session.ended, first_at, loop.time() - started
 
     events, ended, first_at, took = asyncio.run(run())
+    assert ended is not None and first_at is not None
     transcripts = [e for e in events if isinstance(e, RealtimeTranscript)]
     assert first_at < took / 2  # words arrive while the audio is still being sent
     words = [w for e in transcripts for w in e.words]
@@ -113,7 +115,7 @@ def test_sdk_streams_final_timed_words_with_speakers(service: Service, call_star
 
     labelled = [((w.start + w.end) / 2000, w.speaker) for w in words]
     assert len({speaker for _, speaker in labelled}) >= 2
-    assert speaker_agreement(labelled, pyannote_sample().with_suffix(".rttm")) >= 0.75
+    assert speaker_agreement(labelled, pyannote_sample().with_suffix(".rttm")) >= 0.75  # type: ignore[arg-type]  # diarized: every word has a speaker
     turn_ends = [e for e in events if isinstance(e, RealtimeTurnEnd)]
     assert turn_ends and all(e.turn is not None for e in transcripts)
 
@@ -224,7 +226,7 @@ def test_two_channels_of_8_khz_mu_law_are_transcribed_each_on_its_own(service: S
         import audioop
     pcm = audioop.lin2ulaw((np.clip(stereo, -1, 1) * 32767).astype("<i2").tobytes(), 2)
 
-    async def run() -> tuple[list, object]:
+    async def run() -> tuple[list, RealtimeSessionEnded | None]:
         client = live_client(service)
         async with client.realtime.connect(
             encoding="pcm_mulaw", sample_rate=8000, channels=2, multichannel=True
@@ -242,6 +244,7 @@ def test_two_channels_of_8_khz_mu_law_are_transcribed_each_on_its_own(service: S
             return events, session.ended
 
     events, ended = asyncio.run(run())
+    assert ended is not None
     assert {e.channel for e in events if isinstance(e, RealtimeTranscript)} == {0, 1}
     assert "hello" in ended.text[0].lower() and "chicago" in ended.text[1].lower()
     assert ended.channels_transcribed == 2 and ended.audio_duration_ms == 4_000 and ended.billed_ms == 8_000

@@ -2,6 +2,7 @@
 encoder and Smart Turn: which events come out, in which order, with which times."""
 
 import asyncio
+from typing import NoReturn
 
 import numpy as np
 import pytest
@@ -22,6 +23,7 @@ from deployments.live.events import (
 )
 from deployments.types import SAMPLE_RATE, ChunkOptions, ChunkTranscript, Word
 from devkit.media import pyannote_sample
+from tests.fakes import replica_class
 
 SPEECH = [(10.9, 14.45), (21.7, 27.7)]
 """Two stretches of pyannote's call, one per speaker; the test stream puts silence after each."""
@@ -55,6 +57,7 @@ class FakeModels:
     async def transcribe(self, samples: np.ndarray, options: ChunkOptions) -> ChunkTranscript:
         self.readings += 1
         assert options.word_timestamps and options.beam_size == 1
+        assert self.session is not None
         start = self.session.channels[0].buffer.start / SAMPLE_RATE
         end = start + len(samples) / SAMPLE_RATE
         words = [
@@ -97,6 +100,7 @@ def test_every_word_once_in_order_on_the_80_ms_grid() -> None:
     assert all(w.start % 80 == 0 and w.end % 80 == 0 and w.end > w.start for w in words)
     assert all(b.start >= a.end for a, b in zip(words, words[1:], strict=False))
     assert all(e.speaker is None and e.turn is None and e.channel is None for e in transcripts)
+    assert isinstance(events[-1], SessionEnded)
     assert "".join(e.text for e in transcripts).strip() == events[-1].text
     assert not any(isinstance(e, SpeechStarted | TurnEnded) for e in events)  # no turn detection asked
     ended = events[-1]
@@ -113,8 +117,8 @@ def test_smart_turns_end_where_the_model_says_so() -> None:
         expected = [t for t, _, _ in models.script if t.startswith(f"w{turn.turn}_")]
         assert [w.text for w in turn.words] == expected and turn.text == " ".join(expected)
     # per turn: speech.started first, turn.end last; its words are final at the pause, after speech.ended
-    for turn in (0, 1):
-        kinds = [type(e).__name__ for e in events if getattr(e, "turn", None) == turn]
+    for number in (0, 1):
+        kinds = [type(e).__name__ for e in events if getattr(e, "turn", None) == number]
         assert kinds[0] == "SpeechStarted" and kinds[-1] == "TurnEnded" and "SpeechEnded" in kinds
     assert all(w.speaker == 0 for e in events if isinstance(e, TranscriptEvent) for w in e.words)
 
@@ -147,6 +151,7 @@ def test_each_channel_is_transcribed_on_its_own() -> None:
     events = asyncio.run(run())
     assert {e.channel for e in events if isinstance(e, TranscriptEvent)} == {0, 1}
     ended = events[-1]
+    assert isinstance(ended, SessionEnded)
     assert isinstance(ended.text, list) and len(ended.text) == 2 and ended.billed_ms == 2 * ended.audio_duration_ms
 
 
@@ -155,7 +160,7 @@ def test_audio_far_ahead_of_transcription_ends_the_session(limit_s: float) -> No
     async def run() -> SessionFailed | None:
         never = asyncio.Event()
 
-        async def stuck(samples: np.ndarray, options: ChunkOptions) -> ChunkTranscript:
+        async def stuck(*_: object) -> NoReturn:  # stands in for all three models
             await never.wait()
             raise AssertionError
 
@@ -176,7 +181,7 @@ def test_a_full_replica_refuses_new_sessions() -> None:
     """4003 session_full: the replica holds `max_sessions` already (the rest of `open` needs Serve)."""
     from deployments.live.deployment import LiveTranscriber
 
-    replica = object.__new__(LiveTranscriber.func_or_class)
-    replica.config, replica.sessions = LiveConfig(max_sessions=1), {"sess_a_b": None}
+    replica = object.__new__(replica_class(LiveTranscriber))
+    replica.config, replica.sessions = LiveConfig(max_sessions=1), {"sess_a_b": None}  # type: ignore[dict-item]  # only their number counts
     refused = asyncio.run(replica.open(SessionSettings()))
     assert isinstance(refused, SessionFailed) and refused.code == "session_full" and "retry later" in refused.message

@@ -1,5 +1,7 @@
 """Embedded weights resolve offline; the split Whisper base checkpoint is joined once, whole."""
 
+from pathlib import Path
+
 import pytest
 
 from deployments.transcriber import _model_store as model_store
@@ -8,11 +10,11 @@ from deployments.transcriber import _model_store as model_store
 def test_tiny_en_is_the_packaged_directory(tmp_path) -> None:
     path = model_store.resolve_ctranslate2_model("embedded:tiny.en", tmp_path)
     assert path.endswith("model")
-    assert (model_store.Path(path) / "model.bin").stat().st_size > 70_000_000
+    assert (Path(path) / "model.bin").stat().st_size > 70_000_000
 
 
 def test_base_is_joined_into_the_cache_with_the_size_of_both_halves(tmp_path) -> None:
-    target = model_store.Path(model_store.resolve_ctranslate2_model("embedded:base", tmp_path))
+    target = Path(model_store.resolve_ctranslate2_model("embedded:base", tmp_path))
     halves = sum(
         (model_store._package_dir(package) / "data" / name).stat().st_size
         for package, name in [
@@ -38,4 +40,4 @@ def test_the_cache_is_where_the_environment_says(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv(model_store.CACHE_DIR_ENV, str(tmp_path))
     assert model_store.cache_dir() == tmp_path
     monkeypatch.delenv(model_store.CACHE_DIR_ENV)
-    assert model_store.cache_dir() == model_store.Path.home() / ".cache" / "stt-service"
+    assert model_store.cache_dir() == Path.home() / ".cache" / "stt-service"

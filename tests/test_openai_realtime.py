@@ -22,6 +22,7 @@ from deployments.billing.rate_limiter import RequestRateLimiter
 from deployments.config import LiveConfig
 from deployments.live._session import LiveSession
 from deployments.live.events import (
+    LiveEvent,
     SessionEnded,
     SessionReady,
     SessionSettings,
@@ -90,6 +91,7 @@ def test_a_bad_update_is_refused(session: dict, beta: bool) -> None:
 def test_the_session_as_shown_is_the_sdks_session_object() -> None:
     config = TranscriptionConfig().updated({"input_audio_format": "g711_alaw", "turn_detection": None}, beta=True)
     shown = RealtimeTranscriptionSessionCreateResponse.model_validate(config.ga_session("sess_1"))
+    assert shown.audio is not None and shown.audio.input is not None and shown.audio.input.format is not None
     assert shown.audio.input.format.type == "audio/pcma" and shown.audio.input.turn_detection is None
     assert config.beta_session("sess_1")["input_audio_format"] == "g711_alaw"
 
@@ -101,7 +103,7 @@ def words(text: str, turn: int | None) -> TranscriptEvent:
     return TranscriptEvent(text=text, words=[], turn=turn)
 
 
-TURN = [
+TURN: list[LiveEvent] = [
     SpeechStarted(turn=0, start=1000),
     words(" Hello", 0),
     words(" world.", 0),
@@ -247,12 +249,12 @@ def realtime(tmp_path: Path) -> Iterator[tuple[TestClient, FakeLive, UsageLedger
     services = Services(
         config,
         keys,
-        pipeline,
+        pipeline,  # type: ignore[arg-type]  # a fake for the Ray handle
+        None,  # type: ignore[arg-type]  # no jobs here: no tracker
         None,
-        None,
-        Actor(ledger),
-        Actor(RequestRateLimiter()),
-        live=fake,  # no jobs here
+        Actor(ledger),  # type: ignore[arg-type]  # a fake for the Ray handle
+        Actor(RequestRateLimiter()),  # type: ignore[arg-type]  # a fake for the Ray handle
+        live=fake,  # type: ignore[arg-type]  # no jobs here; a fake for the Ray handle
     )
     with TestClient(create_app(services)) as client:
         yield client, fake, ledger

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import soxr
 from openai import AsyncOpenAI
+from openai.types.realtime import RealtimeTranscriptionSessionCreateRequestParam
 
 from deployments.files.decoding import decode_audio
 from devkit.media import encode, pyannote_sample
@@ -20,7 +21,7 @@ from tests.conftest import Service
 
 KEY = "test-key-2"
 CHUNK_S = 0.1
-TRANSCRIPTION_SESSION = {
+TRANSCRIPTION_SESSION: RealtimeTranscriptionSessionCreateRequestParam = {
     "type": "transcription",
     "audio": {
         "input": {
@@ -109,11 +110,11 @@ async def first_error(service: Service, key: str, events: list[dict]) -> Any:
     client = openai_client(service, key)
     async with client.realtime.connect(extra_query={"intent": "transcription"}) as connection:
         for event in events:
-            await connection.send(event)  # type: ignore[arg-type] - some are wrong on purpose
+            await connection.send(event)  # type: ignore[arg-type]  # some are wrong on purpose
         deadline = time.monotonic() + 30
-        async for event in connection:
-            if event.type == "error" or time.monotonic() > deadline:
-                return event
+        async for answer in connection:
+            if answer.type == "error" or time.monotonic() > deadline:
+                return answer
     return None
 
 

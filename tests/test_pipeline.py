@@ -37,10 +37,11 @@ from deployments.types import (
     PipelineText,
     Segment,
     SpeakerTurn,
+    Transcript,
     TranscriptionOptions,
 )
 from devkit.media import encode
-from tests.fakes import Remote
+from tests.fakes import Remote, replica_class
 
 
 class _Transcriber:
@@ -96,7 +97,7 @@ def _pipeline(
         vad_filter=False, max_chunk_s=5, max_chunks_in_flight=3, language_per_chunk=language_per_chunk
     )
     config = PipelineConfig(chunking=chunking, limits=LimitsConfig(**limits))
-    return TranscriptionPipeline.func_or_class(transcriber or _Transcriber(), diarizer or _Diarizer(), config)
+    return replica_class(TranscriptionPipeline)(transcriber or _Transcriber(), diarizer or _Diarizer(), config)  # type: ignore[arg-type]  # fakes for the Ray handles
 
 
 def _decoded_copies(tmp_path: Path) -> list[Path]:
@@ -125,6 +126,7 @@ def test_each_chunk_keeps_its_language_and_the_result_has_the_language_of_most_s
     transcriber = _Transcriber()
     path = _wav(tmp_path, [(0.9, 5.0), (0.0, 15.0)])  # 5 s "German", then 15 s "English"
     transcript = asyncio.run(_pipeline(tmp_path, transcriber).transcribe(_request(path)))
+    assert isinstance(transcript, Transcript)
     assert transcript.language == "en"
     assert [segment.text for segment in transcript.segments] == [" [de]"] + [" [en]"] * 3
     assert [segment.language for segment in transcript.segments] == ["de", "en", "en", "en"]
@@ -141,6 +143,7 @@ def test_a_chunk_detected_unsurely_is_decoded_again_in_the_language_of_most_spee
     transcriber = _Transcriber()
     path = _wav(tmp_path, [(0.9, 5.0), (0.6, 5.0), (0.0, 15.0)])  # "German", unsure "German", "English"
     transcript = asyncio.run(_pipeline(tmp_path, transcriber).transcribe(_request(path)))
+    assert isinstance(transcript, Transcript)
     assert transcript.language == "en"
     assert [segment.language for segment in transcript.segments] == ["de", "en", "en", "en", "en"]
     assert [call.language for call in transcriber.calls] == [None] * 5 + ["en"]
@@ -194,6 +197,7 @@ def test_the_diarizer_reads_the_same_decoded_audio_from_the_spool(tmp_path: Path
     path = _wav(tmp_path, [(0.2, 3.0), (0.0, 4.0)])
     result = asyncio.run(_pipeline(tmp_path, diarizer=diarizer).transcribe(_request(path, "en", diarize=True)))
     assert isinstance(result, DiarizedTranscript)
+    assert diarizer.samples is not None
     assert np.array_equal(diarizer.samples, np.concatenate(list(decode_windows(path))))
     assert {segment.speaker for segment in result.segments} == {"speaker_0"}
     assert _decoded_copies(tmp_path) == []
@@ -339,7 +343,8 @@ def test_rejections_survive_the_trip_between_processes() -> None:
 def test_a_chunk_whose_transcriber_replica_died_is_sent_again(tmp_path: Path) -> None:
     """Serve replaces a dead replica and its handle waits for the new one: the chunk is resent (after 1 s)."""
     transcriber = _Transcriber()
-    answer, deaths = transcriber._transcribe, []
+    answer = transcriber._transcribe
+    deaths: list[int] = []
 
     async def dies_once_per_chunk(chunk: np.ndarray, options: ChunkOptions, hints: BatchHints) -> ChunkTranscript:
         if len(deaths) < 2:
@@ -378,10 +383,11 @@ class _Analyzer:
 def test_an_analysis_is_asked_after_diarization_and_carried_by_the_result(tmp_path: Path) -> None:
     analyzer = _Analyzer()
     pipeline = _pipeline(tmp_path)
-    pipeline.analyzer = analyzer
+    pipeline.analyzer = analyzer  # type: ignore[assignment]  # a fake for the Ray handle
     options = AnalysisOptions(prompt="Who speaks?", roles="auto")
     request = _request(_wav(tmp_path, [(0.1, 3.0)]), diarize=True).model_copy(update={"analysis": options})
     result = asyncio.run(pipeline.transcribe(request))
+    assert result.analysis is not None
     assert isinstance(result, DiarizedTranscript) and result.analysis.llm_output == "an answer"
     ((asked, asked_options),) = analyzer.asked
     assert isinstance(asked, DiarizedTranscript) and asked.analysis is None and asked_options == options
@@ -391,7 +397,7 @@ def test_an_analysis_is_asked_after_diarization_and_carried_by_the_result(tmp_pa
 
 def test_an_analysis_error_reaches_the_caller_as_itself(tmp_path: Path) -> None:
     pipeline = _pipeline(tmp_path)
-    pipeline.analyzer = _Analyzer(LLMBackendError("down"))
+    pipeline.analyzer = _Analyzer(LLMBackendError("down"))  # type: ignore[assignment]  # a fake for the Ray handle
     request = _request(_wav(tmp_path, [(0.1, 3.0)])).model_copy(update={"analysis": AnalysisOptions(prompt="Hi")})
     with pytest.raises(LLMBackendError) as raised:
         asyncio.run(pipeline.transcribe(request))
@@ -424,7 +430,7 @@ def _heard(label: str) -> Emotion:
 
 def _with_audio_emotions(tmp_path: Path, audio_emotions: _AudioEmotions) -> tuple[TranscriptionPipeline, _Analyzer]:
     pipeline, analyzer = _pipeline(tmp_path), _Analyzer()
-    pipeline.analyzer, pipeline.audio_emotions = analyzer, audio_emotions
+    pipeline.analyzer, pipeline.audio_emotions = analyzer, audio_emotions  # type: ignore[assignment]  # fakes for the Ray handles
     return pipeline, analyzer
 
 
@@ -463,7 +469,7 @@ def test_emotions_alone_with_an_audio_classifier_ask_nothing_of_the_llm(tmp_path
 
 def test_without_an_audio_classifier_the_llm_judges_the_emotions(tmp_path: Path) -> None:
     pipeline, analyzer = _pipeline(tmp_path), _Analyzer()
-    pipeline.analyzer = analyzer
+    pipeline.analyzer = analyzer  # type: ignore[assignment]  # a fake for the Ray handle
     asyncio.run(pipeline.transcribe(_emotions_request(tmp_path, prompt="Who speaks?")))
     ((_, asked),) = analyzer.asked
     assert asked == AnalysisOptions(prompt="Who speaks?", emotions=True)

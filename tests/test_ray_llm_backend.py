@@ -6,12 +6,12 @@ import sys
 import threading
 import types
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from pydantic import ValidationError
 from ray import serve
-from ray.serve import Application
+from ray.serve import Application, Deployment
 
 from deployments.analysis._ray_llm import RayLLMBackend
 from deployments.analysis.backends import make_backend
@@ -183,7 +183,7 @@ def test_build_app_composes_the_llm_deployment_into_the_application(monkeypatch:
 
     def build_llm_deployment(llm_config: dict) -> Application:
         built.append(llm_config)
-        return FakeLLMServer.bind(llm_config)
+        return cast(Deployment, FakeLLMServer).bind(llm_config)  # what @serve.deployment made of the class
 
     fake = types.ModuleType("ray.serve.llm")
     fake.LLMConfig = lambda **kwargs: kwargs  # type: ignore[attr-defined]

@@ -2,6 +2,8 @@
 moving windows between the pipeline's speakers, with no model (the real one is measured by
 scripts/bench_diarization.py and tested over HTTP on real meetings)."""
 
+from collections.abc import Sequence
+
 import numpy as np
 from pyannote.core import Annotation, Segment
 
@@ -11,7 +13,7 @@ from deployments.diarization._resegmentation import FRAMES_PER_SECOND, resegment
 VOICES = {"A": np.array([1.0, 0.0, 0.0]), "B": np.array([0.0, 1.0, 0.0]), "C": np.array([0.0, 0.0, 1.0])}
 
 
-def voices_by_frame(truth: list[tuple[float, float, str]], seconds: float) -> np.ndarray:
+def voices_by_frame(truth: Sequence[tuple[float, float, str]], seconds: float) -> np.ndarray:
     """(frames, 3): who really speaks in each 10 ms frame."""
     frames = np.zeros((round(seconds * FRAMES_PER_SECOND), 3))
     for start, end, voice in truth:
@@ -30,7 +32,7 @@ def fake_encoder(frames: np.ndarray, noise: float = 0.1):  # noqa: ANN201
     return embed
 
 
-def annotation(turns: list[tuple[float, float, str]]) -> Annotation:
+def annotation(turns: Sequence[tuple[float, float, str]]) -> Annotation:
     result = Annotation()
     for index, (start, end, speaker) in enumerate(turns):
         result[Segment(start, end), index] = speaker

@@ -35,11 +35,13 @@ def test_create_in_every_format_and_granularity(client: nexara.Nexara, greeting:
     worded = client.transcriptions.create(
         file=greeting, response_format="verbose_json", timestamp_granularities=["word"]
     )
+    assert worded.words is not None
     assert [w.word for w in worded.words][-1] == "there." and all(0 <= w.prob <= 1 for w in worded.words)
 
     by_sentence = client.transcriptions.create(
         file=greeting, response_format="verbose_json", timestamp_granularities=["sentence"]
     )
+    assert by_sentence.sentences is not None
     assert by_sentence.segments is None and len(by_sentence.sentences) >= 3  # "Hello?" "Hello?" "Oh, hello." ...
     assert by_sentence.sentences[-1].text.endswith("there.") and by_sentence.words
     assert all(s.start <= s.end for s in by_sentence.sentences)

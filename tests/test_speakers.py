@@ -118,6 +118,7 @@ def test_speakers_are_named_in_order_of_appearance_and_every_word_has_one() -> N
     assert [s.speaker for s in result.segments] == [A, B] and [s.speaker for s in result.speakers] == [A, B]
     assert [t.speaker for t in result.turns] == [A, B]
     body = render_body(result, ResponseFormat.json, [TimestampGranularity.segment])
+    assert isinstance(body, dict)
     assert "words" not in body["segments"][0]  # clients get them once, at the top level
 
     unheard = diarized_transcription(transcript, Diarization(turns=[], exclusive_turns=[]))
@@ -128,7 +129,10 @@ def test_speakers_are_named_in_order_of_appearance_and_every_word_has_one() -> N
 def test_a_speakers_segment_keeps_the_decoding_figures_of_the_whisper_segment_it_overlaps_most() -> None:
     first = _segment(0.0, 2.2, " Hello there.").model_copy(update={"seek": 0, "avg_logprob": -0.2})
     second = _segment(2.2, 5.0, " Hi, you.").model_copy(update={"seek": 220, "avg_logprob": -0.7})
-    assert decoding_of(2.5, 4.5, [first, second]).avg_logprob == -0.7
-    assert decoding_of(0.0, 2.0, [first, second]).seek == 0
-    assert decoding_of(6.0, 7.0, [first, second]).seek == 220  # none overlaps: the nearest
+    most = decoding_of(2.5, 4.5, [first, second])
+    assert most is not None and most.avg_logprob == -0.7
+    first_only = decoding_of(0.0, 2.0, [first, second])
+    assert first_only is not None and first_only.seek == 0
+    nearest = decoding_of(6.0, 7.0, [first, second])
+    assert nearest is not None and nearest.seek == 220  # none overlaps: the nearest
     assert decoding_of(0.0, 1.0, []) is None

@@ -9,6 +9,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from sqlalchemy.engine import URL
 
 from deployments.billing.ledger import ChargeDetails, UsageLedger
 from deployments.config import JobsConfig, StorageConfig
@@ -128,13 +129,13 @@ def test_a_tracker_runs_charges_and_finds_its_jobs_again_after_a_restart(storage
 
     async def scenario() -> None:
         ledger = UsageLedger(storage)
-        tracker = JobTracker(JobsConfig(retry_interval_s=0.05), storage, FakePipeline(), Actor(ledger))
+        tracker = JobTracker(JobsConfig(retry_interval_s=0.05), storage, FakePipeline(), Actor(ledger))  # type: ignore[arg-type]  # fakes for the Ray handles
         job = await tracker.submit("alice", _request(workdir))
         finished = await _until_finished(tracker, job.job_id)
         assert finished.status == JobStatus.complete
         for task in [*tracker.runner.workers.values(), tracker._maintenance]:
             task.cancel()
-        again = JobTracker(JobsConfig(), storage, FakePipeline(), Actor(UsageLedger(storage)))
+        again = JobTracker(JobsConfig(), storage, FakePipeline(), Actor(UsageLedger(storage)))  # type: ignore[arg-type]  # fakes for the Ray handles
         assert await again.get(job.job_id, "alice") == finished
         assert JobReader(JobsConfig(), storage).get(job.job_id, "alice") == finished
         assert await again.ledger.usage.remote("alice") == 2.5  # charged once
@@ -159,9 +160,12 @@ def test_a_database_that_cannot_be_reached_is_a_storage_error(postgres_server, m
 def test_the_password_comes_from_the_environment_when_the_database_is_opened(monkeypatch) -> None:  # noqa: ANN001
     storage = StorageConfig(database_url="postgresql://stt@db.example:5432/stt", database_password_env="PW")
     monkeypatch.delenv("PW", raising=False)
-    assert storage.database_target().password is None
+    unset = storage.database_target()
+    assert isinstance(unset, URL)
+    assert unset.password is None
     monkeypatch.setenv("PW", "s3cret")
     target = storage.database_target()
+    assert isinstance(target, URL)
     assert target.password == "s3cret" and target.host == "db.example" and "s3cret" not in storage.model_dump_json()
     with pytest.raises(ValueError, match="PostgreSQL"):
         StorageConfig(database_url="mysql://stt@db/stt")

@@ -3,6 +3,8 @@
 import asyncio
 import threading
 import time
+from collections.abc import Coroutine
+from typing import Any
 
 import numpy as np
 import pytest
@@ -11,6 +13,7 @@ from ray.serve.batching import _BatchQueue
 from deployments.config import BatchingConfig, WhisperModelConfig
 from deployments.transcriber import deployment as transcriber_module
 from deployments.types import BatchHints, ChunkOptions, ChunkTranscript
+from tests.fakes import replica_class
 
 INTERACTIVE = BatchHints(interactive=True)
 MORE_COMING = BatchHints(interactive=True, more_coming=True)
@@ -46,7 +49,7 @@ def replica_and_loop():
         patch.setattr(transcriber_module, "load_engine", lambda config: engine)
         # Serve's batch queue reads the replica's config for a warning; there is no replica here.
         patch.setattr(_BatchQueue, "_warn_if_max_batch_size_exceeds_max_ongoing_requests", lambda self: None)
-        replica = transcriber_module.Transcriber.func_or_class(WhisperModelConfig())
+        replica = replica_class(transcriber_module.Transcriber)(WhisperModelConfig())
         replica.reconfigure({"max_batch_size": 8, "batch_wait_timeout_s": 0.05})
         loop = asyncio.new_event_loop()
         yield replica, engine, loop
@@ -191,7 +194,7 @@ def test_turn_order_interleaves_senders_and_keeps_each_senders_arrival_order() -
     assert order == ["b1", "c1", "b2", "a3", "a4"]
 
 
-def _backfill_then_one_interactive_chunk(replica) -> float:  # noqa: ANN001
+def _backfill_then_one_interactive_chunk(replica) -> Coroutine[Any, Any, float]:  # noqa: ANN001
     """Eight job chunks decoding, sixteen more queued; then one interactive chunk: how long it took."""
 
     async def scenario() -> float:
@@ -252,7 +255,7 @@ class _CachedClockLoop(asyncio.SelectorEventLoop):
     def _run_once(self) -> None:
         self.cached = None
         self.cached = self.time()
-        super()._run_once()
+        super()._run_once()  # type: ignore[misc]  # asyncio's private loop step, not in typeshed
 
 
 def test_chunks_held_for_a_fuller_batch_go_when_the_loops_timer_fires() -> None:

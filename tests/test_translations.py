@@ -20,7 +20,7 @@ from deployments.types import ChunkOptions, PipelineRequest, Transcript, Transcr
 from devkit.code_switching import GERMAN, EngineTranscriber, base_engine, espeak_ng, spoken
 from devkit.media import encode
 from serve_app.rest.rendering import ResponseFormat, render_translation
-from tests.fakes import Remote
+from tests.fakes import Remote, replica_class
 from tests.inprocess import KEY, call, inprocess  # noqa: F401 (fixture)
 
 needs_espeak = pytest.mark.skipif(espeak_ng() is None, reason="espeak-ng is not installed: it speaks the German")
@@ -75,7 +75,7 @@ def test_the_transformers_engine_translates_too(german: np.ndarray) -> None:
 
 
 def translate(transcriber: object, path: Path, **options: object) -> Transcript:
-    pipeline = TranscriptionPipeline.func_or_class(transcriber, None, PipelineConfig())
+    pipeline = replica_class(TranscriptionPipeline)(transcriber, None, PipelineConfig())  # type: ignore[arg-type]  # a fake transcriber; no diarizer is called
     request = PipelineRequest(
         source_path=str(path), max_bytes=1 << 31, options=TranscriptionOptions(task="translate", **options)
     )
@@ -101,10 +101,12 @@ def test_the_pipeline_translates_and_the_openai_sdk_reads_the_result(german: np.
     assert result.language == "de"  # what billing records: the language spoken
     assert {segment.language for segment in result.segments} == {"de"}
     body = render_translation(result, ResponseFormat.verbose_json).body
-    verbose = TranslationVerbose.model_validate_json(body)
+    verbose = TranslationVerbose.model_validate_json(bytes(body))
     assert verbose.language == "english" and verbose.text == result.text and verbose.segments
     assert verbose.duration == pytest.approx(len(german) / 16_000, abs=0.01)
-    assert Translation.model_validate_json(render_translation(result, ResponseFormat.json).body).text == result.text
+    assert (
+        Translation.model_validate_json(bytes(render_translation(result, ResponseFormat.json).body)).text == result.text
+    )
 
 
 class EnglishOnlyTranscriber:

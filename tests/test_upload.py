@@ -2,6 +2,7 @@
 failure."""
 
 import asyncio
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -105,7 +106,9 @@ def test_urlencoded_form_carries_fields(tmp_path: Path):
 def test_client_disconnect_mid_upload_leaves_nothing(tmp_path: Path):
     spool = tmp_path / "job"
     head = part("file", b"x" * 5000, "a.wav")[:-2]  # the body stops in the middle of the file part
-    messages = iter([{"type": "http.request", "body": head, "more_body": True}, {"type": "http.disconnect"}])
+    messages: Iterator[dict] = iter(
+        [{"type": "http.request", "body": head, "more_body": True}, {"type": "http.disconnect"}]
+    )
 
     async def receive() -> dict:
         return next(messages)
