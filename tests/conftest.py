@@ -18,6 +18,10 @@ from scripts.local_service import LocalService
 from tests.media import SHARED_AUDIO, encode, pyannote_sample
 from tests.media_server import media_server
 
+pytest_plugins = ["tests.inprocess", "tests.postgres"]
+"""Fixtures defined beside their helpers and available to every test module: `inprocess` (the HTTP app with fake
+handles, tests/inprocess.py), `postgres_server` and `postgres_url` (a throwaway PostgreSQL, tests/postgres.py)."""
+
 API_KEYS = ("test-key-1", "test-key-2")
 
 

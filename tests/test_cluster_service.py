@@ -23,7 +23,7 @@ from deployments.files._decode import decode_audio
 from scripts.chaos import charges_of, poll, submit, wait_for_all
 from scripts.local_cluster import LocalCluster
 from tests.media import encode, pyannote_sample
-from tests.postgres import PASSWORD_ENV, PostgresServer, postgres_binaries, postgres_server  # noqa: F401 (fixture)
+from tests.postgres import PASSWORD_ENV, PostgresServer, postgres_binaries
 
 pytestmark = pytest.mark.slow  # it starts a Ray cluster of its own and removes its nodes
 

@@ -8,7 +8,7 @@ import pytest
 
 from deployments.types import PipelineRequest
 from tests.fakes import Remote
-from tests.inprocess import call, inprocess  # noqa: F401 (fixture)
+from tests.inprocess import call
 from tests.test_known_speakers import data_url, wav_bytes
 
 SYNC, ASYNC = "/v1/audio/transcriptions", "/v1/audio/transcriptions/async"
@@ -26,7 +26,7 @@ OPENAI_FORM = {
 
 
 @pytest.fixture
-def openai_ids(inprocess):  # noqa: F811
+def openai_ids(inprocess):
     inprocess.config.model_ids.append("gpt-4o-transcribe-diarize")  # as configs/local.yaml and the default have it
     return inprocess
 

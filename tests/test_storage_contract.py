@@ -20,7 +20,7 @@ from deployments.jobs.tracker import JobTracker
 from deployments.storage.database import database_engine, migrate_schema
 from deployments.types import RenderSpec, TranscriptionOptions
 from tests.fakes import Actor
-from tests.postgres import PASSWORD_ENV, postgres_server, postgres_url  # noqa: F401 (fixtures)
+from tests.postgres import PASSWORD_ENV
 from tests.test_job_tracker import TRANSCRIPT, Clock, FakePipeline, _request, _until_finished
 
 
