@@ -21,12 +21,6 @@ from tests.media import encode, pyannote_sample
 ASYNC = "/v1/audio/transcriptions/async"
 
 
-@pytest.fixture(scope="module")
-def speech_wav() -> bytes:
-    samples = decode_audio(pyannote_sample()).samples
-    return encode(samples[6 * 16_000 : 13 * 16_000], "wav")  # "Hello? ... I didn't know you were there."
-
-
 def _submit(service: Service, data: bytes, api_key: str | None = None, **fields) -> dict:
     with service.client(api_key=api_key) as client:
         response = client.post(ASYNC, files={"file": ("speech.wav", data)}, data=fields)
