@@ -1,12 +1,15 @@
 """Shared fixtures. `service` starts the real application once per test session, the way users do:
 `serve run` on a config derived from configs/local.yaml (tiny.en for speed, a free port)."""
 
+import json
 import re
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 import numpy as np
@@ -104,7 +107,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> pytes
 RAY_GROUP = "ray"
 """The xdist group of every test that starts or calls a Ray instance: the shared `service` (one `serve run` per
 worker that needs it, so all its tests on one worker) and the clusters and services some slow tests start of their
-own (two Ray instances at once would share /tmp/ray's `session_latest`, which tests read, and `ray.init("auto")`)."""
+own (two Ray instances at once would share /tmp/ray's `session_latest`, which tests read, and `ray.init("auto")`).
+TierGroupScheduling below puts the group on one worker."""
+GROUPS_DIR_KEY = "stt_tier_groups_dir"
 OWN_RAY_FIXTURES = {"cluster", "pg_service"}
 """Fixtures that start a Ray instance (and the service) of their own: tests/test_cluster_service.py's multi-node
 cluster and tests/test_postgres_service.py's service on PostgreSQL. Their tests are `slow`."""
@@ -185,6 +190,52 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items.sort(
         key=lambda item: (item.get_closest_marker("redeploys") is not None, item.get_closest_marker("slow") is not None)
     )
+    workerinput: dict[str, Any] | None = getattr(config, "workerinput", None)
+    if workerinput is not None and GROUPS_DIR_KEY in workerinput:
+        groups = {item.nodeid: RAY_GROUP for item in items if item.get_closest_marker("xdist_group")}
+        path = Path(workerinput[GROUPS_DIR_KEY], f"{workerinput['workerid']}.json")
+        path.write_text(json.dumps(groups))
+
+
+# pytest-xdist 3.8's own loadgroup marks a group by appending "@group" to each test's node id, which pytest 9.2's
+# structured node ids ignore (pytest-dev/pytest-xdist#1386): the groups would silently be spread over both workers,
+# each starting a service. So each worker writes the groups it collected (above) to a directory the controller
+# names, and the controller's scheduler reads them.
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:  # node: xdist's WorkerController
+    config = node.config
+    if not hasattr(config, "stt_tier_groups_dir"):
+        config.stt_tier_groups_dir = tempfile.mkdtemp(prefix="pytest-tier-groups-")
+    node.workerinput[GROUPS_DIR_KEY] = config.stt_tier_groups_dir
+
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:  # xdist's Producer and Scheduling
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadGroupScheduling
+
+    class TierGroupScheduling(LoadGroupScheduling):
+        """--dist loadgroup with the groups the workers wrote: each group is one unit of work, largest first, its
+        tests in collection order; every other test is a unit of its own."""
+
+        groups: dict[str, str] | None = None
+
+        def _split_scope(self, nodeid: str) -> str:
+            if self.groups is None:
+                self.groups = {}
+                for path in Path(config.stt_tier_groups_dir).glob("*.json"):
+                    self.groups.update(json.loads(path.read_text()))
+            return self.groups.get(nodeid) or super()._split_scope(nodeid)
+
+    return TierGroupScheduling(config, log)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if hasattr(config, "stt_tier_groups_dir"):
+        shutil.rmtree(config.stt_tier_groups_dir, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
