@@ -88,7 +88,7 @@ def test_polls_are_answered_from_the_store_while_the_tracker_is_down(inprocess) 
     assert call(inprocess, "GET", f"{ROUTES[1]}/{running}", key=BROKE_KEY).status_code == 404
 
 
-def _until(inprocess, condition) -> None:  # noqa: ANN001, F811
+def _until(inprocess, condition) -> None:  # noqa: ANN001
     for _ in range(300):
         if condition():
             return

@@ -143,7 +143,7 @@ def test_a_tracker_runs_charges_and_finds_its_jobs_again_after_a_restart(storage
     asyncio.run(scenario())
 
 
-def test_a_database_that_cannot_be_reached_is_a_storage_error(postgres_server, monkeypatch) -> None:  # noqa: ANN001, F811
+def test_a_database_that_cannot_be_reached_is_a_storage_error(postgres_server, monkeypatch) -> None:  # noqa: ANN001
     """The tracker keeps an outcome it cannot write and tries again; the ingress answers 503: both know
     StorageError, whatever the backend."""
     monkeypatch.setenv(PASSWORD_ENV, postgres_server.password)
