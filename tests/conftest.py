@@ -10,13 +10,20 @@ from pathlib import Path
 
 import httpx
 import numpy as np
+import openai
 import pytest
 import yaml
 
+from deployments.config import WhisperModelConfig
 from deployments.files.decoding import decode_audio
+from deployments.transcriber.engines.ctranslate2_engine import CTranslate2Engine
 from devkit.local_service import LocalService
 from devkit.media import SHARED_AUDIO, encode, pyannote_sample
 from devkit.media_server import media_server
+
+pytest_plugins = ["tests.inprocess", "tests.postgres"]
+"""Fixtures defined beside their helpers and available to every test module: `inprocess` (the HTTP app with fake
+handles, tests/inprocess.py), `postgres_server` and `postgres_url` (a throwaway PostgreSQL, tests/postgres.py)."""
 
 API_KEYS = ("test-key-1", "test-key-2")
 
@@ -71,7 +78,7 @@ KEYS_FILE = {
             "balance": 50.0,
             "rate_per_min": 0.6,
             "currency": "RUB",
-        },  # fmt: skip
+        },
     ]
 }
 """Keys with a balance or their own limits, from STT_API_KEYS_FILE; API_KEYS come from STT_API_KEYS."""
@@ -96,12 +103,116 @@ def pytest_runtest_makereport(
     return report
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Slow fault tests run after the rest, and a test that redeploys the shared service with another
-    config runs last of all (it leaves that config in place)."""
+RAY_GROUP = "ray"
+"""The xdist group of every test that starts or calls a Ray instance: the shared `service` (one `serve run` per
+worker that needs it, so all its tests on one worker) and the clusters and services some slow tests start of their
+own (two Ray instances at once would share /tmp/ray's `session_latest`, which tests read, and `ray.init("auto")`).
+`--dist loadgroup` puts the group on one worker."""
+OWN_RAY_FIXTURES = {"cluster", "pg_service"}
+"""Fixtures that start a Ray instance (and the service) of their own: tests/test_cluster_service.py's multi-node
+cluster and tests/test_postgres_service.py's service on PostgreSQL. Their tests are `slow`."""
+COMPONENT_MODULES = {
+    "test_analysis_models": "SmolLM2 in llama.cpp",
+    "test_audio_emotions": "the audio emotion classifier (transformers)",
+    "test_code_switching": "Whisper base on German and English speech",
+    "test_ctranslate2_engine": "Whisper tiny.en and base in CTranslate2",
+    "test_diarization_models": "segmentation-3.0 (ONNX), CAM++ and resemblyzer",
+    "test_short_window": "Whisper tiny.en in CTranslate2",
+    "test_storage_contract": "a PostgreSQL server",
+    "test_transformers_engine": "Whisper tiny.en in transformers and CTranslate2",
+    "test_translations": "Whisper base in transformers and CTranslate2",
+}
+"""Modules whose tests load real models (or start a database) in the test process: the `component` tier, with
+what each loads. Their tests take seconds to minutes, not milliseconds."""
+TIERS = ("unit", "component", "service")
+
+
+def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
+    """With pytest-xdist disabled (`-p no:xdist`) or not installed, the `--numprocesses`/`--dist` of pyproject's
+    addopts are accepted and ignored, so that the suite still runs, in one process."""
+    if pluginmanager.has_plugin("xdist") or pluginmanager.has_plugin("xdist.plugin"):
+        return
+    group = parser.getgroup("xdist", "pytest-xdist is not loaded: these are ignored")
+    group.addoption("--numprocesses", dest="numprocesses", default=None, help="ignored without pytest-xdist")
+    group.addoption("--dist", dest="dist", default="no", help="ignored without pytest-xdist")
+
+
+def _fixtures(item: pytest.Item) -> set[str]:
+    """The fixtures a test uses, its whole closure (a test function's; other items use none)."""
+    return set(getattr(item, "fixturenames", ()))
+
+
+def _tier(item: pytest.Item) -> str | None:
+    """`service` when the test's fixtures include the shared service; none when it starts a Ray instance of its own
+    (it is `slow`); `component` when its module loads real models; `unit` otherwise (no Ray, no service, no model:
+    the in-process app, pure functions, fakes)."""
+    fixtures = _fixtures(item)
+    if "service" in fixtures:
+        return "service"
+    if OWN_RAY_FIXTURES & fixtures:
+        return None
+    module = getattr(item, "module", None)  # a test function's (pytest.Function); other items have none
+    if module is not None and module.__name__.rpartition(".")[2] in COMPONENT_MODULES:
+        return "component"
+    return "unit"
+
+
+def _named_on_the_command_line(item: pytest.Item, config: pytest.Config) -> bool:
+    node = item.nodeid.partition("[")[0]
+    return any(arg.partition("[")[0].replace("\\", "/").endswith(node) for arg in config.args if "::" in arg)
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups and before -m selects by marker
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The tiers, from what each test uses (pyproject.toml's markers say what each means):
+
+    - `service`: it uses the shared `serve run` (the `service` fixture); `unit` and `component` otherwise, by
+      COMPONENT_MODULES; a test that starts a Ray cluster or service of its own (OWN_RAY_FIXTURES) is `slow`.
+    - Every test that touches Ray is in one xdist group (RAY_GROUP), so with `-n 2 --dist loadgroup` one worker
+      runs them in the order below while the other runs the unit and component tests.
+    - `bench` tests (a measured figure, no behaviour) are left out unless `-m` names `bench` or the test is named
+      on the command line.
+
+    Slow fault tests run after the rest, and a test that redeploys the shared service with another config runs
+    last of all (it leaves that config in place)."""
+    benches = "bench" in (config.option.markexpr or "")
+    kept, left_out = [], []
+    for item in items:
+        if item.get_closest_marker("bench") and not benches and not _named_on_the_command_line(item, config):
+            left_out.append(item)
+            continue
+        kept.append(item)
+        tier = _tier(item)
+        if tier is not None:
+            item.add_marker(tier)
+        if OWN_RAY_FIXTURES & _fixtures(item):
+            item.add_marker("slow")
+        if tier == "service" or item.get_closest_marker("slow"):
+            item.add_marker(pytest.mark.xdist_group(RAY_GROUP))
+    if left_out:
+        config.hook.pytest_deselected(items=left_out)
+        items[:] = kept
     items.sort(
         key=lambda item: (item.get_closest_marker("redeploys") is not None, item.get_closest_marker("slow") is not None)
     )
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """The contract the one-service design rests on: under `--dist loadgroup` xdist marks each grouped test by
+    appending `@<group>` to its node id (its documented behaviour, which pytest 9.2 breaks: pytest-dev/pytest-xdist
+    #1386, hence pyproject's `pytest<9.2`). Without it the Ray tests would be spread over both workers, each
+    starting a service of its own: stop before running anything."""
+    if getattr(session.config, "workerinput", None) is None or session.config.getvalue("dist") != "loadgroup":
+        return
+    ungrouped = [
+        item.nodeid for item in session.items if item.get_closest_marker("xdist_group") and "@" not in item.nodeid
+    ]
+    if ungrouped:
+        raise pytest.UsageError(
+            f"pytest-xdist ignored the xdist_group of {len(ungrouped)} tests (e.g. {ungrouped[0]}): this pytest and"
+            " pytest-xdist do not group tests; install the versions pyproject.toml pins"
+        )
 
 
 @pytest.fixture(scope="session")
@@ -152,6 +263,8 @@ def jfk_flac() -> Path:
 
 GREETING = slice(6 * 16_000, 10 * 16_000)
 """6-10 s of pyannote's call: "Hello? Hello? Oh, hello. I didn't know you were there." """
+SPEECH = slice(6 * 16_000, 13 * 16_000)
+"""6-13 s of pyannote's call: the greeting and what follows it, one speaker, 7 s."""
 
 
 @pytest.fixture(scope="session")
@@ -161,6 +274,36 @@ def call_samples() -> np.ndarray:
 
 
 @pytest.fixture(scope="session")
-def greeting(call_samples: np.ndarray) -> bytes:
+def greeting_samples(call_samples: np.ndarray) -> np.ndarray:
+    """The call's greeting (GREETING), 16 kHz mono samples: one speaker, 4 s."""
+    return call_samples[GREETING]
+
+
+@pytest.fixture(scope="session")
+def greeting(greeting_samples: np.ndarray) -> bytes:
     """The call's greeting as a wav file: one speaker, 4 s."""
-    return encode(call_samples[GREETING], "wav")
+    return encode(greeting_samples, "wav")
+
+
+@pytest.fixture(scope="session")
+def speech_samples(call_samples: np.ndarray) -> np.ndarray:
+    """SPEECH, 16 kHz mono samples: one speaker, 7 s."""
+    return call_samples[SPEECH]
+
+
+@pytest.fixture(scope="session")
+def speech_wav(speech_samples: np.ndarray) -> bytes:
+    """SPEECH as a wav file: "Hello? ... I didn't know you were there." """
+    return encode(speech_samples, "wav")
+
+
+@pytest.fixture(scope="session")
+def tiny() -> CTranslate2Engine:
+    """Whisper tiny.en (embedded) in the CTranslate2 engine on 2 threads, in this process: engine-level tests."""
+    return CTranslate2Engine(WhisperModelConfig(model="embedded:tiny.en", cpu_threads=2))
+
+
+@pytest.fixture(scope="session")
+def openai_client(service: Service) -> openai.OpenAI:
+    """The `openai` SDK on the shared service with its first key (no retries: a test sees the first answer)."""
+    return openai.OpenAI(api_key=service.api_key, base_url=f"{service.base_url}/v1", max_retries=0, timeout=300)

@@ -111,7 +111,7 @@ class FakePipeline:
     def remote(self, request: PipelineRequest) -> "FakeResponseStream":  # the streaming call of jobs and stream=true
         return FakeResponseStream(self._events(request))
 
-    async def _events(self, request: PipelineRequest):  # noqa: ANN202
+    async def _events(self, request: PipelineRequest):
         if Path(request.source_path).read_bytes() == b"not audio":
             await self._transcribe(request)  # refused before any event, as the real pipeline does
         yield PipelineProgress(share=0.5)
@@ -126,13 +126,13 @@ class FakePipeline:
 class FakeResponseStream:
     """A DeploymentResponseGenerator's part that the service uses: async iteration and `cancel()`."""
 
-    def __init__(self, events) -> None:  # noqa: ANN001
+    def __init__(self, events) -> None:
         self.events, self.cancelled = events, False
 
     def __aiter__(self) -> "FakeResponseStream":
         return self
 
-    async def __anext__(self):  # noqa: ANN204
+    async def __anext__(self):
         return await self.events.__anext__()
 
     def cancel(self) -> None:

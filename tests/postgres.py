@@ -117,7 +117,7 @@ def postgres_server() -> Iterator[PostgresServer]:
                 "-c",
                 "max_connections=200",
             ],
-        ),  # fmt: skip
+        ),
         stdout=subprocess.DEVNULL,
         stderr=open(root / "server.log", "wb"),  # noqa: SIM115 (the server's, closed when it ends)
         cwd=root,

@@ -71,7 +71,7 @@ def plain(*texts: str) -> Transcript:
             avg_logprob=0,
             compression_ratio=1,
             no_speech_prob=0,
-        )  # fmt: skip
+        )
         for i, t in enumerate(texts)
     ]
     return Transcript(language="en", duration=len(texts), segments=segments)

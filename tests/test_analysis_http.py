@@ -15,7 +15,7 @@ from deployments.analysis.errors import AnalysisTimeout, LLMBackendError, LLMOut
 from deployments.jobs.records import owner_of
 from deployments.types import Analysis
 from serve_app.rest.rendering import ResponseFormat, TimestampGranularity, render_body
-from tests.inprocess import DIARIZED, KEY, PRICED_KEY, call, inprocess  # noqa: F401 (fixture)
+from tests.inprocess import DIARIZED, KEY, PRICED_KEY, call
 
 SYNC, ASYNC = "/v1/audio/transcriptions", "/v1/audio/transcriptions/async"
 AUDIO = {"file": ("a.wav", b"RIFF....WAVEfmt audio")}
@@ -56,19 +56,19 @@ DIARIZE_RU = {"task": "diarize", "model": "nexara-ru"}
     ],
 )
 @pytest.mark.parametrize("path", [SYNC, ASYNC])
-def test_every_combination_the_sdk_refuses_is_a_400_saying_what_to_fix(inprocess, path, form, detail) -> None:  # noqa: F811
+def test_every_combination_the_sdk_refuses_is_a_400_saying_what_to_fix(inprocess, path, form, detail) -> None:
     response = call(inprocess, "POST", path, files=AUDIO, data=form)
     assert response.status_code == 400, response.text
     assert detail in response.json()["detail"]
     assert inprocess.pipeline.requests == [] and inprocess.spooled() == []
 
 
-def test_dictionary_is_still_refused_by_name(inprocess) -> None:  # noqa: F811
+def test_dictionary_is_still_refused_by_name(inprocess) -> None:
     response = call(inprocess, "POST", SYNC, files=AUDIO, data={"dictionary": "medical", "prompt": "Sum up."})
     assert response.status_code == 400 and "not supported by this service: 'dictionary'" in response.json()["detail"]
 
 
-def test_a_prompt_gets_verbose_json_wrapped_with_the_llm_output(inprocess) -> None:  # noqa: F811
+def test_a_prompt_gets_verbose_json_wrapped_with_the_llm_output(inprocess) -> None:
     body = call(inprocess, "POST", SYNC, files=AUDIO, data={"prompt": "Sum up."}).json()
     assert set(body) == {"transcription", "llm_output"} and body["llm_output"] == "A greeting."
     assert body["transcription"]["task"] == "transcribe" and body["transcription"]["segments"]
@@ -79,7 +79,7 @@ def test_a_prompt_gets_verbose_json_wrapped_with_the_llm_output(inprocess) -> No
     assert request.analysis.timeout_s == 60.0  # the synchronous budget (analysis.sync_timeout_s)
 
 
-def test_a_prompt_with_a_schema_gets_an_object(inprocess) -> None:  # noqa: F811
+def test_a_prompt_with_a_schema_gets_an_object(inprocess) -> None:
     form = {"prompt": "Sum up.", "json_schema": SCHEMA, "response_format": "verbose_json"}
     body = call(inprocess, "POST", SYNC, files=AUDIO, data=form).json()
     assert body["llm_output"] == {"summary": "a greeting"}
@@ -94,7 +94,7 @@ def test_a_prompt_with_a_schema_gets_an_object(inprocess) -> None:  # noqa: F811
         ('{"client": "calls for help", "operator": "answers"}', ["client", "operator"]),
     ],
 )
-def test_roles_tag_segments_and_words_and_keep_the_mapping(inprocess, roles, expected) -> None:  # noqa: F811
+def test_roles_tag_segments_and_words_and_keep_the_mapping(inprocess, roles, expected) -> None:
     body = call(inprocess, "POST", SYNC, files=AUDIO, data={"task": "diarize", "roles": roles}).json()
     assert [segment["speaker"] for segment in body["segments"]] == expected
     assert [word["speaker"] for word in body["words"]] == expected
@@ -104,7 +104,7 @@ def test_roles_tag_segments_and_words_and_keep_the_mapping(inprocess, roles, exp
     assert asked == (roles if roles == "auto" else json.loads(roles))
 
 
-def test_diarize_with_a_prompt_wraps_the_diarized_body(inprocess) -> None:  # noqa: F811
+def test_diarize_with_a_prompt_wraps_the_diarized_body(inprocess) -> None:
     form = {"task": "diarize", "prompt": "Who called?", "roles": "auto"}
     body = call(inprocess, "POST", SYNC, files=AUDIO, data=form).json()
     assert body["llm_output"] == "A greeting." and body["transcription"]["task"] == "diarize"
@@ -115,7 +115,7 @@ def test_diarize_with_a_prompt_wraps_the_diarized_body(inprocess) -> None:  # no
         assert raw["speaker"] in {"caller", "agent"} and segment.tokens == [] and segment.end > segment.start
 
 
-def test_emotions_on_the_judged_segments_only(inprocess) -> None:  # noqa: F811
+def test_emotions_on_the_judged_segments_only(inprocess) -> None:
     body = call(inprocess, "POST", SYNC, files=AUDIO, data={"emotions": "true", **DIARIZE_RU}).json()
     first, second = body["segments"]
     assert first["emotion"]["label"] == "positive" and first["emotion"]["confidence"] == 0.8
@@ -123,7 +123,7 @@ def test_emotions_on_the_judged_segments_only(inprocess) -> None:  # noqa: F811
     assert "roles" not in body
 
 
-def test_a_plain_diarization_body_is_unchanged(inprocess) -> None:  # noqa: F811
+def test_a_plain_diarization_body_is_unchanged(inprocess) -> None:
     body = call(inprocess, "POST", SYNC, files=AUDIO, data={"task": "diarize"}).json()
     assert "roles" not in body and all("emotion" not in segment for segment in body["segments"])
     assert "analysis" not in body and inprocess.pipeline.requests[-1].analysis is None
@@ -137,7 +137,7 @@ def test_a_plain_diarization_body_is_unchanged(inprocess) -> None:  # noqa: F811
         (LLMOutputInvalid("the LLM's answer is not valid against the JSON schema (x)"), 502, "also when asked again"),
     ],
 )
-def test_analysis_failures_are_413_and_502_with_a_plain_detail(inprocess, error, status, detail) -> None:  # noqa: F811
+def test_analysis_failures_are_413_and_502_with_a_plain_detail(inprocess, error, status, detail) -> None:
     inprocess.pipeline.analysis = error
     response = call(inprocess, "POST", SYNC, files=AUDIO, data={"prompt": "Sum up."})
     assert response.status_code == status and detail in response.json()["detail"]
@@ -146,7 +146,7 @@ def test_analysis_failures_are_413_and_502_with_a_plain_detail(inprocess, error,
     assert inprocess.spooled() == []
 
 
-def test_a_job_carries_the_same_result_and_its_failure_is_an_unbilled_error(inprocess) -> None:  # noqa: F811
+def test_a_job_carries_the_same_result_and_its_failure_is_an_unbilled_error(inprocess) -> None:
     created = call(inprocess, "POST", ASYNC, files=AUDIO, data={"prompt": "Sum up.", "json_schema": SCHEMA})
     job = _wait(inprocess, created.json()["job_id"])
     assert job["status"] == "complete" and job["result"]["llm_output"] == {"summary": "a greeting"}
@@ -158,7 +158,7 @@ def test_a_job_carries_the_same_result_and_its_failure_is_an_unbilled_error(inpr
     assert [row.charge_id for row in inprocess.ledger.usage_page(owner_of(KEY), None, 10)] == [job["job_id"]]
 
 
-def test_usage_items_carry_tokens_and_flags_and_cost_them(inprocess) -> None:  # noqa: F811
+def test_usage_items_carry_tokens_and_flags_and_cost_them(inprocess) -> None:
     inprocess.config.billing.llm_price_per_1k_tokens = 0.5
     inprocess.config.billing.emotions_rate_per_min = 0.6
     call(inprocess, "POST", SYNC, files=AUDIO, key=PRICED_KEY)
@@ -171,14 +171,14 @@ def test_usage_items_carry_tokens_and_flags_and_cost_them(inprocess) -> None:  #
     assert tagged["cost"] == pytest.approx(minutes * 0.6 + 128 / 1000 * 0.5 + minutes * 0.6, abs=1e-6)
 
 
-def test_emotions_asked_and_none_returned_are_not_flagged(inprocess) -> None:  # noqa: F811
+def test_emotions_asked_and_none_returned_are_not_flagged(inprocess) -> None:
     inprocess.pipeline.analysis = Analysis(emotions=[None, None], llm_input_tokens=50, llm_output_tokens=4)
     call(inprocess, "POST", SYNC, files=AUDIO, data={"emotions": "true", **DIARIZE_RU})
     (item,) = call(inprocess, "GET", "/v1/billing/usage").json()["items"]
     assert item["emotions"] is False and item["llm_input_tokens"] == 50
 
 
-def test_prompt_under_the_whisper_setting_is_whispers_initial_prompt(inprocess) -> None:  # noqa: F811
+def test_prompt_under_the_whisper_setting_is_whispers_initial_prompt(inprocess) -> None:
     inprocess.config.analysis.prompt_field = "whisper"
     body = call(inprocess, "POST", SYNC, files=AUDIO, data={"prompt": "Kubernetes, Ray."}).json()
     assert body == {"text": "Hello there."}  # OpenAI's answer, not wrapped
@@ -201,7 +201,7 @@ def test_render_body_wraps_any_transcript_with_an_answer() -> None:
     assert body["transcription"]["segments"][1]["speaker"] == "speaker_1"  # a speaker without a role keeps its label
 
 
-def _wait(inprocess, job_id: str) -> dict:  # noqa: F811
+def _wait(inprocess, job_id: str) -> dict:
     for _ in range(200):
         job = call(inprocess, "GET", f"{ASYNC}/{job_id}").json()
         if job["status"] != "in_progress":
@@ -210,7 +210,7 @@ def _wait(inprocess, job_id: str) -> dict:  # noqa: F811
     raise AssertionError(f"job {job_id} did not finish")
 
 
-def test_the_openai_sdk_sends_prompt_as_whispers_under_the_whisper_setting(inprocess) -> None:  # noqa: F811
+def test_the_openai_sdk_sends_prompt_as_whispers_under_the_whisper_setting(inprocess) -> None:
     inprocess.config.analysis.prompt_field = "whisper"
     sdk = openai.AsyncOpenAI(base_url="http://test/v1", api_key=KEY, http_client=inprocess.client, max_retries=0)
     create = sdk.audio.transcriptions.create(model="whisper-1", file=AUDIO["file"], prompt="Kubernetes, Ray.")

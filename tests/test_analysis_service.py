@@ -28,19 +28,19 @@ SCHEMA = {
 
 
 @pytest.fixture(scope="module")
-def client(service: Service) -> nexara.Nexara:
+def nexara_client(service: Service) -> nexara.Nexara:
     return nexara.Nexara(api_key=KEY, base_url=f"{service.base_url}/v1", max_retries=0, timeout=300)
 
 
-def test_a_prompt_gets_the_transcription_and_a_text_answer(client: nexara.Nexara, greeting: bytes) -> None:
-    result = client.transcriptions.create(file=greeting, prompt="Who is speaking? Answer in one sentence.")
+def test_a_prompt_gets_the_transcription_and_a_text_answer(nexara_client: nexara.Nexara, greeting: bytes) -> None:
+    result = nexara_client.transcriptions.create(file=greeting, prompt="Who is speaking? Answer in one sentence.")
     assert isinstance(result, LLMResult)
     assert "know you were there" in result.transcription.text.lower() and result.transcription.segments
     assert isinstance(result.llm_output, str) and result.llm_output.strip()
 
 
-def test_a_prompt_with_a_schema_gets_an_object_valid_against_it(client: nexara.Nexara, greeting: bytes) -> None:
-    result = client.transcriptions.create(file=greeting, prompt="Is this a greeting?", json_schema=SCHEMA)
+def test_a_prompt_with_a_schema_gets_an_object_valid_against_it(nexara_client: nexara.Nexara, greeting: bytes) -> None:
+    result = nexara_client.transcriptions.create(file=greeting, prompt="Is this a greeting?", json_schema=SCHEMA)
     assert isinstance(result.llm_output, dict)
     jsonschema.validate(result.llm_output, SCHEMA)
 
@@ -58,8 +58,8 @@ def test_roles_auto_tag_the_speakers_and_keep_the_mapping(service: Service, gree
     Diarization.model_validate(body)  # what the SDK parses
 
 
-def test_roles_from_a_list_with_emotions(client: nexara.Nexara, greeting: bytes) -> None:
-    result = client.transcriptions.create(
+def test_roles_from_a_list_with_emotions(nexara_client: nexara.Nexara, greeting: bytes) -> None:
+    result = nexara_client.transcriptions.create(
         file=greeting, task="diarize", roles=["caller", "listener"], emotions=True, model="nexara-ru"
     )
     assert isinstance(result, Diarization) and result.segments
@@ -71,9 +71,9 @@ def test_roles_from_a_list_with_emotions(client: nexara.Nexara, greeting: bytes)
         assert emotion.probs is not None and sum(emotion.probs.values()) == pytest.approx(1.0, abs=1e-3)
 
 
-def test_a_job_with_a_schema_and_a_job_with_role_descriptions(client: nexara.Nexara, greeting: bytes) -> None:
-    prompted = client.transcriptions.create_job(file=greeting, prompt="Is this a greeting?", json_schema=SCHEMA)
-    described = client.transcriptions.create_job(
+def test_a_job_with_a_schema_and_a_job_with_role_descriptions(nexara_client: nexara.Nexara, greeting: bytes) -> None:
+    prompted = nexara_client.transcriptions.create_job(file=greeting, prompt="Is this a greeting?", json_schema=SCHEMA)
+    described = nexara_client.transcriptions.create_job(
         file=greeting, task="diarize", roles={"caller": "the one who says hello first", "host": "the other one"}
     )
     result = prompted.wait(timeout=300, poll_interval=0.5)
@@ -84,10 +84,10 @@ def test_a_job_with_a_schema_and_a_job_with_role_descriptions(client: nexara.Nex
     assert {segment.speaker for segment in diarized.segments} <= {"caller", "host", "unknown"}
 
 
-def test_usage_items_carry_the_tokens_and_flags(client: nexara.Nexara) -> None:
+def test_usage_items_carry_the_tokens_and_flags(nexara_client: nexara.Nexara) -> None:
     """After the requests above (this module's key): each analysis is billed with its tokens; the roles and
     emotions flags are set where they were returned."""
-    items = list(client.billing.iter_usage(max_items=50))
+    items = list(nexara_client.billing.iter_usage(max_items=50))
     assert len(items) >= 5
     analysed = [item for item in items if item.llm_input_tokens]
     assert len(analysed) >= 5 and all(item.llm_output_tokens is not None for item in analysed)
@@ -97,18 +97,18 @@ def test_usage_items_carry_the_tokens_and_flags(client: nexara.Nexara) -> None:
     assert all(item.cost is not None and item.cost > 0 for item in items)
 
 
-def test_the_sdks_typed_errors(client: nexara.Nexara, greeting: bytes, call_samples: np.ndarray) -> None:
+def test_the_sdks_typed_errors(nexara_client: nexara.Nexara, greeting: bytes, call_samples: np.ndarray) -> None:
     """400: roles the server cannot parse (the SDK passes a string through); 502: a valid schema that no
     answer satisfies (the grammar gives {"n": <int>}, which its `not` refuses), asked twice; 413: two minutes
     of the call (the 30 s four times) with a prompt, roles=auto and emotions (two generations and a scoring
     call per segment, ~15 s on 2 cores) outrun the 10 s synchronous budget (conftest.ANALYSIS_CONFIG)."""
     with pytest.raises(nexara.BadRequestError, match="roles must be"):
-        client.transcriptions.create(file=greeting, task="diarize", roles="caller, agent")
+        nexara_client.transcriptions.create(file=greeting, task="diarize", roles="caller, agent")
     never = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"], "not": {"required": ["n"]}}
     with pytest.raises(nexara.BadGatewayError, match="JSON schema"):
-        client.transcriptions.create(file=greeting, prompt="How many speakers?", json_schema=never)
+        nexara_client.transcriptions.create(file=greeting, prompt="How many speakers?", json_schema=never)
     with pytest.raises(nexara.SyncLLMTimeoutError, match="as a job"):
-        client.transcriptions.create(  # type: ignore[call-overload]  # the SDK types a prompt with task=transcribe only
+        nexara_client.transcriptions.create(  # type: ignore[call-overload]  # the SDK types a prompt with task=transcribe only
             file=encode(np.concatenate([call_samples] * 4), "flac"),
             task="diarize",
             prompt="Summarise the call.",
@@ -141,9 +141,9 @@ def test_openai_clients_are_unaffected_without_the_new_fields(service: Service, 
 
 
 def test_diarize_with_a_prompt_is_an_llm_result_around_the_diarized_transcript(
-    client: nexara.Nexara, greeting: bytes
+    nexara_client: nexara.Nexara, greeting: bytes
 ) -> None:
-    result = client.transcriptions.create(file=greeting, task="diarize", prompt="Who speaks first?")  # type: ignore[call-overload]  # the SDK types prompt for transcribe only
+    result = nexara_client.transcriptions.create(file=greeting, task="diarize", prompt="Who speaks first?")  # type: ignore[call-overload]  # the SDK types prompt for transcribe only
     assert isinstance(result, LLMResult) and isinstance(result.llm_output, str)
     assert result.transcription.task == "diarize" and result.transcription.segments
     assert all(segment.end > segment.start for segment in result.transcription.segments)

@@ -4,14 +4,8 @@ import numpy as np
 import pytest
 
 from deployments.files.decoding import AudioDecodeError, decode_audio
-from deployments.types import SAMPLE_RATE
 from devkit.media import FORMATS, encode, pyannote_sample
 from tests.hostile_inputs import video_without_audio
-
-
-@pytest.fixture(scope="module")
-def speech() -> np.ndarray:
-    return decode_audio(pyannote_sample()).samples[6 * SAMPLE_RATE : 10 * SAMPLE_RATE]
 
 
 def test_sample_is_16k_mono_float32_of_the_right_length() -> None:
@@ -21,10 +15,10 @@ def test_sample_is_16k_mono_float32_of_the_right_length() -> None:
 
 
 @pytest.mark.parametrize("extension", sorted(FORMATS))
-def test_every_container_decodes_to_the_same_speech(speech: np.ndarray, extension: str) -> None:
-    decoded = decode_audio(encode(speech, extension))
+def test_every_container_decodes_to_the_same_speech(greeting_samples: np.ndarray, extension: str) -> None:
+    decoded = decode_audio(encode(greeting_samples, extension))
     assert decoded.duration == pytest.approx(4.0, abs=0.15)  # encoders pad by a frame or two
-    assert np.sqrt(np.mean(decoded.samples**2)) == pytest.approx(np.sqrt(np.mean(speech**2)), rel=0.2)
+    assert np.sqrt(np.mean(decoded.samples**2)) == pytest.approx(np.sqrt(np.mean(greeting_samples**2)), rel=0.2)
 
 
 def test_file_path_and_bytes_give_the_same_samples() -> None:
@@ -32,8 +26,8 @@ def test_file_path_and_bytes_give_the_same_samples() -> None:
     assert np.array_equal(decode_audio(path).samples, decode_audio(path.read_bytes()).samples)
 
 
-def test_truncated_mp3_keeps_what_decoded(speech: np.ndarray) -> None:
-    mp3 = encode(speech, "mp3")
+def test_truncated_mp3_keeps_what_decoded(greeting_samples: np.ndarray) -> None:
+    mp3 = encode(greeting_samples, "mp3")
     decoded = decode_audio(mp3[: len(mp3) // 2])
     assert 1.0 < decoded.duration < 3.0
 

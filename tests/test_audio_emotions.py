@@ -73,7 +73,7 @@ def test_a_long_span_is_heard_in_its_middle(classifier: AudioEmotionClassifier) 
 
 def test_a_checkpoint_whose_labels_map_onto_none_is_refused(tmp_path: Path) -> None:
     path = build_checkpoint(tmp_path, ["fear", "disgust"])
-    with pytest.raises(ValueError, match="none of the model's labels .*'disgust', 'fear'.* maps onto"):
+    with pytest.raises(ValueError, match=r"none of the model's labels .*'disgust', 'fear'.* maps onto"):
         AudioEmotionClassifier(path)
 
 

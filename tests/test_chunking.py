@@ -1,5 +1,7 @@
 """Chunking at silences (Silero VAD) and joining chunk transcripts back onto one timeline."""
 
+import itertools
+
 import numpy as np
 
 from deployments.files._assembly import join_chunks
@@ -26,7 +28,7 @@ def test_speech_ranges_are_packed_up_to_the_limit_and_long_ones_split() -> None:
     assert chunks[0] == ((0, 10 * SECOND), (12 * SECOND, 25 * SECOND), (27 * SECOND, 31 * SECOND))  # 27 s of speech
     assert all(speech_samples(chunk) <= 30 * SECOND for chunk in chunks)
     pieces = [piece for chunk in chunks for piece in chunk]
-    assert all(a_end <= b_start for (_, a_end), (b_start, _) in zip(pieces, pieces[1:], strict=False))
+    assert all(a_end <= b_start for (_, a_end), (b_start, _) in itertools.pairwise(pieces))
     assert sum(end - start for start, end in pieces) == sum(end - start for start, end in speech)  # all, once
 
 
@@ -111,7 +113,7 @@ def test_streaming_chunks_cover_the_same_speech_as_whole_file_chunks() -> None:
     spans = [piece for chunk in chunks for piece in chunk.pieces]
     assert all(np.array_equal(chunk.samples, chunk_audio(audio, chunk.pieces)) for chunk in chunks)
     assert all(speech_samples(chunk.pieces) <= 30 * SECOND for chunk in chunks)
-    assert all(a_end <= b_start for (_, a_end), (b_start, _) in zip(spans, spans[1:], strict=False))  # no overlap
+    assert all(a_end <= b_start for (_, a_end), (b_start, _) in itertools.pairwise(spans))  # no overlap
     expected = _covered([piece for pieces in whole for piece in pieces], len(audio))
     got = _covered(spans, len(audio))
     assert (expected & got).sum() >= 0.97 * expected.sum()  # the same speech, give or take the window edges

@@ -107,7 +107,7 @@ class Pane:
     def text(self) -> str:
         return subprocess.run(["tmux", "capture-pane", "-p", "-t", self.name], capture_output=True, text=True).stdout
 
-    def wait_for(self, found, timeout_s: float = 120) -> str:  # noqa: ANN001 (a predicate on the pane's text)
+    def wait_for(self, found, timeout_s: float = 120) -> str:
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if found(text := self.text()):

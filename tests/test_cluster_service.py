@@ -24,7 +24,7 @@ from devkit.charges import charges_of
 from devkit.jobs import JobClient
 from devkit.local_cluster import LocalCluster
 from devkit.media import encode, pyannote_sample
-from tests.postgres import PASSWORD_ENV, PostgresServer, postgres_binaries, postgres_server  # noqa: F401 (fixture)
+from tests.postgres import PASSWORD_ENV, PostgresServer, postgres_binaries
 
 pytestmark = pytest.mark.slow  # it starts a Ray cluster of its own and removes its nodes
 

@@ -15,22 +15,10 @@ from faster_whisper.audio import pad_or_trim
 from faster_whisper.tokenizer import Tokenizer
 
 from deployments.config import WhisperModelConfig
-from deployments.files.decoding import decode_audio
 from deployments.transcriber.engines.ctranslate2_engine import CTranslate2Engine
 from deployments.transcriber.segmenting import fit_in_chunk
 from deployments.types import SAMPLE_RATE, ChunkOptions, Word
-from devkit.media import pyannote_sample
 from devkit.wer import matched_words
-
-
-@pytest.fixture(scope="module")
-def speech() -> np.ndarray:
-    return decode_audio(pyannote_sample()).samples
-
-
-@pytest.fixture(scope="module")
-def tiny() -> CTranslate2Engine:
-    return CTranslate2Engine(WhisperModelConfig(model="embedded:tiny.en", cpu_threads=2))
 
 
 @pytest.fixture(scope="module")
@@ -41,9 +29,11 @@ def tiny_tokens(tiny: CTranslate2Engine) -> CTranslate2Engine:
     return engine
 
 
-def test_one_chunk_gives_what_faster_whispers_batched_pipeline_gives(tiny_tokens: CTranslate2Engine, speech) -> None:
+def test_one_chunk_gives_what_faster_whispers_batched_pipeline_gives(
+    tiny_tokens: CTranslate2Engine, call_samples
+) -> None:
     tiny = tiny_tokens
-    chunk = speech[6 * SAMPLE_RATE : 16 * SAMPLE_RATE]
+    chunk = call_samples[6 * SAMPLE_RATE : 16 * SAMPLE_RATE]
     options = ChunkOptions(language="en", word_timestamps=True)
     (ours,) = tiny.transcribe_batch([chunk], options)
 
@@ -62,9 +52,9 @@ def test_one_chunk_gives_what_faster_whispers_batched_pipeline_gives(tiny_tokens
     assert [(w.word, w.start, w.end) for w in ours.words] == fitted([w for s in theirs for w in s["words"]], "word")
 
 
-def test_word_times_of_a_chunk_do_not_depend_on_its_batch_neighbour(tiny: CTranslate2Engine, speech) -> None:
-    mine = speech[6 * SAMPLE_RATE : 14 * SAMPLE_RATE]
-    other_request = speech[14 * SAMPLE_RATE : 30 * SAMPLE_RATE]  # ends late: faster-whisper would carry that on
+def test_word_times_of_a_chunk_do_not_depend_on_its_batch_neighbour(tiny: CTranslate2Engine, call_samples) -> None:
+    mine = call_samples[6 * SAMPLE_RATE : 14 * SAMPLE_RATE]
+    other_request = call_samples[14 * SAMPLE_RATE : 30 * SAMPLE_RATE]  # ends late: faster-whisper would carry that on
     options = ChunkOptions(language="en", word_timestamps=True)
     (alone,) = tiny.transcribe_batch([mine], options)
     _, beside = tiny.transcribe_batch([other_request, mine], options)
@@ -74,9 +64,9 @@ def test_word_times_of_a_chunk_do_not_depend_on_its_batch_neighbour(tiny: CTrans
 
 
 def test_alignment_times_the_text_only_decode_as_timestamp_tokens_would(
-    tiny: CTranslate2Engine, tiny_tokens: CTranslate2Engine, speech
+    tiny: CTranslate2Engine, tiny_tokens: CTranslate2Engine, call_samples
 ) -> None:
-    chunks = [speech[: 22 * SAMPLE_RATE], speech[24 * SAMPLE_RATE : 30 * SAMPLE_RATE]]
+    chunks = [call_samples[: 22 * SAMPLE_RATE], call_samples[24 * SAMPLE_RATE : 30 * SAMPLE_RATE]]
     timed = ChunkOptions(language="en", word_timestamps=True)
     aligned = tiny.transcribe_batch(chunks, timed)
     text_only = tiny.transcribe_batch(chunks, ChunkOptions(language="en", segment_timestamps=False))
@@ -98,8 +88,8 @@ def test_alignment_times_the_text_only_decode_as_timestamp_tokens_would(
     assert len(starts) > 40 and statistics.median(starts) <= 0.1
 
 
-def test_segments_are_timed_by_alignment_without_words_asked_for(tiny: CTranslate2Engine, speech) -> None:
-    (transcript,) = tiny.transcribe_batch([speech[: 22 * SAMPLE_RATE]], ChunkOptions(language="en"))
+def test_segments_are_timed_by_alignment_without_words_asked_for(tiny: CTranslate2Engine, call_samples) -> None:
+    (transcript,) = tiny.transcribe_batch([call_samples[: 22 * SAMPLE_RATE]], ChunkOptions(language="en"))
     assert transcript.words == [] and len(transcript.segments) > 1
     assert all(a.end <= b.start for a, b in itertools.pairwise(transcript.segments))
 
@@ -107,23 +97,23 @@ def test_segments_are_timed_by_alignment_without_words_asked_for(tiny: CTranslat
 class _CountingWhisper:
     """A ctranslate2 Whisper model that counts language detections."""
 
-    def __init__(self, model) -> None:  # noqa: ANN001
+    def __init__(self, model) -> None:
         self.model = model
         self.detections = 0
 
-    def detect_language(self, *args, **kwargs):  # noqa: ANN002, ANN003, ANN201
+    def detect_language(self, *args, **kwargs):  # noqa: ANN002
         self.detections += 1
         return self.model.detect_language(*args, **kwargs)
 
-    def __getattr__(self, name: str):  # noqa: ANN204
+    def __getattr__(self, name: str):
         return getattr(self.model, name)
 
 
-def test_language_is_detected_once_per_batch_with_a_multilingual_model(speech) -> None:
+def test_language_is_detected_once_per_batch_with_a_multilingual_model(call_samples) -> None:
     engine = CTranslate2Engine(WhisperModelConfig(model="embedded:base", cpu_threads=2))
     counting = _CountingWhisper(engine.model.model)
     engine.model.model = counting
-    chunks = [speech[6 * SAMPLE_RATE : 12 * SAMPLE_RATE], speech[14 * SAMPLE_RATE : 20 * SAMPLE_RATE]]
+    chunks = [call_samples[6 * SAMPLE_RATE : 12 * SAMPLE_RATE], call_samples[14 * SAMPLE_RATE : 20 * SAMPLE_RATE]]
     transcripts = engine.transcribe_batch(chunks, ChunkOptions())
     assert counting.detections == 1
     assert [transcript.language for transcript in transcripts] == ["en", "en"]

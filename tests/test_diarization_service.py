@@ -94,7 +94,7 @@ def test_diarize_as_a_job(service: Service) -> None:
     assert result["words"] and all(word["speaker"] in ("speaker_0", "speaker_1") for word in result["words"])
 
 
-def _annotation(items: list[dict]):  # noqa: ANN202
+def _annotation(items: list[dict]):
     from pyannote.core import Annotation, Segment
 
     result = Annotation()
@@ -158,6 +158,7 @@ SEGMENTS_WITH_COUNT_TOTAL_BOUND = 0.39
 tiny.en here."""
 
 
+@pytest.mark.bench  # 24 diarization jobs, ~4 min on 2 cores: `pytest -m bench` (README, Diarization accuracy)
 @pytest.mark.skipif(not (SHARED_AUDIO / "ami_train.rttm").exists(), reason="../shared/audio (AMI excerpts) absent")
 def test_every_reference_meeting_scores_within_the_measured_totals(service: Service) -> None:
     """Every reference recording of ../shared/audio (the call and twelve AMI excerpts, 1 to 4 speakers, quiet

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 from deployments.jobs.records import JobStatus
 from serve_app.common.finished_jobs import FinishedJobs
 from tests.fakes import Remote
-from tests.inprocess import BROKE_KEY, call, inprocess  # noqa: F401 (fixture)
+from tests.inprocess import BROKE_KEY, call
 from tests.test_http import AUDIO, ROUTES
 
 
@@ -42,7 +42,7 @@ def test_answers_are_bounded_in_bytes_least_recently_polled_out_first() -> None:
     assert finished.get("big", "alice") is None
 
 
-def test_a_finished_jobs_polls_are_answered_without_the_tracker(inprocess) -> None:  # noqa: F811
+def test_a_finished_jobs_polls_are_answered_without_the_tracker(inprocess) -> None:
     asked, read = [], []
     tracker_get = inprocess.tracker.get
 
@@ -80,7 +80,7 @@ class DeadTracker:
         raise RuntimeError("the JobTracker actor is dead")
 
 
-def test_polls_are_answered_from_the_store_while_the_tracker_is_down(inprocess) -> None:  # noqa: F811
+def test_polls_are_answered_from_the_store_while_the_tracker_is_down(inprocess) -> None:
     inprocess.pipeline.gate = gate = asyncio.Event()
     running = call(inprocess, "POST", ROUTES[1], files=AUDIO, data={"response_format": "text"}).json()["job_id"]
     _until(inprocess, lambda: inprocess.tracker.book.find(running).progress == 0.5)
@@ -98,7 +98,7 @@ def test_polls_are_answered_from_the_store_while_the_tracker_is_down(inprocess) 
     assert call(inprocess, "GET", f"{ROUTES[1]}/{running}", key=BROKE_KEY).status_code == 404
 
 
-def _until(inprocess, condition) -> None:  # noqa: ANN001, F811
+def _until(inprocess, condition) -> None:
     for _ in range(300):
         if condition():
             return

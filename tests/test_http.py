@@ -12,7 +12,7 @@ from ray import exceptions as ray_errors
 from deployments.errors import StorageError
 from deployments.jobs.records import owner_of
 from tests.fakes import Remote
-from tests.inprocess import BROKE_KEY, KEY, LIMITED_KEY, UPLOAD_LIMIT, call, inprocess  # noqa: F401 (fixture)
+from tests.inprocess import BROKE_KEY, KEY, LIMITED_KEY, UPLOAD_LIMIT, call
 from tests.test_job_tracker import TRANSCRIPT
 
 ROUTES = ["/v1/audio/transcriptions", "/v1/audio/transcriptions/async"]
@@ -20,7 +20,7 @@ AUDIO = {"file": ("a.wav", b"RIFF....WAVEfmt audio")}
 
 
 @pytest.mark.parametrize("key", [None, "wrong-key", KEY + "x"])
-def test_a_bad_or_missing_key_is_401_on_every_endpoint(inprocess, key) -> None:  # noqa: F811
+def test_a_bad_or_missing_key_is_401_on_every_endpoint(inprocess, key) -> None:
     for method, path in [("GET", "/v1/models"), ("GET", "/models"), ("GET", "/v1/audio/transcriptions/async/x")]:
         response = call(inprocess, method, path, key=key)
         assert response.status_code == 401
@@ -31,11 +31,11 @@ def test_a_bad_or_missing_key_is_401_on_every_endpoint(inprocess, key) -> None: 
     assert inprocess.spooled() == []
 
 
-def test_health_needs_no_key(inprocess) -> None:  # noqa: F811
+def test_health_needs_no_key(inprocess) -> None:
     assert call(inprocess, "GET", "/health", key=None).json() == {"status": "ok"}
 
 
-def test_over_the_rate_is_429_with_retry_after(inprocess) -> None:  # noqa: F811
+def test_over_the_rate_is_429_with_retry_after(inprocess) -> None:
     codes = [call(inprocess, "GET", "/v1/models", key=LIMITED_KEY).status_code for _ in range(4)]
     assert codes == [200, 200, 429, 429]
     refused = call(inprocess, "GET", "/v1/models", key=LIMITED_KEY)
@@ -45,14 +45,14 @@ def test_over_the_rate_is_429_with_retry_after(inprocess) -> None:  # noqa: F811
 
 
 @pytest.mark.parametrize("path", ROUTES)
-def test_no_funds_is_402_before_the_upload_is_read(inprocess, path) -> None:  # noqa: F811
+def test_no_funds_is_402_before_the_upload_is_read(inprocess, path) -> None:
     response = call(inprocess, "POST", path, key=BROKE_KEY, files=AUDIO)
     assert response.status_code == 402 and response.json()["detail"].startswith("insufficient funds")
     assert inprocess.pipeline.requests == [] and inprocess.spooled() == []
 
 
 @pytest.mark.parametrize("path", ROUTES)
-def test_an_upload_over_the_limit_is_413_and_nothing_is_kept(inprocess, path) -> None:  # noqa: F811
+def test_an_upload_over_the_limit_is_413_and_nothing_is_kept(inprocess, path) -> None:
     response = call(inprocess, "POST", path, files={"file": ("big.wav", b"\x00" * (UPLOAD_LIMIT + 1))})
     assert response.status_code == 413
     assert response.json() == {"detail": f"file is too large: the limit is {UPLOAD_LIMIT} bytes"}
@@ -60,7 +60,7 @@ def test_an_upload_over_the_limit_is_413_and_nothing_is_kept(inprocess, path) ->
 
 
 @pytest.mark.parametrize("path", ROUTES)
-def test_a_body_that_is_not_a_form_is_415(inprocess, path) -> None:  # noqa: F811
+def test_a_body_that_is_not_a_form_is_415(inprocess, path) -> None:
     response = call(inprocess, "POST", path, json={"file": "a.wav"})
     assert response.status_code == 415 and "multipart/form-data" in response.json()["detail"]
 
@@ -69,7 +69,7 @@ def test_a_body_that_is_not_a_form_is_415(inprocess, path) -> None:  # noqa: F81
     ("field", "value"),
     [("response_format", "xml"), ("temperature", "2"), ("language", "xx"), ("task", "sing")],
 )
-def test_invalid_fields_are_422_with_their_location(inprocess, field, value) -> None:  # noqa: F811
+def test_invalid_fields_are_422_with_their_location(inprocess, field, value) -> None:
     response = call(inprocess, "POST", ROUTES[0], files=AUDIO, data={field: value})
     assert response.status_code == 422
     issue = response.json()["detail"][0]
@@ -77,18 +77,18 @@ def test_invalid_fields_are_422_with_their_location(inprocess, field, value) -> 
     assert inprocess.spooled() == []
 
 
-def test_an_empty_file_is_400(inprocess) -> None:  # noqa: F811
+def test_an_empty_file_is_400(inprocess) -> None:
     response = call(inprocess, "POST", ROUTES[0], files={"file": ("a.wav", b"")})
     assert response.status_code == 400 and response.json() == {"detail": "the uploaded file is empty"}
 
 
 @pytest.mark.parametrize("url", ["http://10.0.0.1/a.mp3", "http://[::1]/a.mp3", "http://169.254.169.254/"])
-def test_a_non_public_url_is_refused_when_a_job_is_submitted(inprocess, url) -> None:  # noqa: F811
+def test_a_non_public_url_is_refused_when_a_job_is_submitted(inprocess, url) -> None:
     response = call(inprocess, "POST", ROUTES[1], data={"url": url})
     assert response.status_code == 400 and "non-public address" in response.json()["detail"]
 
 
-def test_what_the_pipeline_refuses_is_a_400_with_its_reason(inprocess) -> None:  # noqa: F811
+def test_what_the_pipeline_refuses_is_a_400_with_its_reason(inprocess) -> None:
     response = call(inprocess, "POST", ROUTES[0], files={"file": ("a.mp3", b"not audio")})
     assert response.status_code == 400
     assert response.json()["detail"].startswith("audio processing failed: the file is not a readable")
@@ -96,7 +96,7 @@ def test_what_the_pipeline_refuses_is_a_400_with_its_reason(inprocess) -> None: 
     assert inprocess.ledger.usage("placeholder") == 0.0
 
 
-def test_the_sync_route_sends_a_path_not_audio_and_charges_once(inprocess) -> None:  # noqa: F811
+def test_the_sync_route_sends_a_path_not_audio_and_charges_once(inprocess) -> None:
     response = call(inprocess, "POST", ROUTES[0], files=AUDIO, data={"response_format": "srt"})
     assert response.status_code == 200 and response.headers["content-type"].startswith("text/plain")
     assert [cue.content for cue in srt.parse(response.text)] == ["Hello there."]
@@ -108,7 +108,7 @@ def test_the_sync_route_sends_a_path_not_audio_and_charges_once(inprocess) -> No
     assert tuple(charged) == (2.5,)
 
 
-def test_a_job_is_rendered_in_its_format_when_polled(inprocess) -> None:  # noqa: F811
+def test_a_job_is_rendered_in_its_format_when_polled(inprocess) -> None:
     created = call(
         inprocess,
         "POST",
@@ -128,7 +128,7 @@ def test_a_job_is_rendered_in_its_format_when_polled(inprocess) -> None:  # noqa
     assert call(inprocess, "GET", f"{ROUTES[1]}/{job_id}", key=BROKE_KEY).status_code == 404  # another key's job
 
 
-def test_the_per_key_job_cap_is_429(inprocess) -> None:  # noqa: F811
+def test_the_per_key_job_cap_is_429(inprocess) -> None:
     inprocess.pipeline.transcribe_streaming = _Never()
     codes = [call(inprocess, "POST", ROUTES[1], files=AUDIO).status_code for _ in range(3)]
     assert codes == [200, 200, 429]
@@ -138,7 +138,7 @@ class _Never:
     def options(self, stream: bool) -> "_Never":
         return self
 
-    async def remote(self, request):  # noqa: ANN001, ANN201
+    async def remote(self, request):
         import asyncio
 
         await asyncio.Event().wait()
@@ -150,12 +150,12 @@ class _Never:
     [(errno.ENOSPC, 507, "insufficient storage"), (errno.EROFS, 503, "storage unavailable")],
 )
 def test_a_job_record_the_disk_refuses_is_a_json_507_or_503_and_nothing_is_kept(
-    inprocess,  # noqa: F811
+    inprocess,
     number,
     status,
     start,
 ) -> None:
-    def refuse(job) -> None:  # noqa: ANN001
+    def refuse(job) -> None:
         raise StorageError(number, "the job store could not be written (database or disk is full)")
 
     inprocess.tracker.store.save = refuse
@@ -165,12 +165,12 @@ def test_a_job_record_the_disk_refuses_is_a_json_507_or_503_and_nothing_is_kept(
     assert inprocess.spooled() == []
 
 
-def test_a_synchronous_request_whose_pipeline_replica_died_is_retried_once_then_503(inprocess, monkeypatch) -> None:  # noqa: F811
+def test_a_synchronous_request_whose_pipeline_replica_died_is_retried_once_then_503(inprocess, monkeypatch) -> None:
     monkeypatch.setattr("deployments.retry.asyncio.sleep", _no_wait)
     answer = inprocess.pipeline._transcribe
     deaths: list[int] = []
 
-    async def dies(times: int, request):  # noqa: ANN001, ANN202
+    async def dies(times: int, request):
         if len(deaths) < times:
             deaths.append(1)
             lost = ray_errors.ActorDiedError()

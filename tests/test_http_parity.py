@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from tests.inprocess import BROKE_KEY, KEY, PRICED_KEY, call, inprocess  # noqa: F401 (fixture)
+from tests.inprocess import BROKE_KEY, KEY, PRICED_KEY, call
 
 SYNC, ASYNC = "/v1/audio/transcriptions", "/v1/audio/transcriptions/async"
 AUDIO = {"file": ("a.wav", b"RIFF....WAVEfmt audio")}
@@ -18,19 +18,19 @@ AUDIO = {"file": ("a.wav", b"RIFF....WAVEfmt audio")}
     [("dictionary", "medical"), ("colour", "red")],
 )
 @pytest.mark.parametrize("path", [SYNC, ASYNC])
-def test_a_field_this_service_does_not_implement_is_400_naming_it(inprocess, path, field, value) -> None:  # noqa: F811
+def test_a_field_this_service_does_not_implement_is_400_naming_it(inprocess, path, field, value) -> None:
     response = call(inprocess, "POST", path, files=AUDIO, data={field: value})
     assert response.status_code == 400
     assert response.json()["detail"].startswith(f"not supported by this service: '{field}'")
     assert inprocess.pipeline.requests == [] and inprocess.spooled() == []
 
 
-def test_an_unimplemented_field_that_asks_for_nothing_is_let_through(inprocess) -> None:  # noqa: F811
+def test_an_unimplemented_field_that_asks_for_nothing_is_let_through(inprocess) -> None:
     response = call(inprocess, "POST", SYNC, files=AUDIO, data={"dictionary": "none"})
     assert response.status_code == 200 and response.json() == {"text": "Hello there."}
 
 
-def test_diarization_fields_without_task_diarize_are_refused(inprocess) -> None:  # noqa: F811
+def test_diarization_fields_without_task_diarize_are_refused(inprocess) -> None:
     response = call(inprocess, "POST", SYNC, files=AUDIO, data={"num_speakers": "2"})
     assert response.status_code == 422 and "num_speakers requires task=diarize" in response.text
     response = call(inprocess, "POST", SYNC, files=AUDIO, data={"min_speakers": "2"})
@@ -42,12 +42,12 @@ def test_diarization_fields_without_task_diarize_are_refused(inprocess) -> None:
     [({"min_speakers": "2", "max_speakers": "4"}, True), ({"min_speakers": "3", "max_speakers": "2"}, False),
      ({"max_speakers": "0"}, False), ({"min_speakers": "33"}, False)],
 )  # fmt: skip
-def test_speaker_bounds_are_checked_like_num_speakers(inprocess, fields: dict, accepted: bool) -> None:  # noqa: F811
+def test_speaker_bounds_are_checked_like_num_speakers(inprocess, fields: dict, accepted: bool) -> None:
     response = call(inprocess, "POST", SYNC, files=AUDIO, data={"task": "diarize", **fields})
     assert (response.status_code != 422) == accepted, response.text
 
 
-def test_models_lists_the_configured_ids_and_model_accepts_them_only(inprocess) -> None:  # noqa: F811
+def test_models_lists_the_configured_ids_and_model_accepts_them_only(inprocess) -> None:
     listed = call(inprocess, "GET", "/v1/models").json()["data"]
     assert [card["id"] for card in listed] == ["whisper-1", "whisper-base", "nexara-ru"]
     assert call(inprocess, "POST", SYNC, files=AUDIO, data={"model": "whisper-base"}).status_code == 200
@@ -60,12 +60,12 @@ def test_models_lists_the_configured_ids_and_model_accepts_them_only(inprocess) 
 
 
 @pytest.mark.parametrize("language", ["auto", "automatic", "AUTO", ""])
-def test_language_auto_means_detect(inprocess, language) -> None:  # noqa: F811
+def test_language_auto_means_detect(inprocess, language) -> None:
     assert call(inprocess, "POST", SYNC, files=AUDIO, data={"language": language}).status_code == 200
     assert inprocess.pipeline.requests[-1].options.language is None
 
 
-def test_sentence_granularity_gives_sentences_and_words_instead_of_segments(inprocess) -> None:  # noqa: F811
+def test_sentence_granularity_gives_sentences_and_words_instead_of_segments(inprocess) -> None:
     form = {"response_format": "verbose_json", "timestamp_granularities[]": "sentence"}
     body = call(inprocess, "POST", SYNC, files=AUDIO, data=form).json()
     assert "segments" not in body
@@ -76,19 +76,19 @@ def test_sentence_granularity_gives_sentences_and_words_instead_of_segments(inpr
     assert refused.status_code == 422 and "sentence requires response_format=verbose_json" in refused.text
 
 
-def test_profanity_filter_reaches_the_pipeline(inprocess) -> None:  # noqa: F811
+def test_profanity_filter_reaches_the_pipeline(inprocess) -> None:
     call(inprocess, "POST", SYNC, files=AUDIO, data={"profanity_filter": "true"})
     call(inprocess, "POST", SYNC, files=AUDIO, data={"profanity_filter": "false"})
     assert [request.options.profanity_filter for request in inprocess.pipeline.requests] == [True, False]
 
 
-def test_the_api_v1_prefix_serves_the_same_routes(inprocess) -> None:  # noqa: F811
+def test_the_api_v1_prefix_serves_the_same_routes(inprocess) -> None:
     assert call(inprocess, "GET", "/api/v1/models").json() == call(inprocess, "GET", "/v1/models").json()
     assert call(inprocess, "POST", "/api" + SYNC, files=AUDIO).json() == {"text": "Hello there."}
     assert call(inprocess, "GET", "/api/v1/models", key="wrong").status_code == 401
 
 
-def test_balance_and_usage_are_the_keys_own_in_its_currency(inprocess) -> None:  # noqa: F811
+def test_balance_and_usage_are_the_keys_own_in_its_currency(inprocess) -> None:
     assert call(inprocess, "GET", "/v1/billing/balance", key=PRICED_KEY).json() == {
         "balance": 1.0,
         "rate_per_min": 0.6,
@@ -114,7 +114,7 @@ def test_balance_and_usage_are_the_keys_own_in_its_currency(inprocess) -> None: 
     assert call(inprocess, "GET", "/v1/billing/usage", params={"limit": 101}).status_code == 422
 
 
-def test_an_unlimited_key_shows_what_it_spent_below_zero(inprocess) -> None:  # noqa: F811
+def test_an_unlimited_key_shows_what_it_spent_below_zero(inprocess) -> None:
     call(inprocess, "POST", SYNC, files=AUDIO)
     balance = call(inprocess, "GET", "/v1/billing/balance").json()
     assert balance["unlimited"] and balance["currency"] == "EUR"
@@ -126,7 +126,7 @@ def _events(text: str) -> list[dict]:
     return [json.loads(line.removeprefix("data: ")) for line in text.splitlines() if line.startswith("data: ")]
 
 
-def test_stream_true_answers_text_deltas_then_done(inprocess) -> None:  # noqa: F811
+def test_stream_true_answers_text_deltas_then_done(inprocess) -> None:
     response = call(inprocess, "POST", SYNC, files=AUDIO, data={"stream": "true"})
     assert response.status_code == 200 and response.headers["content-type"].startswith("text/event-stream")
     events = _events(response.text)
@@ -138,7 +138,7 @@ def test_stream_true_answers_text_deltas_then_done(inprocess) -> None:  # noqa: 
     assert tuple(charged) == (2.5,)
 
 
-def test_stream_refusals(inprocess) -> None:  # noqa: F811
+def test_stream_refusals(inprocess) -> None:
     not_audio = call(inprocess, "POST", SYNC, files={"file": ("a.mp3", b"not audio")}, data={"stream": "true"})
     assert not_audio.status_code == 400 and not_audio.json()["detail"].startswith("audio processing failed")
     verbose = call(inprocess, "POST", SYNC, files=AUDIO, data={"stream": "true", "response_format": "srt"})

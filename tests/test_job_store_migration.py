@@ -46,21 +46,21 @@ OLD_ROWS = [
         progress=0.0,
         result=None,
         audio_seconds=None,
-    ),  # fmt: skip
+    ),
     # domain results, granularities not kept yet
     _job(
         "words",
         {"response_format": "verbose_json", "include_words": True, "timestamp_granularities": []},
         transcript=TRANSCRIPT.model_dump(mode="json"),
         result=None,
-    ),  # fmt: skip
+    ),
     # the shape just before render specs: loose strings, and the legacy fields beside them
     _job(
         "sentences",
         {"response_format": "verbose_json", "timestamp_granularities": ["sentence"], "include_words": False},
         transcript=TRANSCRIPT.model_dump(mode="json"),
         result=None,
-    ),  # fmt: skip
+    ),
     _job(
         "diarized",
         {
@@ -71,7 +71,7 @@ OLD_ROWS = [
         },
         transcript=DIARIZED,
         result=None,
-    ),  # fmt: skip
+    ),
 ]
 
 

@@ -301,7 +301,7 @@ class FlakyStore(SQLJobStore):
         super().__init__(path)
         self.full = False
 
-    def save(self, job) -> None:  # noqa: ANN001
+    def save(self, job) -> None:
         if self.full:
             raise StorageError(errno.ENOSPC, "the job store could not be written (database or disk is full)")
         super().save(job)

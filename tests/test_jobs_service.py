@@ -22,12 +22,6 @@ from tests.conftest import API_KEYS, JOBS_CONFIG, Service
 ASYNC = "/v1/audio/transcriptions/async"
 
 
-@pytest.fixture(scope="module")
-def speech_wav() -> bytes:
-    samples = decode_audio(pyannote_sample()).samples
-    return encode(samples[6 * 16_000 : 13 * 16_000], "wav")  # "Hello? ... I didn't know you were there."
-
-
 def _jobs(service: Service, api_key: str | None) -> JobClient:
     return JobClient(service.base_url, service.api_key if api_key is None else api_key, timeout_s=300)
 
@@ -122,7 +116,7 @@ def test_every_response_format_as_a_job(service: Service, speech_wav: bytes) -> 
     verbose = jobs["verbose_json"]["result"]
     assert verbose["language"] == "english" and verbose["segments"] and verbose["words"]
     assert "know you were there" in jobs["text"]["result"].lower()
-    assert list(srt.parse(jobs["srt"]["result"]))[0].index == 1
+    assert next(iter(srt.parse(jobs["srt"]["result"]))).index == 1
     assert jobs["vtt"]["result"].startswith("WEBVTT")
 
 

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from tests.conftest import API_KEYS, Service
-from tests.test_jobs_service import ASYNC, speech_wav  # noqa: F401 (fixture)
+from tests.test_jobs_service import ASYNC
 
 
 def _deploy(service: Service, config: dict) -> None:
@@ -31,7 +31,7 @@ def _deploy(service: Service, config: dict) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-def _until(condition, timeout_s: float = 120) -> None:  # noqa: ANN001
+def _until(condition, timeout_s: float = 120) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if condition():
@@ -42,7 +42,7 @@ def _until(condition, timeout_s: float = 120) -> None:  # noqa: ANN001
 
 @pytest.mark.slow
 @pytest.mark.redeploys
-def test_a_redeployed_config_takes_effect_for_jobs_and_the_rate_limit(service: Service, speech_wav: bytes) -> None:  # noqa: F811
+def test_a_redeployed_config_takes_effect_for_jobs_and_the_rate_limit(service: Service, speech_wav: bytes) -> None:
     original = service.process.config()
     changed = yaml.safe_load(yaml.safe_dump(original))
     args = changed["applications"][0]["args"]

@@ -9,14 +9,7 @@ import httpx
 import psutil
 import pytest
 
-from deployments.files.decoding import decode_audio
-from devkit.media import encode, pyannote_sample
 from tests.conftest import API_KEYS, KEYS_FILE, Service
-
-
-@pytest.fixture(scope="module")
-def seven_seconds_wav() -> bytes:
-    return encode(decode_audio(pyannote_sample()).samples[6 * 16_000 : 13 * 16_000], "wav")
 
 
 def test_the_rate_limit_is_one_limit_across_ingress_replicas(service: Service) -> None:
@@ -43,25 +36,25 @@ def test_polling_counts_against_the_same_limit(service: Service) -> None:
 
 
 def test_a_key_without_funds_gets_402_on_both_modes_but_may_still_list_models(
-    service: Service, seven_seconds_wav: bytes
+    service: Service, speech_wav: bytes
 ) -> None:
     with service.client(api_key="test-key-broke") as client:
         for path in ("/v1/audio/transcriptions", "/v1/audio/transcriptions/async"):
-            response = client.post(path, files={"file": ("a.wav", seven_seconds_wav)})
+            response = client.post(path, files={"file": ("a.wav", speech_wav)})
             assert response.status_code == 402
             assert response.json()["detail"].startswith("insufficient funds")
         assert client.get("/v1/models").status_code == 200
 
 
-def test_completed_work_is_charged_and_a_spent_balance_refuses_more(service: Service, seven_seconds_wav) -> None:
+def test_completed_work_is_charged_and_a_spent_balance_refuses_more(service: Service, speech_wav) -> None:
     """test-key-prepaid holds 5 audio seconds: a 7 s request is accepted while the balance is positive and
     charged in full; the next one is refused."""
     with service.client(api_key="test-key-prepaid") as client:
         bad = client.post("/v1/audio/transcriptions", files={"file": ("a.mp3", b"\x00" * 100)})
         assert bad.status_code == 400  # a failure is not charged...
-        first = client.post("/v1/audio/transcriptions", files={"file": ("a.wav", seven_seconds_wav)})
+        first = client.post("/v1/audio/transcriptions", files={"file": ("a.wav", speech_wav)})
         assert first.status_code == 200  # ...so this one still has funds
-        second = client.post("/v1/audio/transcriptions", files={"file": ("a.wav", seven_seconds_wav)})
+        second = client.post("/v1/audio/transcriptions", files={"file": ("a.wav", speech_wav)})
         assert second.status_code == 402  # 5 s at 0.006 EUR a minute is spent by 7 s:
         assert "balance of 0.0005 EUR is spent (0.0007 EUR used)" in second.json()["detail"]
 

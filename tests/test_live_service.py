@@ -3,6 +3,7 @@ client, unchanged but for its `streaming_url`: final timed words as the audio is
 billing, and every error the protocol names."""
 
 import asyncio
+import itertools
 import json
 import warnings
 from collections.abc import AsyncIterator
@@ -98,7 +99,7 @@ def test_sdk_streams_final_timed_words_with_speakers(service: Service, call_star
     assert first_at < took / 2  # words arrive while the audio is still being sent
     words = [w for e in transcripts for w in e.words]
     assert all(w.start % 80 == 0 and w.end % 80 == 0 and w.end > w.start for w in words)
-    assert all(b.start >= a.end for a, b in zip(words, words[1:], strict=False))  # monotonic, no repeats
+    assert all(b.start >= a.end for a, b in itertools.pairwise(words))  # monotonic, no repeats
     assert "".join(e.text for e in transcripts).strip() == ended.text  # nothing revised or sent twice
     assert ended.audio_duration_ms == ended.billed_ms == CALL_S * 1000 and ended.channels_transcribed == 1
 

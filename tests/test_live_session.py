@@ -2,6 +2,7 @@
 encoder and Smart Turn: which events come out, in which order, with which times."""
 
 import asyncio
+import itertools
 from typing import NoReturn
 
 import numpy as np
@@ -98,7 +99,7 @@ def test_every_word_once_in_order_on_the_80_ms_grid() -> None:
     words = [w for e in transcripts for w in e.words]
     assert [w.text for w in words] == [text for text, _, _ in models.script]
     assert all(w.start % 80 == 0 and w.end % 80 == 0 and w.end > w.start for w in words)
-    assert all(b.start >= a.end for a, b in zip(words, words[1:], strict=False))
+    assert all(b.start >= a.end for a, b in itertools.pairwise(words))
     assert all(e.speaker is None and e.turn is None and e.channel is None for e in transcripts)
     assert isinstance(events[-1], SessionEnded)
     assert "".join(e.text for e in transcripts).strip() == events[-1].text

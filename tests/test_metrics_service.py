@@ -9,7 +9,7 @@ import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.conftest import Service
-from tests.test_jobs_service import _submit, _wait, speech_wav  # noqa: F401 (fixture)
+from tests.test_jobs_service import _submit, _wait
 
 Samples = dict[tuple[str, frozenset], float]
 
@@ -43,7 +43,7 @@ def _until(service: Service, condition: Callable[[Samples], bool], timeout_s: fl
         time.sleep(0.5)
 
 
-def test_metrics_move_with_requests_jobs_and_batches(service: Service, speech_wav: bytes) -> None:  # noqa: F811
+def test_metrics_move_with_requests_jobs_and_batches(service: Service, speech_wav: bytes) -> None:
     before = _scrape(service)
     with service.client() as client:
         answered = client.post("/v1/audio/transcriptions", files={"file": ("a.wav", speech_wav)})

@@ -8,7 +8,7 @@ import pytest
 
 from deployments.types import PipelineRequest
 from tests.fakes import Remote
-from tests.inprocess import call, inprocess  # noqa: F401 (fixture)
+from tests.inprocess import call
 from tests.test_known_speakers import data_url, wav_bytes
 
 SYNC, ASYNC = "/v1/audio/transcriptions", "/v1/audio/transcriptions/async"
@@ -26,17 +26,17 @@ OPENAI_FORM = {
 
 
 @pytest.fixture
-def openai_ids(inprocess):  # noqa: F811
+def openai_ids(inprocess):
     inprocess.config.model_ids.append("gpt-4o-transcribe-diarize")  # as configs/local.yaml and the default have it
     return inprocess
 
 
-def clips_seen_by_the_pipeline(service) -> list[bytes]:  # noqa: ANN001
+def clips_seen_by_the_pipeline(service) -> list[bytes]:
     """Wrap the fake pipeline so that it records the clips' bytes while they are still spooled."""
     seen: list[bytes] = []
     transcribe = service.pipeline.transcribe
 
-    async def recording(request: PipelineRequest):  # noqa: ANN202
+    async def recording(request: PipelineRequest):
         assert request.diarization is not None
         seen.extend(Path(speaker.reference_path).read_bytes() for speaker in request.diarization.known_speakers)
         return await transcribe.remote(request)

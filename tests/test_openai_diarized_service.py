@@ -10,23 +10,11 @@ import openai
 import pytest
 from openai.types.audio import TranscriptionDiarized
 
-from deployments.files.decoding import decode_audio
-from devkit.media import encode, pyannote_sample
-from tests.conftest import Service
+from devkit.media import encode
 
 RATE = 16_000
 SOLO = {"alice": (11.0, 14.0), "bob": (22.0, 26.0)}
 """Where only one speaker talks (sample.rttm's speaker90 and speaker91), with margin: each reference's stretch."""
-
-
-@pytest.fixture(scope="module")
-def call_samples() -> np.ndarray:
-    return decode_audio(pyannote_sample()).samples
-
-
-@pytest.fixture(scope="module")
-def client(service: Service) -> openai.OpenAI:
-    return openai.OpenAI(api_key=service.api_key, base_url=f"{service.base_url}/v1", max_retries=0, timeout=300)
 
 
 def reference(samples: np.ndarray, start: float, end: float, extension: str) -> str:
@@ -40,8 +28,8 @@ def speaker_at(result: TranscriptionDiarized, start: float, end: float) -> str:
     return max(result.segments, key=lambda s: min(end, s.end) - max(start, s.start)).speaker
 
 
-def test_diarized_json_names_both_known_speakers(client: openai.OpenAI, call_samples: np.ndarray) -> None:
-    result = client.audio.transcriptions.create(
+def test_diarized_json_names_both_known_speakers(openai_client: openai.OpenAI, call_samples: np.ndarray) -> None:
+    result = openai_client.audio.transcriptions.create(
         file=("call.flac", encode(call_samples, "flac")),
         model="gpt-4o-transcribe-diarize",
         response_format="diarized_json",
@@ -61,9 +49,11 @@ def test_diarized_json_names_both_known_speakers(client: openai.OpenAI, call_sam
     assert "know you were there" in result.text.lower()
 
 
-def test_server_vad_chunking_and_a_clip_that_is_not_audio(client: openai.OpenAI, call_samples: np.ndarray) -> None:
+def test_server_vad_chunking_and_a_clip_that_is_not_audio(
+    openai_client: openai.OpenAI, call_samples: np.ndarray
+) -> None:
     audio = ("call.wav", encode(call_samples[: 12 * RATE], "wav"))
-    result = client.audio.transcriptions.create(
+    result = openai_client.audio.transcriptions.create(
         file=audio,
         model="gpt-4o-transcribe-diarize",
         response_format="diarized_json",
@@ -76,7 +66,7 @@ def test_server_vad_chunking_and_a_clip_that_is_not_audio(client: openai.OpenAI,
     )
     assert isinstance(result, TranscriptionDiarized) and "know you were there" in result.text.lower()
     with pytest.raises(openai.BadRequestError) as refused:
-        client.audio.transcriptions.create(
+        openai_client.audio.transcriptions.create(
             file=audio,
             model="gpt-4o-transcribe-diarize",
             response_format="diarized_json",

@@ -225,10 +225,10 @@ class FakeLive:
     def options(self, stream: bool) -> "FakeLive":
         return self
 
-    def remote(self, session_id: str):  # noqa: ANN201 - the `events` stream
+    def remote(self, session_id: str):
         return self._events()
 
-    async def _events(self):  # noqa: ANN202
+    async def _events(self):
         yield SessionReady()
         turn = 0
         while await self.outbox.get():

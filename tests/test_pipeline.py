@@ -88,10 +88,10 @@ class _Diarizer:
 
 def _pipeline(
     tmp_path: Path,
-    transcriber=None,  # noqa: ANN001
-    diarizer=None,  # noqa: ANN001
+    transcriber=None,
+    diarizer=None,
     language_per_chunk: bool = True,
-    **limits,  # noqa: ANN003
+    **limits,
 ) -> TranscriptionPipeline:
     chunking = ChunkingConfig(
         vad_filter=False, max_chunk_s=5, max_chunks_in_flight=3, language_per_chunk=language_per_chunk

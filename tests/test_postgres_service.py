@@ -17,7 +17,7 @@ from devkit.faults import kill
 from devkit.jobs import JobClient
 from devkit.local_service import LocalService
 from devkit.media import encode, pyannote_sample
-from tests.postgres import PASSWORD_ENV, USER, PostgresServer, postgres_server  # noqa: F401 (fixture)
+from tests.postgres import PASSWORD_ENV, USER, PostgresServer
 
 pytestmark = pytest.mark.slow  # it starts and restarts a service of its own
 
@@ -26,14 +26,14 @@ ASYNC = "/v1/audio/transcriptions/async"
 
 
 @pytest.fixture(scope="module")
-def database(postgres_server: PostgresServer) -> str:  # noqa: F811
+def database(postgres_server: PostgresServer) -> str:
     return postgres_server.create_database()
 
 
 @pytest.fixture(scope="module")
 def pg_service(
     tmp_path_factory: pytest.TempPathFactory,
-    postgres_server: PostgresServer,  # noqa: F811
+    postgres_server: PostgresServer,
     database: str,
 ) -> Iterator[LocalService]:
     workdir = tmp_path_factory.mktemp("postgres-service")
@@ -55,7 +55,7 @@ def _charges(server: PostgresServer, database: str) -> list[tuple[str, str, floa
 
 def test_jobs_in_postgresql_survive_a_restart_and_answer_polls_while_the_tracker_is_down(
     pg_service: LocalService,
-    postgres_server: PostgresServer,  # noqa: F811
+    postgres_server: PostgresServer,
     database: str,
 ) -> None:
     speech = encode(decode_audio(pyannote_sample()).samples[6 * 16_000 : 13 * 16_000], "wav")

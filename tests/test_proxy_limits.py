@@ -16,7 +16,7 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from serve_app.proxy_limits import HeaderLimitedProtocol, ProxyLimits, install
 
 
-async def _app(scope, receive, send) -> None:  # noqa: ANN001 (a plain ASGI app)
+async def _app(scope, receive, send) -> None:
     assert scope["type"] == "http"
     size = 0
     while True:

@@ -149,9 +149,9 @@ def test_make_backend_needs_the_bound_llm_deployment() -> None:
 
 
 def test_backend_ray_llm_needs_its_settings_and_the_model_they_serve() -> None:
-    with pytest.raises(ValidationError, match="needs analysis.ray_llm"):
+    with pytest.raises(ValidationError, match=r"needs analysis.ray_llm"):
         AnalysisConfig(backend="ray_llm", model="qwen-0.5b")
-    with pytest.raises(ValidationError, match="must be ray_llm.model_loading_config.model_id"):
+    with pytest.raises(ValidationError, match=r"must be ray_llm.model_loading_config.model_id"):
         AnalysisConfig(backend="ray_llm", model="Qwen/Qwen2.5-0.5B-Instruct", ray_llm=RAY_LLM)
     with pytest.raises(ValidationError, match="is for backend ray_llm"):
         AnalysisConfig(backend="openai", ray_llm=RAY_LLM)

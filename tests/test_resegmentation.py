@@ -21,7 +21,7 @@ def voices_by_frame(truth: Sequence[tuple[float, float, str]], seconds: float) -
     return frames
 
 
-def fake_encoder(frames: np.ndarray, noise: float = 0.1):  # noqa: ANN201
+def fake_encoder(frames: np.ndarray, noise: float = 0.1):
     generator = np.random.default_rng(0)
 
     def embed(bounds: np.ndarray) -> np.ndarray:

@@ -21,24 +21,24 @@ PRICED_KEY = "test-key-priced"  # conftest.KEYS_FILE: 50 RUB at 0.6 RUB a minute
 
 
 @pytest.fixture(scope="module")
-def client(service: Service) -> nexara.Nexara:
+def nexara_client(service: Service) -> nexara.Nexara:
     return nexara.Nexara(api_key=PRICED_KEY, base_url=f"{service.base_url}/v1", max_retries=0, timeout=300)
 
 
-def test_create_in_every_format_and_granularity(client: nexara.Nexara, greeting: bytes) -> None:
-    text = client.transcriptions.create(file=greeting, language="auto")
+def test_create_in_every_format_and_granularity(nexara_client: nexara.Nexara, greeting: bytes) -> None:
+    text = nexara_client.transcriptions.create(file=greeting, language="auto")
     assert isinstance(text, Transcription) and "know you were there" in text.text.lower()
 
-    verbose = client.transcriptions.create(file=greeting, response_format="verbose_json")
+    verbose = nexara_client.transcriptions.create(file=greeting, response_format="verbose_json")
     assert isinstance(verbose, VerboseTranscription) and verbose.segments and verbose.words is None
 
-    worded = client.transcriptions.create(
+    worded = nexara_client.transcriptions.create(
         file=greeting, response_format="verbose_json", timestamp_granularities=["word"]
     )
     assert worded.words is not None
     assert [w.word for w in worded.words][-1] == "there." and all(0 <= w.prob <= 1 for w in worded.words)
 
-    by_sentence = client.transcriptions.create(
+    by_sentence = nexara_client.transcriptions.create(
         file=greeting, response_format="verbose_json", timestamp_granularities=["sentence"]
     )
     assert by_sentence.sentences is not None
@@ -48,60 +48,62 @@ def test_create_in_every_format_and_granularity(client: nexara.Nexara, greeting:
     assert [s.start for s in by_sentence.sentences] == sorted(s.start for s in by_sentence.sentences)
 
     for response_format in ("text", "vtt", "srt"):
-        document = client.transcriptions.create(file=greeting, response_format=response_format)
+        document = nexara_client.transcriptions.create(file=greeting, response_format=response_format)
         assert isinstance(document, str) and "know you were there" in document.lower()
     assert list(srt.parse(document))
 
-    clean = client.transcriptions.create(file=greeting, profanity_filter=True)
+    clean = nexara_client.transcriptions.create(file=greeting, profanity_filter=True)
     assert clean.text == text.text  # nothing to mask in this clip; masking itself: tests/test_pipeline.py
 
 
-def test_diarize_returns_the_sdks_diarization(client: nexara.Nexara, call_samples: np.ndarray) -> None:
+def test_diarize_returns_the_sdks_diarization(nexara_client: nexara.Nexara, call_samples: np.ndarray) -> None:
     audio = encode(call_samples[: 12 * 16_000], "flac")
-    result = client.transcriptions.create(file=audio, task="diarize", num_speakers=2, diarization_setting="telephonic")
+    result = nexara_client.transcriptions.create(
+        file=audio, task="diarize", num_speakers=2, diarization_setting="telephonic"
+    )
     assert isinstance(result, Diarization) and result.task == "diarize"
     assert result.segments and {segment.speaker for segment in result.segments} <= {"speaker_0", "speaker_1"}
     assert result.words and {word.speaker for word in result.words} <= {"speaker_0", "speaker_1"}
     assert "know you were there" in " ".join(segment.text for segment in result.segments).lower()
 
 
-def test_a_job_waited_for_and_retrieved_by_id(client: nexara.Nexara, greeting: bytes) -> None:
-    job = client.transcriptions.create_job(file=greeting, response_format="verbose_json")
+def test_a_job_waited_for_and_retrieved_by_id(nexara_client: nexara.Nexara, greeting: bytes) -> None:
+    job = nexara_client.transcriptions.create_job(file=greeting, response_format="verbose_json")
     result = job.wait(timeout=120, poll_interval=0.3)
     assert isinstance(result, VerboseTranscription) and "know you were there" in result.text.lower()
-    again = client.transcriptions.retrieve_job(job.job_id)
+    again = nexara_client.transcriptions.retrieve_job(job.job_id)
     assert again.status == "complete" and again.completed_at is not None
 
 
-def test_balance_and_usage_pages_of_this_key(client: nexara.Nexara, greeting: bytes) -> None:
-    before = client.billing.balance()
+def test_balance_and_usage_pages_of_this_key(nexara_client: nexara.Nexara, greeting: bytes) -> None:
+    before = nexara_client.billing.balance()
     assert before.currency == "RUB" and before.rate_per_min == 0.6
     for _ in range(3):
-        client.transcriptions.create(file=greeting, model="whisper-base")
-    after = client.billing.balance()
+        nexara_client.transcriptions.create(file=greeting, model="whisper-base")
+    after = nexara_client.billing.balance()
     assert after.balance == pytest.approx(before.balance - 3 * 4.0 / 60 * 0.6, abs=1e-3)  # 4 s each
 
-    first = client.billing.usage(limit=2)
+    first = nexara_client.billing.usage(limit=2)
     assert first.has_more and first.next_cursor is not None and first.currency == "RUB"
     newest = first.items[0]
     assert newest.model == "whisper-base" and newest.task == "transcribe" and newest.language == "en"
     assert newest.seconds == pytest.approx(4.0, abs=0.01) and newest.cost == pytest.approx(0.04, abs=1e-4)
     assert newest.bytes == len(greeting) and newest.api_key.id == 42 and newest.api_key.name == "sdk"
-    second = client.billing.usage(cursor=first.next_cursor, limit=2)
+    second = nexara_client.billing.usage(cursor=first.next_cursor, limit=2)
     assert not {item.request_id for item in first.items} & {item.request_id for item in second.items}
-    every = list(client.billing.iter_usage(limit=3))
+    every = list(nexara_client.billing.iter_usage(limit=3))
     assert [item.timestamp for item in every] == sorted((item.timestamp for item in every), reverse=True)
     assert len(every) >= 3 and {item.api_key.id for item in every} == {42}  # only this key's
 
 
-def test_errors_map_to_the_sdks_exceptions(service: Service, client: nexara.Nexara, greeting: bytes) -> None:
+def test_errors_map_to_the_sdks_exceptions(service: Service, nexara_client: nexara.Nexara, greeting: bytes) -> None:
     base_url = f"{service.base_url}/v1"
     with pytest.raises(nexara.AuthenticationError):
         nexara.Nexara(api_key="not-a-key", base_url=base_url, max_retries=0).billing.balance()
     with pytest.raises(nexara.NotFoundError):
-        client.transcriptions.retrieve_job("00000000-0000-0000-0000-000000000000")
+        nexara_client.transcriptions.retrieve_job("00000000-0000-0000-0000-000000000000")
     with pytest.raises(nexara.BadRequestError, match="not a readable audio"):
-        client.transcriptions.create(file=b"this is not audio at all" * 40)
+        nexara_client.transcriptions.create(file=b"this is not audio at all" * 40)
     with pytest.raises(nexara.InsufficientBalanceError, match="insufficient funds"):
         nexara.Nexara(api_key="test-key-broke", base_url=base_url, max_retries=0).transcriptions.create(file=greeting)
     limited = nexara.Nexara(api_key="test-key-limited", base_url=base_url, max_retries=0)
@@ -118,10 +120,10 @@ def test_errors_map_to_the_sdks_exceptions(service: Service, client: nexara.Nexa
     [("dictionary", {"dictionary": "medical"})],  # roles, emotions, prompt: tests/test_analysis_service.py
 )
 def test_fields_this_service_does_not_implement_are_refused_by_name(
-    client: nexara.Nexara, greeting: bytes, field: str, call: dict
+    nexara_client: nexara.Nexara, greeting: bytes, field: str, call: dict
 ) -> None:
     with pytest.raises(nexara.BadRequestError, match=f"not supported by this service: '{field}'"):
-        client.transcriptions.create(file=greeting, **call)
+        nexara_client.transcriptions.create(file=greeting, **call)
 
 
 def test_openai_stream_sends_deltas_before_the_last_chunk_is_transcribed(

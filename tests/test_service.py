@@ -14,13 +14,8 @@ from devkit.wer import stm_transcript, word_error_rate
 from tests.conftest import API_KEYS, GREETING, Service
 
 
-@pytest.fixture(scope="module")
-def sdk(service: Service) -> openai.OpenAI:
-    return openai.OpenAI(base_url=f"{service.base_url}/v1", api_key=service.api_key, max_retries=0, timeout=300)
-
-
-def test_models_are_listed_on_both_paths(service: Service, sdk: openai.OpenAI) -> None:
-    assert [model.id for model in sdk.models.list()] == [
+def test_models_are_listed_on_both_paths(service: Service, openai_client: openai.OpenAI) -> None:
+    assert [model.id for model in openai_client.models.list()] == [
         "whisper-1",
         "whisper-base",
         "nexara-ru",
@@ -35,32 +30,34 @@ def test_models_are_listed_on_both_paths(service: Service, sdk: openai.OpenAI) -
     assert isinstance(body["data"][0]["created"], int)
 
 
-def test_real_telephone_speech_matches_its_human_transcript(sdk: openai.OpenAI) -> None:
+def test_real_telephone_speech_matches_its_human_transcript(openai_client: openai.OpenAI) -> None:
     """sample.wav ships with pyannote.audio with a human transcript (sample.stm). tiny.en measures 16%
     WER on this 8 kHz two-speaker call with overlapping speech; jfk.flac below holds the 15% bar."""
     path = pyannote_sample()
     with path.open("rb") as audio:
-        transcription = sdk.audio.transcriptions.create(model="whisper-1", file=audio)
+        transcription = openai_client.audio.transcriptions.create(model="whisper-1", file=audio)
     reference = stm_transcript(path.with_suffix(".stm"))
     assert word_error_rate(reference, transcription.text) <= 0.20
     for phrase in ("diane in new jersey", "originally from chicago", "yankee"):
         assert phrase in transcription.text.lower()
 
 
-def test_clean_speech_word_error_rate_at_most_15_percent(sdk: openai.OpenAI, jfk_flac) -> None:
+def test_clean_speech_word_error_rate_at_most_15_percent(openai_client: openai.OpenAI, jfk_flac) -> None:
     with jfk_flac.open("rb") as audio:
-        transcription = sdk.audio.transcriptions.create(model="whisper-1", file=audio, language="en")
+        transcription = openai_client.audio.transcriptions.create(model="whisper-1", file=audio, language="en")
     assert word_error_rate(JFK_REFERENCE, transcription.text) <= 0.15
 
 
-def test_text_format(sdk: openai.OpenAI, greeting: bytes) -> None:
-    text = sdk.audio.transcriptions.create(model="whisper-1", file=("greeting.wav", greeting), response_format="text")
+def test_text_format(openai_client: openai.OpenAI, greeting: bytes) -> None:
+    text = openai_client.audio.transcriptions.create(
+        model="whisper-1", file=("greeting.wav", greeting), response_format="text"
+    )
     assert isinstance(text, str)
     assert "know you were there" in text.lower()
 
 
-def test_srt_format_parses_as_subrip(sdk: openai.OpenAI, greeting: bytes) -> None:
-    document = sdk.audio.transcriptions.create(
+def test_srt_format_parses_as_subrip(openai_client: openai.OpenAI, greeting: bytes) -> None:
+    document = openai_client.audio.transcriptions.create(
         model="whisper-1", file=("greeting.wav", greeting), response_format="srt"
     )
     cues = list(srt.parse(document))
@@ -69,8 +66,8 @@ def test_srt_format_parses_as_subrip(sdk: openai.OpenAI, greeting: bytes) -> Non
     assert "know you were there" in " ".join(cue.content for cue in cues).lower()
 
 
-def test_vtt_format_parses_as_webvtt(sdk: openai.OpenAI, greeting: bytes) -> None:
-    document = sdk.audio.transcriptions.create(
+def test_vtt_format_parses_as_webvtt(openai_client: openai.OpenAI, greeting: bytes) -> None:
+    document = openai_client.audio.transcriptions.create(
         model="whisper-1", file=("greeting.wav", greeting), response_format="vtt"
     )
     assert document.startswith("WEBVTT")
@@ -81,8 +78,8 @@ def test_vtt_format_parses_as_webvtt(sdk: openai.OpenAI, greeting: bytes) -> Non
     assert "know you were there" in " ".join(caption.text for caption in captions).lower()
 
 
-def test_verbose_json_with_word_timestamps(sdk: openai.OpenAI, greeting: bytes) -> None:
-    result = sdk.audio.transcriptions.create(
+def test_verbose_json_with_word_timestamps(openai_client: openai.OpenAI, greeting: bytes) -> None:
+    result = openai_client.audio.transcriptions.create(
         model="whisper-1",
         file=("greeting.wav", greeting),
         response_format="verbose_json",
@@ -111,8 +108,8 @@ def test_verbose_json_with_word_timestamps(sdk: openai.OpenAI, greeting: bytes) 
     assert all(segment["start"] in starts and segment["end"] in ends for segment in body["segments"])
 
 
-def test_verbose_json_without_words_has_segments_only(sdk: openai.OpenAI, greeting: bytes) -> None:
-    body = sdk.audio.transcriptions.create(
+def test_verbose_json_without_words_has_segments_only(openai_client: openai.OpenAI, greeting: bytes) -> None:
+    body = openai_client.audio.transcriptions.create(
         model="whisper-1", file=("greeting.wav", greeting), response_format="verbose_json"
     ).model_dump()
     assert body["segments"]

@@ -10,7 +10,6 @@ import jiwer
 import numpy as np
 import pytest
 
-from deployments.config import WhisperModelConfig
 from deployments.transcriber.engines import ctranslate2_engine
 from deployments.transcriber.engines.ctranslate2_engine import CTranslate2Engine
 from deployments.types import SAMPLE_RATE, ChunkOptions, ChunkTranscript, Segment, Word
@@ -18,11 +17,6 @@ from deployments.types import SAMPLE_RATE, ChunkOptions, ChunkTranscript, Segmen
 CLIPS_S = [(6, 8), (6, 10), (10, 14), (14, 20), (6, 15), (15, 27), (0, 11), (16, 30), (3, 18)]
 """Stretches of pyannote's call from 2 to 15 s, cut anywhere (mid-word too), as live buffers are."""
 LIVE = ChunkOptions(language="en", word_timestamps=True, segment_timestamps=False, beam_size=1)
-
-
-@pytest.fixture(scope="module")
-def tiny() -> CTranslate2Engine:
-    return CTranslate2Engine(WhisperModelConfig(model="embedded:tiny.en", cpu_threads=2))
 
 
 def _words(transcript: ChunkTranscript) -> list[str]:
@@ -71,7 +65,7 @@ def test_a_short_window_transcript_that_loops_is_read_again_in_the_full_window(
 ) -> None:
     windows: list[int | None] = []
 
-    def fake_transcribe(chunks, options, frames, max_tokens=None):  # noqa: ANN001, ANN202
+    def fake_transcribe(chunks, options, frames, max_tokens=None):
         windows.append(frames)
         loop = "Hello. " * 40 if frames is not None else "Hello, I didn't know you were there."
         return [_looping(loop), _looping("Fine, thanks.")][: len(chunks)]

@@ -22,7 +22,7 @@ from deployments.storage.database import database_engine, migrate_schema
 from deployments.types import TranscriptionOptions
 from serve_app.rest.rendering import RenderSpec
 from tests.fakes import Actor
-from tests.postgres import PASSWORD_ENV, postgres_server, postgres_url  # noqa: F401 (fixtures)
+from tests.postgres import PASSWORD_ENV
 from tests.test_job_tracker import TRANSCRIPT, Clock, FakePipeline, _request, _until_finished
 
 
@@ -145,7 +145,7 @@ def test_a_tracker_runs_charges_and_finds_its_jobs_again_after_a_restart(storage
     asyncio.run(scenario())
 
 
-def test_a_database_that_cannot_be_reached_is_a_storage_error(postgres_server, monkeypatch) -> None:  # noqa: ANN001, F811
+def test_a_database_that_cannot_be_reached_is_a_storage_error(postgres_server, monkeypatch) -> None:
     """The tracker keeps an outcome it cannot write and tries again; the ingress answers 503: both know
     StorageError, whatever the backend."""
     monkeypatch.setenv(PASSWORD_ENV, postgres_server.password)
@@ -157,7 +157,7 @@ def test_a_database_that_cannot_be_reached_is_a_storage_error(postgres_server, m
         store.save(_job("lost"))
 
 
-def test_the_password_comes_from_the_environment_when_the_database_is_opened(monkeypatch) -> None:  # noqa: ANN001
+def test_the_password_comes_from_the_environment_when_the_database_is_opened(monkeypatch) -> None:
     storage = StorageConfig(database_url="postgresql://stt@db.example:5432/stt", database_password_env="PW")
     monkeypatch.delenv("PW", raising=False)
     unset = storage.database_target()

@@ -194,7 +194,7 @@ def test_turn_order_interleaves_senders_and_keeps_each_senders_arrival_order() -
     assert order == ["b1", "c1", "b2", "a3", "a4"]
 
 
-def _backfill_then_one_interactive_chunk(replica) -> Coroutine[Any, Any, float]:  # noqa: ANN001
+def _backfill_then_one_interactive_chunk(replica) -> Coroutine[Any, Any, float]:
     """Eight job chunks decoding, sixteen more queued; then one interactive chunk: how long it took."""
 
     async def scenario() -> float:
@@ -221,7 +221,7 @@ def test_an_interactive_chunk_is_decoded_beside_a_backfill_not_behind_it(transcr
 
 
 def test_with_one_lane_an_interactive_chunk_waits_behind_the_backfill(transcriber) -> None:
-    replica, engine, loop = transcriber
+    replica, _engine, loop = transcriber
     replica.reconfigure({"max_batch_size": 8, "batch_wait_timeout_s": 0.05, "interactive_lane": False})
     try:
         waited = loop.run_until_complete(_backfill_then_one_interactive_chunk(replica))

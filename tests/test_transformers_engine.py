@@ -10,11 +10,9 @@ from faster_whisper.audio import pad_or_trim
 from nexara.types.transcription import VerboseTranscription
 
 from deployments.config import WhisperModelConfig
-from deployments.files.decoding import decode_audio
 from deployments.transcriber.engines.ctranslate2_engine import CTranslate2Engine
 from deployments.transcriber.engines.transformers_engine import TransformersEngine
 from deployments.types import ChunkOptions, Transcript
-from devkit.media import pyannote_sample
 from devkit.wer import word_error_rate
 from serve_app.rest.rendering import ResponseFormat, TimestampGranularity, render_body
 
@@ -28,14 +26,9 @@ def engines() -> tuple[CTranslate2Engine, TransformersEngine]:
     )
 
 
-@pytest.fixture(scope="module")
-def speech() -> np.ndarray:
-    return decode_audio(pyannote_sample()).samples[6 * 16_000 : 13 * 16_000]
-
-
-def test_converted_weights_give_the_same_encoder_output(engines, speech: np.ndarray) -> None:
+def test_converted_weights_give_the_same_encoder_output(engines, speech_samples: np.ndarray) -> None:
     ct2, hf = engines
-    features = pad_or_trim(ct2.model.feature_extractor(speech)[..., :-1])
+    features = pad_or_trim(ct2.model.feature_extractor(speech_samples)[..., :-1])
     ct2_states = np.array(ct2.model.encode(features[np.newaxis]))
     with torch.inference_mode():
         hf_states = hf.model.model.encoder(torch.from_numpy(features[np.newaxis])).last_hidden_state.numpy()
@@ -43,10 +36,10 @@ def test_converted_weights_give_the_same_encoder_output(engines, speech: np.ndar
     assert np.abs(hf_states - ct2_states).max() < 1e-2 * np.abs(ct2_states).max()
 
 
-def test_greedy_decoding_gives_the_same_words(engines, speech: np.ndarray) -> None:
+def test_greedy_decoding_gives_the_same_words(engines, speech_samples: np.ndarray) -> None:
     """Plain greedy decoding (no timestamp rules, which the two libraries implement differently)."""
     ct2, hf = engines
-    features = pad_or_trim(ct2.model.feature_extractor(speech)[..., :-1])[np.newaxis]
+    features = pad_or_trim(ct2.model.feature_extractor(speech_samples)[..., :-1])[np.newaxis]
     prompt = ct2.model.hf_tokenizer.encode("<|startoftranscript|><|notimestamps|>", add_special_tokens=False).ids
     ct2_tokens = ct2.model.model.generate(ct2.model.encode(features), [prompt], beam_size=1)[0].sequences_ids[0]
     with torch.inference_mode():
@@ -57,9 +50,9 @@ def test_greedy_decoding_gives_the_same_words(engines, speech: np.ndarray) -> No
     assert "know you were there" in hf_text.lower()
 
 
-def test_transcribe_batch_gives_timed_segments(engines, speech: np.ndarray) -> None:
+def test_transcribe_batch_gives_timed_segments(engines, speech_samples: np.ndarray) -> None:
     _, hf = engines
-    transcripts = hf.transcribe_batch([speech, speech[: 4 * 16_000]], ChunkOptions(language="en"))
+    transcripts = hf.transcribe_batch([speech_samples, speech_samples[: 4 * 16_000]], ChunkOptions(language="en"))
     assert len(transcripts) == 2
     for transcript in transcripts:
         assert transcript.segments and "hello" in transcript.segments[0].text.lower()
@@ -67,11 +60,11 @@ def test_transcribe_batch_gives_timed_segments(engines, speech: np.ndarray) -> N
 
 
 @pytest.mark.parametrize("engine_index", [0, 1], ids=["ctranslate2", "transformers"])
-def test_text_only_decoding_gives_one_segment_per_chunk(engines, speech: np.ndarray, engine_index: int) -> None:
+def test_text_only_decoding_gives_one_segment_per_chunk(engines, speech_samples: np.ndarray, engine_index: int) -> None:
     """Without timestamp tokens (json and text responses) each chunk is one segment spanning it, with the
     words that timestamped decoding hears."""
     engine = engines[engine_index]
-    chunks = [speech, speech[: 4 * 16_000]]
+    chunks = [speech_samples, speech_samples[: 4 * 16_000]]
     timed = engine.transcribe_batch(chunks, ChunkOptions(language="en"))
     text_only = engine.transcribe_batch(chunks, ChunkOptions(language="en", segment_timestamps=False))
     for chunk, with_times, without in zip(chunks, timed, text_only, strict=True):
@@ -83,7 +76,7 @@ def test_text_only_decoding_gives_one_segment_per_chunk(engines, speech: np.ndar
 @pytest.mark.parametrize("segment_timestamps", [True, False], ids=["timestamped", "text-only"])
 @pytest.mark.parametrize("beam_size", [1, 2], ids=["greedy", "beam"])
 def test_words_and_segments_get_their_probabilities(
-    engines, speech: np.ndarray, segment_timestamps: bool, beam_size: int
+    engines, speech_samples: np.ndarray, segment_timestamps: bool, beam_size: int
 ) -> None:
     """Words' probabilities and segments' avg_logprob come from the generation's scores; a prompt guides
     decoding but is not part of the transcript."""
@@ -92,7 +85,7 @@ def test_words_and_segments_get_their_probabilities(
         language="en", word_timestamps=True, segment_timestamps=segment_timestamps, beam_size=beam_size,
         prompt="Kelly and Sheila.",
     )  # fmt: skip
-    for transcript in hf.transcribe_batch([speech, speech[: 4 * 16_000]], options):
+    for transcript in hf.transcribe_batch([speech_samples, speech_samples[: 4 * 16_000]], options):
         assert transcript.words and transcript.segments
         assert all(isinstance(word.prob, float) and 0 < word.prob <= 1 for word in transcript.words)
         assert all(segment.avg_logprob <= 0 for segment in transcript.segments)
@@ -101,21 +94,21 @@ def test_words_and_segments_get_their_probabilities(
         assert "kelly" not in "".join(word.word for word in transcript.words).lower()
 
 
-def test_segments_without_words_get_avg_logprob(engines, speech: np.ndarray) -> None:
+def test_segments_without_words_get_avg_logprob(engines, speech_samples: np.ndarray) -> None:
     _, hf = engines
-    (transcript,) = hf.transcribe_batch([speech], ChunkOptions(language="en"))
+    (transcript,) = hf.transcribe_batch([speech_samples], ChunkOptions(language="en"))
     assert not transcript.words
     assert all(segment.avg_logprob <= 0 for segment in transcript.segments)
     assert any(segment.avg_logprob < 0 for segment in transcript.segments)
 
 
-def test_the_sdk_reads_the_engines_words(engines, speech: np.ndarray) -> None:
+def test_the_sdk_reads_the_engines_words(engines, speech_samples: np.ndarray) -> None:
     """The contract that failed with `prob: null`: the edge's verbose_json with word granularity, as the
     nexara SDK parses it (its Word's `prob` is a float)."""
     _, hf = engines
-    (chunk,) = hf.transcribe_batch([speech], ChunkOptions(language="en", word_timestamps=True))
+    (chunk,) = hf.transcribe_batch([speech_samples], ChunkOptions(language="en", word_timestamps=True))
     transcript = Transcript(
-        language=chunk.language, duration=len(speech) / 16_000, segments=chunk.segments, words=chunk.words
+        language=chunk.language, duration=len(speech_samples) / 16_000, segments=chunk.segments, words=chunk.words
     )
     granularities = [TimestampGranularity.word, TimestampGranularity.segment]
     body = render_body(transcript, ResponseFormat.verbose_json, granularities)

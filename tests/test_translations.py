@@ -21,7 +21,7 @@ from devkit.code_switching import GERMAN, EngineTranscriber, base_engine, espeak
 from devkit.media import encode
 from serve_app.rest.rendering import ResponseFormat, render_translation
 from tests.fakes import Remote, replica_class
-from tests.inprocess import KEY, call, inprocess  # noqa: F401 (fixture)
+from tests.inprocess import KEY, call
 
 needs_espeak = pytest.mark.skipif(espeak_ng() is None, reason="espeak-ng is not installed: it speaks the German")
 
@@ -87,7 +87,7 @@ def translate(transcriber: object, path: Path, **options: object) -> Transcript:
 class MultilingualEngineTranscriber(EngineTranscriber):
     """The Transcriber's calls a translation makes: whether its model can translate, then the chunks."""
 
-    def __init__(self, engine) -> None:  # noqa: ANN001
+    def __init__(self, engine) -> None:
         super().__init__(engine)
         self.multilingual = Remote(lambda: engine.multilingual)
 
@@ -131,7 +131,7 @@ def test_the_pipeline_refuses_a_translation_on_an_english_only_model(tmp_path: P
 # Over HTTP, in-process: the fake pipeline answers TRANSCRIPT (" Hello there.", 2.5 s) for any file.
 
 
-def test_a_translation_reaches_the_pipeline_as_task_translate(inprocess) -> None:  # noqa: F811
+def test_a_translation_reaches_the_pipeline_as_task_translate(inprocess) -> None:
     form = {"model": "whisper-1", "prompt": "Names: Anna, Bernd.", "temperature": "0.2"}
     response = call(inprocess, "POST", PATH, files=AUDIO, data=form)
     assert response.status_code == 200, response.text
@@ -147,7 +147,7 @@ def test_a_translation_reaches_the_pipeline_as_task_translate(inprocess) -> None
     assert row.task == "translate" and row.model == "whisper-1" and row.audio_seconds == 2.5
 
 
-def test_every_openai_format_of_a_translation(inprocess) -> None:  # noqa: F811
+def test_every_openai_format_of_a_translation(inprocess) -> None:
     verbose = call(inprocess, "POST", PATH, files=AUDIO, data={"response_format": "verbose_json"})
     assert verbose.status_code == 200, verbose.text
     parsed = TranslationVerbose.model_validate(verbose.json())
@@ -162,7 +162,7 @@ def test_every_openai_format_of_a_translation(inprocess) -> None:  # noqa: F811
     assert vtt.headers["content-type"].startswith("text/vtt") and vtt.text.startswith("WEBVTT")
 
 
-def test_the_spoken_language_may_be_given(inprocess) -> None:  # noqa: F811
+def test_the_spoken_language_may_be_given(inprocess) -> None:
     response = call(inprocess, "POST", PATH, files=AUDIO, data={"language": "de"})
     assert response.status_code == 200, response.text
     assert inprocess.pipeline.requests[-1].options.language == "de"
@@ -183,14 +183,14 @@ def test_the_spoken_language_may_be_given(inprocess) -> None:  # noqa: F811
         ("profanity_filter", "true"),
     ],
 )
-def test_transcription_fields_are_refused_by_name(inprocess, field: str, value: str) -> None:  # noqa: F811
+def test_transcription_fields_are_refused_by_name(inprocess, field: str, value: str) -> None:
     response = call(inprocess, "POST", PATH, files=AUDIO, data={field: value})
     assert response.status_code == 400, response.text
     assert response.json()["detail"].startswith(f"not supported by /v1/audio/translations: '{field}'")
     assert inprocess.pipeline.requests == [] and inprocess.spooled() == []
 
 
-def test_bad_translation_forms(inprocess) -> None:  # noqa: F811
+def test_bad_translation_forms(inprocess) -> None:
     diarized = call(inprocess, "POST", PATH, files=AUDIO, data={"response_format": "diarized_json"})
     assert diarized.status_code == 422 and "not a translation's" in diarized.text
     unknown = call(inprocess, "POST", PATH, files=AUDIO, data={"model": "whisper-9"})
@@ -201,7 +201,7 @@ def test_bad_translation_forms(inprocess) -> None:  # noqa: F811
     assert inprocess.pipeline.requests == [] and inprocess.spooled() == []
 
 
-def test_an_english_only_model_is_a_clear_400(inprocess) -> None:  # noqa: F811
+def test_an_english_only_model_is_a_clear_400(inprocess) -> None:
     async def english_only(request: PipelineRequest) -> None:
         raise InputRejectedError("this service's Whisper model is English-only: it cannot translate.")
 
@@ -213,7 +213,7 @@ def test_an_english_only_model_is_a_clear_400(inprocess) -> None:  # noqa: F811
     assert inprocess.spooled() == []
 
 
-def test_the_api_reference_documents_the_endpoint(inprocess) -> None:  # noqa: F811
+def test_the_api_reference_documents_the_endpoint(inprocess) -> None:
     schema = call(inprocess, "GET", "/openapi.json").json()
     operation = schema["paths"][PATH]["post"]
     fields = operation["requestBody"]["content"]["multipart/form-data"]["schema"]["properties"]

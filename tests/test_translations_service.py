@@ -9,24 +9,18 @@ import pytest
 
 from deployments.files.decoding import decode_audio
 from devkit.media import encode, pyannote_sample
-from tests.conftest import Service
 
 
-@pytest.fixture(scope="module")
-def client(service: Service) -> openai.OpenAI:
-    return openai.OpenAI(api_key=service.api_key, base_url=f"{service.base_url}/v1", max_retries=0, timeout=300)
-
-
-def test_an_english_only_model_refuses_to_translate(client: openai.OpenAI) -> None:
+def test_an_english_only_model_refuses_to_translate(openai_client: openai.OpenAI) -> None:
     speech = decode_audio(pyannote_sample()).samples[6 * 16_000 : 13 * 16_000].astype(np.float32)
     with pytest.raises(openai.BadRequestError) as refused:
-        client.audio.translations.create(file=("speech.wav", encode(speech, "wav")), model="whisper-1")
+        openai_client.audio.translations.create(file=("speech.wav", encode(speech, "wav")), model="whisper-1")
     assert "English-only: it cannot translate" in refused.value.response.json()["detail"]
 
 
-def test_a_transcription_field_is_refused_by_name(client: openai.OpenAI) -> None:
+def test_a_transcription_field_is_refused_by_name(openai_client: openai.OpenAI) -> None:
     with pytest.raises(openai.BadRequestError) as refused:
-        client.audio.translations.create(
+        openai_client.audio.translations.create(
             file=("speech.wav", b"RIFF"), model="whisper-1", extra_body={"num_speakers": "2"}
         )
     detail = refused.value.response.json()["detail"]

@@ -38,13 +38,13 @@ def playwright():
 
 
 @pytest.fixture(scope="module")
-def browser(playwright):  # noqa: ANN001
+def browser(playwright):
     launched = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
     yield launched
     launched.close()
 
 
-def test_upload_shows_speakers_seeks_and_downloads(service: Service, browser, tmp_path: Path) -> None:  # noqa: ANN001
+def test_upload_shows_speakers_seeks_and_downloads(service: Service, browser, tmp_path: Path) -> None:
     page = browser.new_page(accept_downloads=True)
     page.goto(service.base_url + "/")
     page.fill("#api-key", "test-key-2")
@@ -74,7 +74,7 @@ def test_upload_shows_speakers_seeks_and_downloads(service: Service, browser, tm
     assert len(cues) == page.locator(".segment").count() and cues[0].content.startswith("[speaker_")
 
 
-def test_a_wrong_key_shows_the_servers_detail(service: Service, browser) -> None:  # noqa: ANN001
+def test_a_wrong_key_shows_the_servers_detail(service: Service, browser) -> None:
     page = browser.new_page()
     page.goto(service.base_url + "/")
     page.fill("#api-key", "sk-wrong")
@@ -84,7 +84,7 @@ def test_a_wrong_key_shows_the_servers_detail(service: Service, browser) -> None
     assert "credentials were not provided or are invalid" in page.inner_text("#status")
 
 
-def test_live_mode_shows_words_from_the_microphone(service: Service, playwright, tmp_path: Path) -> None:  # noqa: ANN001
+def test_live_mode_shows_words_from_the_microphone(service: Service, playwright, tmp_path: Path) -> None:
     """Chromium's fake microphone plays a real clip (looped); the page streams it over the realtime
     WebSocket, with the key as its subprotocol, and shows the words as they arrive."""
     clip = tmp_path / "hello.wav"
