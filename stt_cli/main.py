@@ -27,7 +27,7 @@ from stt_cli.wire import ResponseFormat
 
 app = typer.Typer(help="Speech-to-text from the terminal: files and URLs in, transcripts out.", no_args_is_help=True)
 console = Console()
-errors = Console(stderr=True)
+errors = Console(stderr=True, soft_wrap=True)  # a message stays one line: grep and logs read it whole
 
 EXTENSIONS = {"text": "txt", "json": "json", "verbose_json": "json", "srt": "srt", "vtt": "vtt"}
 POLL_INTERVAL_S = 1.0
