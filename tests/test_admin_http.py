@@ -47,7 +47,8 @@ def test_a_key_made_is_shown_once_and_works_at_once(inprocess) -> None:
         answer = admin(inprocess, "GET", path)
         assert answer.status_code == 200 and key not in answer.text and "shh-callbacks" not in answer.text
     # the store kept the hash, not the key
-    stored = inprocess.services.key_store.get(made["id"])  # type: ignore[union-attr]
+    assert inprocess.services is not None and inprocess.services.key_store is not None
+    stored = inprocess.services.key_store.get(made["id"])
     assert stored is not None and key not in repr(stored) and stored.key_hash != key
 
 
@@ -136,7 +137,9 @@ def test_lists_page_through_static_and_stored_keys(inprocess) -> None:
     rest = admin(inprocess, "GET", "/v1/admin/audit", params={"cursor": first["next_cursor"]}).json()
     assert [item["key_id"] for item in rest["items"]] == made[1::-1] and not rest["has_more"]
     entry = rest["items"][0]
-    assert entry["actor"].startswith("admin #1") and ADMIN_KEY not in entry["actor"] and entry["details"]["balance"] == 1
+    assert (
+        entry["actor"].startswith("admin #1") and ADMIN_KEY not in entry["actor"] and entry["details"]["balance"] == 1
+    )
     only = admin(inprocess, "GET", "/v1/admin/audit", params={"key_id": made[0]}).json()["items"]
     assert [item["action"] for item in only] == ["revoke", "create"]
 

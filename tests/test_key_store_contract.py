@@ -37,7 +37,7 @@ def test_a_key_is_stored_by_its_hash_and_read_back(storage: StorageConfig) -> No
     assert KeyStore(storage).get(stored.key_id) == stored  # another opener (replica) reads the same
     assert store.get("key_missing") is None
     with store.engine.connect() as connection:  # the key itself is in no column of any row
-        rows = connection.execute(select(api_keys)).all() + connection.execute(select(key_audit)).all()
+        rows = [*connection.execute(select(api_keys)).all(), *connection.execute(select(key_audit)).all()]
     assert made.key not in repr(rows) and made.key[7:] not in repr(rows)
     version, active = store.active()
     assert version == start + 1 and [key.key_id for key in active] == [stored.key_id]
