@@ -98,7 +98,7 @@ def call_at_10_rps_while(action, key: str, base_url: str) -> tuple[tuple[float, 
 
 
 def test_the_cli_makes_lists_and_revokes_keys(service: Service) -> None:
-    env = {"STT_BASE_URL": service.base_url, "STT_ADMIN_KEY": ADMIN_KEY}
+    env = {"STT_BASE_URL": service.base_url, "STT_ADMIN_KEY": ADMIN_KEY, "COLUMNS": "300"}  # rich wraps no line
     runner = CliRunner()
     made = runner.invoke(cli, ["admin", "keys", "create", "cli team", "--balance", "3"], env=env)
     assert made.exit_code == 0, made.output
