@@ -19,7 +19,7 @@ import typer
 from pydantic import ValidationError
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-from rich.table import Table
+from rich.table import Column, Table
 
 from stt_cli.api import AdminApi, ApiError, SttApi, is_url
 from stt_cli.settings import AdminCliSettings, CliSettings
@@ -264,7 +264,7 @@ def create_key(
 @keys_app.command("list")
 def list_keys(admin_key: AdminKeyOption = None) -> None:
     """Every key, static ones (from the server's environment or keys file) first; never a secret."""
-    table = Table("id", "name", "prefix", "balance left", "of", "per minute", "state")
+    table = Table(Column("id", min_width=20), "name", "prefix", "left", "balance", "/min", "state", pad_edge=False)
     with admin_connect(admin_key) as api:
         for key in api.list_keys():
             left, initial = key.balance.remaining, key.balance.initial
