@@ -3,8 +3,8 @@
   secret. Serve validates it against this model at deploy time; its parts are the workers' own settings
   (`deployments/config.py`, and billing's default price in `deployments/billing/pricing.py`), handed to
   each owner by the application builder.
-- `SecretSettings` comes from the environment (`STT_API_KEYS`), so keys never sit in a file that is
-  committed or shown by `serve status`. The Ingress reads it once, when it starts.
+- `SecretSettings` comes from the environment (`STT_API_KEYS`, `STT_ADMIN_KEYS`), so keys never sit in a
+  file that is committed or shown by `serve status`. The Ingress reads it once, when it starts.
 """
 
 from pydantic import Field
@@ -60,5 +60,14 @@ class SecretSettings(BaseSettings):
         "", description="A JSON or YAML keys file with names, balances and per-key limits (STT_API_KEYS_FILE)."
     )
 
+    admin_keys: str = Field(
+        "",
+        description="Comma-separated admin keys (STT_ADMIN_KEYS): they manage API keys at /v1/admin/ and cannot"
+        " transcribe. None: the admin API answers 401.",
+    )
+
     def api_key_list(self) -> list[str]:
         return [key.strip() for key in self.api_keys.split(",") if key.strip()]
+
+    def admin_key_list(self) -> list[str]:
+        return [key.strip() for key in self.admin_keys.split(",") if key.strip()]

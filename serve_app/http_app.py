@@ -4,6 +4,7 @@ is that package and a line in `ROUTERS`."""
 
 from fastapi import APIRouter, FastAPI
 
+from serve_app.admin import routes as admin
 from serve_app.common import factory
 from serve_app.common.services import Services
 from serve_app.live import route as live
@@ -16,6 +17,7 @@ ROUTERS: tuple[APIRouter, ...] = (
     web.router,  # the try-it page
     live.router,  # the nexara live WebSocket
     realtime.router,  # OpenAI realtime transcription sessions
+    admin.router,  # API keys managed at run time
 )
 
 

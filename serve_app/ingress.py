@@ -12,8 +12,9 @@ from deployments.billing.ledger import get_or_create_ledger
 from deployments.billing.rate_limiter import get_or_create_rate_limiter
 from deployments.jobs.reader import JobReader
 from deployments.jobs.tracker import get_or_create_tracker
+from deployments.keys.store import KeyStore
 from deployments.transcriber.languages import whisper_language_names
-from serve_app.common.auth import ApiKeys, configured_keys
+from serve_app.common.auth import AdminKeys, ApiKeys, configured_keys
 from serve_app.common.services import Services
 from serve_app.config import AppConfig, SecretSettings
 from serve_app.http_app import create_app
@@ -27,7 +28,8 @@ class Ingress:
     async def __init__(  # type: ignore[misc]  # Serve awaits an async constructor
         self, pipeline: DeploymentHandle[Any], live: DeploymentHandle[Any], config: AppConfig
     ) -> None:
-        api_keys = ApiKeys(configured_keys(SecretSettings()))  # first: no keys, no service
+        secrets = SecretSettings()
+        static_keys = configured_keys(secrets)  # first: no keys, no service
         ledger = get_or_create_ledger(config.storage)
         tracker = get_or_create_tracker(config.jobs, config.storage, pipeline, ledger)
         rate_limiter = get_or_create_rate_limiter(config.storage)
@@ -35,15 +37,18 @@ class Ingress:
         await tracker.reconfigure.remote(config.jobs, pipeline, ledger)
         await ledger.__ray_ready__.remote()  # not ready to serve until the actors are
         await rate_limiter.__ray_ready__.remote()
+        key_store = KeyStore(config.storage)  # the admin API's keys, re-read when they change
         self.services = Services(
             config=config,
-            api_keys=api_keys,
+            api_keys=ApiKeys(static_keys, key_store),
             pipeline=pipeline,
             tracker=tracker,
             jobs=JobReader(config.jobs, config.storage),  # after the tracker has made the schema
             ledger=ledger,
             rate_limiter=rate_limiter,
             live=live,
+            admin_keys=AdminKeys(secrets.admin_key_list()),
+            key_store=key_store,
         )
         whisper_language_names()  # read now, so that the first request with a `language` does not wait for it
 

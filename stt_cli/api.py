@@ -1,12 +1,13 @@
 """The service's HTTP API as the CLI uses it: one httpx client, the client's own models of the answers
 (stt_cli.wire), and the server's `detail` carried in every error."""
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import httpx
 
-from stt_cli.wire import Balance, JobCreated, JobObject, ModelList
+from stt_cli.wire import AdminKey, AdminKeyPage, Balance, CreatedKey, CreditResult, JobCreated, JobObject, ModelList
 
 TRANSCRIPTIONS = "/v1/audio/transcriptions"
 
@@ -89,3 +90,38 @@ class SttApi:
         if not isinstance(detail, str):  # a validation error's list: field and message of each
             detail = "; ".join(f"{'.'.join(map(str, e.get('loc', [])))}: {e.get('msg')}" for e in detail)
         raise ApiError(response.status_code, detail)
+
+
+class AdminApi:
+    """The admin API (`/v1/admin/keys`), with an admin key (STT_ADMIN_KEYS on the server)."""
+
+    def __init__(self, base_url: str, admin_key: str, timeout_s: float = 60) -> None:
+        self.http = httpx.Client(base_url=base_url, headers={"Authorization": f"Bearer {admin_key}"}, timeout=timeout_s)
+
+    def __enter__(self) -> "AdminApi":
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.http.close()
+
+    def create_key(self, settings: dict[str, Any]) -> CreatedKey:
+        return CreatedKey.model_validate(SttApi._checked(self.http.post("/v1/admin/keys", json=settings)).json())
+
+    def list_keys(self) -> Iterator[AdminKey]:
+        """Every key, page after page."""
+        cursor: str | None = None
+        while True:
+            params: dict[str, str | int] = {"limit": 100} | ({"cursor": cursor} if cursor else {})
+            page = AdminKeyPage.model_validate(SttApi._checked(self.http.get("/v1/admin/keys", params=params)).json())
+            yield from page.items
+            if not page.has_more or page.next_cursor is None:
+                return
+            cursor = page.next_cursor
+
+    def revoke(self, key_id: str) -> None:
+        SttApi._checked(self.http.delete(f"/v1/admin/keys/{key_id}"))
+
+    def credit(self, key_id: str, amount: float, note: str | None) -> CreditResult:
+        body: dict[str, Any] = {"amount": amount} | ({"note": note} if note else {})
+        answer = self.http.post(f"/v1/admin/keys/{key_id}/credit", json=body)
+        return CreditResult.model_validate(SttApi._checked(answer).json())

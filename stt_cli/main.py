@@ -3,6 +3,7 @@
 export STT_BASE_URL=http://127.0.0.1:8000 STT_API_KEY=sk-...
 stt transcribe meeting.mp3 call.wav --format srt --diarize
 stt jobs | stt models | stt balance
+STT_ADMIN_KEY=... stt admin keys create "team a" --balance 10 | list | credit KEY_ID 5 | revoke KEY_ID
 """
 
 import json
@@ -18,10 +19,10 @@ import typer
 from pydantic import ValidationError
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-from rich.table import Table
+from rich.table import Column, Table
 
-from stt_cli.api import ApiError, SttApi, is_url
-from stt_cli.settings import CliSettings
+from stt_cli.api import AdminApi, ApiError, SttApi, is_url
+from stt_cli.settings import AdminCliSettings, CliSettings
 from stt_cli.state import JobStateFile, SubmittedJob
 from stt_cli.wire import ResponseFormat
 
@@ -227,6 +228,94 @@ def balance() -> None:
         console.print(
             f"balance: {funds.balance:.4f} {funds.currency} ({funds.rate_per_min} {funds.currency} per minute)"
         )
+
+
+admin_app = typer.Typer(
+    help="Manage the service with an admin key (STT_ADMIN_KEYS on the server).", no_args_is_help=True
+)
+keys_app = typer.Typer(help="API keys: create, list, credit, revoke.", no_args_is_help=True)
+admin_app.add_typer(keys_app, name="keys")
+app.add_typer(admin_app, name="admin")
+
+AdminKeyOption = Annotated[
+    str | None, typer.Option("--admin-key", help="An admin key; default: $STT_ADMIN_KEY.", show_default=False)
+]
+
+
+@keys_app.command("create")
+def create_key(
+    name: Annotated[str, typer.Argument(help="Who the key is for.")],
+    balance: Annotated[float | None, typer.Option(help="Money it may spend; left out: unlimited.")] = None,
+    rate_per_min: Annotated[float | None, typer.Option(help="Its price of an audio minute.")] = None,
+    currency: Annotated[str | None, typer.Option(help="EUR or RUB.")] = None,
+    requests_per_second: Annotated[float | None, typer.Option(help="Its request rate.")] = None,
+    max_running_jobs: Annotated[int | None, typer.Option(help="Its cap on running jobs.")] = None,
+    admin_key: AdminKeyOption = None,
+) -> None:
+    """Make a key. It is printed once, here: the service keeps only its hash."""
+    settings = {"name": name, "balance": balance, "rate_per_min": rate_per_min, "currency": currency,
+                "requests_per_second": requests_per_second, "max_running_jobs": max_running_jobs}  # fmt: skip
+    with admin_connect(admin_key) as api:
+        made = api.create_key({field: value for field, value in settings.items() if value is not None})
+    errors.print(f"created {made.id} ({made.name}); the key is shown this once:")
+    console.print(made.key, soft_wrap=True)
+
+
+@keys_app.command("list")
+def list_keys(admin_key: AdminKeyOption = None) -> None:
+    """Every key, static ones (from the server's environment or keys file) first; never a secret."""
+    table = Table(Column("id", min_width=20), "name", "prefix", "left", "balance", "/min", "state", pad_edge=False)
+    with admin_connect(admin_key) as api:
+        for key in api.list_keys():
+            left, initial = key.balance.remaining, key.balance.initial
+            state = "static" if key.static else ("revoked" if key.revoked_at else "active")
+            table.add_row(key.id, key.name, key.prefix or "", "unlimited" if left is None else f"{left:.4f}",
+                          "" if initial is None else f"{initial:.4f} {key.balance.currency}",
+                          f"{key.rate_per_min}", state)  # fmt: skip
+    console.print(table)
+
+
+@keys_app.command("credit")
+def credit_key(
+    key_id: Annotated[str, typer.Argument(help="The key's id (`stt admin keys list`).")],
+    amount: Annotated[float, typer.Argument(help="Money to add, in the key's currency.")],
+    note: Annotated[str | None, typer.Option(help="Kept in the audit trail.")] = None,
+    admin_key: AdminKeyOption = None,
+) -> None:
+    """Top a key's balance up."""
+    with admin_connect(admin_key) as api:
+        credited = api.credit(key_id, amount, note)
+    console.print(f"{credited.id}: balance {credited.balance.remaining:.4f} {credited.balance.currency}")
+
+
+@keys_app.command("revoke")
+def revoke_key(
+    key_id: Annotated[str, typer.Argument(help="The key's id (`stt admin keys list`).")],
+    admin_key: AdminKeyOption = None,
+) -> None:
+    """Revoke a key: within about a second the service refuses it everywhere."""
+    with admin_connect(admin_key) as api:
+        api.revoke(key_id)
+    console.print(f"{key_id}: revoked")
+
+
+@contextmanager
+def admin_connect(admin_key: str | None) -> Iterator[AdminApi]:
+    """The admin API's client; errors as `connect`'s."""
+    settings = AdminCliSettings()
+    key = admin_key or (settings.admin_key.get_secret_value() if settings.admin_key else None)
+    if not key:
+        errors.print("[red]error:[/] set STT_ADMIN_KEY or pass --admin-key")
+        raise typer.Exit(2)
+    try:
+        with AdminApi(settings.base_url, key) as api:
+            yield api
+    except ApiError as error:
+        errors.print(f"[red]error {error.status}:[/] {error.detail}")
+        raise typer.Exit(1) from None
+    except httpx.TransportError as error:
+        errors.print(f"[red]error:[/] cannot reach {settings.base_url} ({error}); check STT_BASE_URL")
+        raise typer.Exit(1) from None
 
 
 @contextmanager

@@ -20,3 +20,12 @@ class CliSettings(BaseSettings):
         description="STT_STATE_FILE: the jobs this CLI submitted, so that a re-run waits on them instead of"
         " submitting again.",
     )
+
+
+class AdminCliSettings(BaseSettings):
+    """`stt admin`'s settings: an admin key instead of an API key."""
+
+    model_config = SettingsConfigDict(env_prefix="STT_")
+
+    base_url: str = Field("http://127.0.0.1:8000", description="STT_BASE_URL: where the service answers.")
+    admin_key: SecretStr | None = Field(None, description="STT_ADMIN_KEY: an admin key (or `--admin-key`).")

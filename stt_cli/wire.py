@@ -57,3 +57,40 @@ class Balance(WireModel):
     rate_per_min: float
     currency: str
     unlimited: bool
+
+
+class KeyBalance(WireModel):
+    initial: float | None
+    remaining: float | None
+    currency: str
+
+
+class AdminKey(WireModel):
+    """A key as `GET /v1/admin/keys` lists it (never its secret)."""
+
+    id: str
+    name: str
+    prefix: str | None = None
+    static: bool
+    revocable: bool
+    revoked_at: str | None = None
+    balance: KeyBalance
+    rate_per_min: float
+    requests_per_second: float | None = None
+    max_running_jobs: int | None = None
+
+
+class CreatedKey(AdminKey):
+    key: str
+
+
+class AdminKeyPage(WireModel):
+    items: list[AdminKey]
+    next_cursor: str | None
+    has_more: bool
+
+
+class CreditResult(WireModel):
+    id: str
+    credited: float
+    balance: KeyBalance

@@ -26,6 +26,8 @@ pytest_plugins = ["tests.inprocess", "tests.postgres"]
 handles, tests/inprocess.py), `postgres_server` and `postgres_url` (a throwaway PostgreSQL, tests/postgres.py)."""
 
 API_KEYS = ("test-key-1", "test-key-2")
+ADMIN_KEY = "test-admin-key-0123456789abcdef"
+"""The test service's admin key (STT_ADMIN_KEYS): tests/test_admin_service.py."""
 
 
 UPLOAD_LIMIT_BYTES = 8 * 1024**2
@@ -119,6 +121,7 @@ COMPONENT_MODULES = {
     "test_diarization_models": "segmentation-3.0 (ONNX), CAM++ and resemblyzer",
     "test_short_window": "Whisper tiny.en in CTranslate2",
     "test_storage_contract": "a PostgreSQL server",
+    "test_key_store_contract": "a PostgreSQL server",
     "test_transformers_engine": "Whisper tiny.en in transformers and CTranslate2",
     "test_translations": "Whisper base in transformers and CTranslate2",
 }
@@ -239,6 +242,7 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
             ingress_replicas=2,  # two ingress replicas: the request-rate limit must hold across both
             live_replicas=2,  # and two of live sessions: each session's calls must find its replica
             metrics_interval_ms=1000,  # Ray exports metrics each second, not every 10 s: tests see them sooner
+            env={"STT_ADMIN_KEYS": ADMIN_KEY},
         ) as running:
             yield Service(running.base_url, API_KEYS[0], running, state_dir, state_on_own_filesystem=mounted)
     finally:

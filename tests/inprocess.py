@@ -23,6 +23,7 @@ from deployments.errors import AudioRejectedError
 from deployments.files._url_fetch import check_url
 from deployments.jobs.reader import JobReader
 from deployments.jobs.tracker import JobTracker
+from deployments.keys.store import KeyStore
 from deployments.types import (
     Analysis,
     AnalysisOptions,
@@ -35,7 +36,7 @@ from deployments.types import (
     PipelineText,
     SpeakerSummary,
 )
-from serve_app.common.auth import ApiKey, ApiKeys
+from serve_app.common.auth import AdminKeys, ApiKey, ApiKeys
 from serve_app.common.services import Services
 from serve_app.config import AppConfig
 from serve_app.http_app import create_app
@@ -46,6 +47,7 @@ KEY = "inprocess-key"
 LIMITED_KEY = "inprocess-limited"
 BROKE_KEY = "inprocess-broke"
 PRICED_KEY = "inprocess-priced"
+ADMIN_KEY = "inprocess-admin-key-0123456789"
 UPLOAD_LIMIT = 64 * 1024
 
 
@@ -162,15 +164,17 @@ def build(tmp_path: Path) -> tuple[AppConfig, FakePipeline, UsageLedger, ApiKeys
         storage=StorageConfig(state_dir=str(tmp_path / "state")),
         jobs=JobsConfig(max_job_upload_bytes=UPLOAD_LIMIT, max_running_jobs_per_key=2),
     )
+    ledger = UsageLedger(config.storage.database_path)  # first: it makes the schema
     keys = ApiKeys(
         [
             ApiKey(key=KEY, name="test"),
             ApiKey(key=LIMITED_KEY, name="limited", requests_per_second=2),
             ApiKey(key=BROKE_KEY, name="broke", balance_seconds=0),
             ApiKey(key=PRICED_KEY, id=7, balance=1.0, rate_per_min=0.6, currency="RUB"),
-        ]
+        ],
+        KeyStore(config.storage),  # the admin API's keys (ADMIN_KEY manages them)
     )
-    return config, FakePipeline(config.url_input), UsageLedger(config.storage.database_path), keys
+    return config, FakePipeline(config.url_input), ledger, keys
 
 
 @pytest.fixture
@@ -188,6 +192,8 @@ def inprocess(tmp_path: Path) -> Iterator[InProcessService]:
             jobs=JobReader(config.jobs, config.storage),
             ledger=Actor(ledger),  # type: ignore[arg-type]  # a fake for the Ray handle
             rate_limiter=Actor(RequestRateLimiter()),  # type: ignore[arg-type]  # a fake for the Ray handle
+            admin_keys=AdminKeys([ADMIN_KEY]),
+            key_store=keys.store,
         )
         app = create_app(services)
         transport = httpx.ASGITransport(app=app)

@@ -9,7 +9,7 @@ import httpx
 import psutil
 import pytest
 
-from tests.conftest import API_KEYS, KEYS_FILE, Service
+from tests.conftest import ADMIN_KEY, API_KEYS, KEYS_FILE, Service
 
 
 def test_the_rate_limit_is_one_limit_across_ingress_replicas(service: Service) -> None:
@@ -71,7 +71,7 @@ def test_health_needs_no_key_and_reveals_nothing(service: Service) -> None:
 
 def test_no_api_key_appears_in_any_log(service: Service) -> None:
     """The service's own output and every Ray log of the session (replicas, proxy, controller, actors)."""
-    keys = [*API_KEYS, *(str(entry["key"]) for entry in KEYS_FILE["keys"])]
+    keys = [*API_KEYS, ADMIN_KEY, *(str(entry["key"]) for entry in KEYS_FILE["keys"])]
     logs = [Path(service.process.log_path), *Path("/tmp/ray/session_latest/logs").rglob("*")]
     for path in logs:
         if path.is_file():

@@ -18,7 +18,7 @@ from deployments.jobs._store import SQLJobStore
 from deployments.jobs.reader import JobReader
 from deployments.jobs.records import Job, JobRequest, JobStatus
 from deployments.jobs.tracker import JobTracker
-from deployments.storage.database import database_engine, migrate_schema
+from deployments.storage.database import MIGRATIONS, database_engine, migrate_schema
 from deployments.types import TranscriptionOptions
 from serve_app.rest.rendering import RenderSpec
 from tests.fakes import Actor
@@ -52,7 +52,7 @@ def test_the_schema_is_made_once_and_every_opener_finds_it(storage: StorageConfi
         thread.start()
     for thread in threads:
         thread.join()
-    assert versions == [1] * 4 and migrate_schema(engines[0]) == 1
+    assert versions == [len(MIGRATIONS)] * 4 and migrate_schema(engines[0]) == len(MIGRATIONS)
 
 
 def test_jobs_are_saved_replaced_loaded_and_deleted(storage: StorageConfig) -> None:
@@ -174,7 +174,7 @@ def test_the_password_comes_from_the_environment_when_the_database_is_opened(mon
 
 def test_a_sqlite_file_of_an_earlier_version_opens_with_its_charges_and_jobs(tmp_path: Path) -> None:
     """Files written before the versioned schema (tables made by `CREATE TABLE IF NOT EXISTS`, columns added
-    one by one, no `schema_version`) are brought to version 1 in place, rows kept."""
+    one by one, no `schema_version`) are brought to the newest version in place, rows kept."""
     import sqlite3
 
     path = tmp_path / "jobs.sqlite3"
@@ -195,4 +195,4 @@ def test_a_sqlite_file_of_an_earlier_version_opens_with_its_charges_and_jobs(tmp
     assert row.model == "whisper-1" and row.bytes == 0 and row.emotions is False and row.cost is None
     assert ledger.spent("alice", rate_per_min=2.0) == pytest.approx(1.0)
     assert [job.job_id for job in SQLJobStore(path).load_all()] == ["one"]
-    assert migrate_schema(database_engine(path)) == 1
+    assert migrate_schema(database_engine(path)) == len(MIGRATIONS)

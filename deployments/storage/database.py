@@ -1,9 +1,10 @@
-"""The database that holds job records (the tracker's) and the usage ledger (the ledger's): two tables, two
-owners, one schema. SQLite, one file under `storage.state_dir`, is the embedded default; a cluster sets
-`storage.database_url` to a PostgreSQL server, since SQLite's locking is not safe on the network volume a
-cluster would share. Both go through SQLAlchemy Core, so each query is written once.
+"""The database that holds job records (the tracker's), the usage ledger (the ledger's) and the keys managed
+by the admin API (deployments/keys/store.py's): tables of several owners, one schema. SQLite, one file under
+`storage.state_dir`, is the embedded default; a cluster sets `storage.database_url` to a PostgreSQL server,
+since SQLite's locking is not safe on the network volume a cluster would share. Both go through SQLAlchemy
+Core, so each query is written once.
 
-Schema migrations are a small versioned table (`schema_version`, one row), not Alembic: the schema is two
+Schema migrations are a small versioned table (`schema_version`, one row), not Alembic: the schema is a few
 tables that the service itself creates when an actor opens the database (there is no deploy step to run
 `alembic upgrade`), the files written by earlier versions (whose schema came from `CREATE TABLE IF NOT
 EXISTS` and added columns, with no Alembic stamp) must simply open, and an Alembic environment (ini file,
@@ -89,6 +90,45 @@ charges = Table(
 
 schema_version = Table("schema_version", metadata, Column("version", Integer, nullable=False))
 
+api_keys = Table(
+    "api_keys",
+    metadata,
+    Column("seq", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True),
+    Column("key_id", Text, unique=True, nullable=False, comment="The admin API's id of the key (not secret)."),
+    Column("key_hash", Text, unique=True, nullable=False, comment="SHA-256 hex of the key: the ledger's owner."),
+    Column("prefix", Text, nullable=False, comment="The key's first characters, to tell keys apart."),
+    Column("name", Text, nullable=False),
+    Column("created_at", Double, nullable=False),
+    Column("updated_at", Double, nullable=False),
+    Column("revoked_at", Double),
+    Column("balance", Double, comment="The initial balance; credits are ledger rows. NULL: unlimited."),
+    Column("rate_per_min", Double),
+    Column("currency", Text),
+    Column("requests_per_second", Double),
+    Column("max_running_jobs", Integer),
+    Column("callback_secret", Text, comment="Signs the key's job callbacks; the key itself is never stored."),
+    sqlite_autoincrement=True,
+)
+
+api_keys_version = Table(
+    "api_keys_version",
+    metadata,
+    Column("version", BigInteger, nullable=False, comment="Raised by every change of api_keys, in its transaction."),
+)
+
+key_audit = Table(
+    "key_audit",
+    metadata,
+    Column("id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True),
+    Column("at", Double, nullable=False),
+    Column("actor", Text, nullable=False, comment="The admin key's prefix or name, never the key."),
+    Column("action", Text, nullable=False),
+    Column("key_id", Text, nullable=False),
+    Column("details", Text, nullable=False, comment="JSON."),
+    Index("key_audit_by_key", "key_id", "id"),
+    sqlite_autoincrement=True,
+)
+
 CHARGES_COLUMNS_ADDED = {  # columns that versions before `schema_version` added to a SQLite `charges` table
     "model": "TEXT",
     "language": "TEXT",
@@ -125,7 +165,13 @@ def _baseline(connection: Connection) -> None:
         connection.exec_driver_sql("DROP TABLE usage")
 
 
-MIGRATIONS: list[Callable[[Connection], None]] = [_baseline]
+def _api_keys(connection: Connection) -> None:
+    """Keys managed while the service runs (deployments/keys/store.py), their change counter and audit trail."""
+    metadata.create_all(connection, tables=[api_keys, api_keys_version, key_audit], checkfirst=True)
+    connection.execute(api_keys_version.insert(), {"version": 0})
+
+
+MIGRATIONS: list[Callable[[Connection], None]] = [_baseline, _api_keys]
 """Step n brings the schema from version n-1 to n; append, never edit."""
 
 

@@ -11,7 +11,8 @@ from ray.actor import ActorProxy
 from ray.serve.handle import DeploymentHandle
 
 from deployments.jobs.reader import JobReader
-from serve_app.common.auth import ApiKeys
+from deployments.keys.store import KeyStore
+from serve_app.common.auth import AdminKeys, ApiKeys
 from serve_app.common.finished_jobs import FinishedJobs
 from serve_app.config import AppConfig
 
@@ -32,5 +33,9 @@ class Services:
     """The RequestRateLimiter: each key's request rate and open live sessions."""
     live: DeploymentHandle[Any] | None = None
     """The LiveTranscriber: live sessions (None where the app serves none)."""
+    admin_keys: AdminKeys = field(default_factory=lambda: AdminKeys([]))
+    """The keys of the admin API (none: it answers 401)."""
+    key_store: KeyStore | None = None
+    """The keys the admin API manages (None: no admin API; `api_keys` reads the same store)."""
     finished_jobs: FinishedJobs = field(default_factory=FinishedJobs)
     """Poll answers of finished jobs, kept by this replica (see `serve_app.common.finished_jobs`)."""
