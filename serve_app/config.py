@@ -7,12 +7,13 @@
   committed or shown by `serve status`. The Ingress reads it once, when it starts.
 """
 
-from pydantic import Field
+from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from deployments.billing.pricing import BillingConfig
 from deployments.config import (
     AnalysisConfig,
+    CallbacksConfig,
     ChunkingConfig,
     DiarizationConfig,
     JobsConfig,
@@ -48,6 +49,7 @@ class AppConfig(StrictModel):
     diarization: DiarizationConfig = DiarizationConfig()
     live: LiveConfig = LiveConfig()
     analysis: AnalysisConfig = AnalysisConfig()
+    callbacks: CallbacksConfig = CallbacksConfig()
 
 
 class SecretSettings(BaseSettings):
@@ -58,6 +60,12 @@ class SecretSettings(BaseSettings):
     api_keys: str = Field("", description="Comma-separated bearer API keys without a balance (STT_API_KEYS).")
     api_keys_file: str = Field(
         "", description="A JSON or YAML keys file with names, balances and per-key limits (STT_API_KEYS_FILE)."
+    )
+
+    callback_secret: SecretStr | None = Field(
+        None,
+        description="Signs job callbacks of keys without a callback_secret of their own (STT_CALLBACK_SECRET);"
+        " with neither, `callback_url` is refused.",
     )
 
     def api_key_list(self) -> list[str]:

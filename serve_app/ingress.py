@@ -13,6 +13,7 @@ from deployments.billing.rate_limiter import get_or_create_rate_limiter
 from deployments.jobs.reader import JobReader
 from deployments.jobs.tracker import get_or_create_tracker
 from deployments.transcriber.languages import whisper_language_names
+from serve_app.callbacks.sender import CallbackSender
 from serve_app.common.auth import ApiKeys, configured_keys
 from serve_app.common.services import Services
 from serve_app.config import AppConfig, SecretSettings
@@ -27,7 +28,8 @@ class Ingress:
     async def __init__(  # type: ignore[misc]  # Serve awaits an async constructor
         self, pipeline: DeploymentHandle[Any], live: DeploymentHandle[Any], config: AppConfig
     ) -> None:
-        api_keys = ApiKeys(configured_keys(SecretSettings()))  # first: no keys, no service
+        secrets = SecretSettings()
+        api_keys = ApiKeys(configured_keys(secrets))  # first: no keys, no service
         ledger = get_or_create_ledger(config.storage)
         tracker = get_or_create_tracker(config.jobs, config.storage, pipeline, ledger)
         rate_limiter = get_or_create_rate_limiter(config.storage)
@@ -35,16 +37,23 @@ class Ingress:
         await tracker.reconfigure.remote(config.jobs, pipeline, ledger)
         await ledger.__ray_ready__.remote()  # not ready to serve until the actors are
         await rate_limiter.__ray_ready__.remote()
-        self.services = Services(
+        jobs = JobReader(config.jobs, config.storage, callbacks=config.callbacks)  # after the tracker made the schema
+        self.services = services = Services(
             config=config,
             api_keys=api_keys,
             pipeline=pipeline,
             tracker=tracker,
-            jobs=JobReader(config.jobs, config.storage),  # after the tracker has made the schema
+            jobs=jobs,
             ledger=ledger,
             rate_limiter=rate_limiter,
             live=live,
+            callback_secret=secrets.callback_secret,
         )
+        # Every replica sends job callbacks that are due; claims with a lease keep two from sending one at once.
+        sender = CallbackSender(
+            jobs, config.callbacks, lambda owner: services.callback_secret_of(api_keys.by_owner(owner))
+        )
+        self.callbacks = sender.start()
         whisper_language_names()  # read now, so that the first request with a `language` does not wait for it
 
     def __serve_build_asgi_app__(self) -> FastAPI:

@@ -1,5 +1,5 @@
-"""The database that holds job records (the tracker's) and the usage ledger (the ledger's): two tables, two
-owners, one schema. SQLite, one file under `storage.state_dir`, is the embedded default; a cluster sets
+"""The database that holds job records (the tracker's), their callbacks' outbox and the usage ledger (the
+ledger's): one schema. SQLite, one file under `storage.state_dir`, is the embedded default; a cluster sets
 `storage.database_url` to a PostgreSQL server, since SQLite's locking is not safe on the network volume a
 cluster would share. Both go through SQLAlchemy Core, so each query is written once.
 
@@ -87,6 +87,24 @@ charges = Table(
     sqlite_autoincrement=True,
 )
 
+callbacks = Table(
+    "callbacks",
+    metadata,
+    Column("job_id", Text, primary_key=True, comment="One callback per job, written with its final record."),
+    Column("owner", Text, nullable=False),
+    Column("url", Text, nullable=False),
+    Column("ended_at", Double, nullable=False, comment="The job's end (Unix seconds): retries stop at its expiry."),
+    Column("status", Text, nullable=False, comment="pending, delivered or failed."),
+    Column("attempts", Integer, nullable=False, server_default="0"),
+    Column("last_status", Integer, comment="The receiver's last HTTP status; NULL: no answer."),
+    Column("next_attempt_at", Double, nullable=False),
+    Column("lease_until", Double, nullable=False, server_default="0", comment="Held by a sender until then."),
+    Column("claim", Text, comment="The holding sender's claim: only it records the attempt's outcome."),
+    Index("callbacks_due", "status", "next_attempt_at"),
+)
+"""The callback outbox (deployments/callbacks/store.py): the job store adds a row in the transaction that
+stores the job's end, so a callback is never lost with a tracker; the ingress replicas send them."""
+
 schema_version = Table("schema_version", metadata, Column("version", Integer, nullable=False))
 
 CHARGES_COLUMNS_ADDED = {  # columns that versions before `schema_version` added to a SQLite `charges` table
@@ -125,7 +143,12 @@ def _baseline(connection: Connection) -> None:
         connection.exec_driver_sql("DROP TABLE usage")
 
 
-MIGRATIONS: list[Callable[[Connection], None]] = [_baseline]
+def _callbacks_outbox(connection: Connection) -> None:
+    """Version 2: the callback outbox."""
+    callbacks.create(connection, checkfirst=True)
+
+
+MIGRATIONS: list[Callable[[Connection], None]] = [_baseline, _callbacks_outbox]
 """Step n brings the schema from version n-1 to n; append, never edit."""
 
 

@@ -54,6 +54,7 @@ class ApiKey(BaseModel):
     currency: Currency | None = Field(None, description="Overrides billing.currency.")
     requests_per_second: float | None = Field(None, gt=0, description="Overrides limits.requests_per_second.")
     max_running_jobs: int | None = Field(None, ge=1, description="Overrides jobs.max_running_jobs_per_key.")
+    callback_secret: SecretStr | None = None
 
     @model_validator(mode="after")
     def one_balance(self) -> "ApiKey":
@@ -100,6 +101,11 @@ class ApiKeys:
 
     def __init__(self, keys: list[ApiKey]) -> None:
         self._keys = [(key.key.get_secret_value().encode(), key) for key in keys]
+        self._by_owner = {key.owner: key for key in keys}
+
+    def by_owner(self, owner: str) -> ApiKey | None:
+        """The key whose SHA-256 is `owner` (a job's callback is signed with its key's secret)."""
+        return self._by_owner.get(owner)
 
     def lookup(self, candidate: str) -> ApiKey | None:
         given = candidate.encode()

@@ -7,11 +7,12 @@ the same `.method.remote()` calls. Routes reach its parts through `serve_app.com
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import SecretStr
 from ray.actor import ActorProxy
 from ray.serve.handle import DeploymentHandle
 
 from deployments.jobs.reader import JobReader
-from serve_app.common.auth import ApiKeys
+from serve_app.common.auth import ApiKey, ApiKeys
 from serve_app.common.finished_jobs import FinishedJobs
 from serve_app.config import AppConfig
 
@@ -34,3 +35,10 @@ class Services:
     """The LiveTranscriber: live sessions (None where the app serves none)."""
     finished_jobs: FinishedJobs = field(default_factory=FinishedJobs)
     """Poll answers of finished jobs, kept by this replica (see `serve_app.common.finished_jobs`)."""
+    callback_secret: SecretStr | None = None
+    """STT_CALLBACK_SECRET: signs the callbacks of keys without a callback_secret of their own."""
+
+    def callback_secret_of(self, key: ApiKey | None) -> bytes | None:
+        """What signs `key`'s job callbacks: its own secret, else the service's; None: neither is set."""
+        secret = (key.callback_secret if key is not None else None) or self.callback_secret
+        return secret.get_secret_value().encode() if secret is not None else None
