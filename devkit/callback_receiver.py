@@ -42,7 +42,7 @@ class CallbackReceiver:
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802  # http.server's name
+            def do_POST(self) -> None:  # http.server's name for it
                 body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
                 with receiver._lock:
                     status = receiver._failures.pop(0) if receiver._failures else 200
