@@ -4,6 +4,7 @@ the whole service: test_callbacks_service.py)."""
 
 import json
 import time
+from pathlib import Path
 
 import pytest
 
@@ -62,6 +63,17 @@ def test_the_signature_is_hmac_sha256_over_the_time_and_the_body() -> None:
     assert not verify(b"other", body, header, now=1_700_000_100)  # a wrong secret does not verify
     assert not verify(b"secret", body + b" ", header, now=1_700_000_100)
     assert not verify(b"secret", body, header, now=1_700_000_000 + 301)  # too old: a replay
+
+
+def test_the_receiver_in_the_docs_verifies_a_signature_and_refuses_old_ones() -> None:
+    text = (Path(__file__).parents[1] / "docs" / "api" / "rest.md").read_text()
+    snippet = text.split("A receiver checks the signature", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    namespace: dict = {}
+    exec(snippet, namespace)
+    body, now = b'{"job_id":"j"}', int(time.time())
+    assert namespace["verified"](b"secret", body, signature(b"secret", body, now))
+    assert not namespace["verified"](b"wrong", body, signature(b"secret", body, now))
+    assert not namespace["verified"](b"secret", body, signature(b"secret", body, now - 301))
 
 
 def _finished(inprocess, job_id: str, key: str) -> dict:
