@@ -44,6 +44,9 @@ def test_callback_url_needs_a_secret(inprocess) -> None:
         "http://[fd00::1]/hook",
         "http://169.254.169.254/",
         "ftp://x/",
+        "no url",
+        "http://" + "é" * 70 + ".com/",
+        "http://x:99999/",
     ],
 )
 def test_a_non_public_callback_url_is_a_400_naming_it(inprocess, url: str) -> None:

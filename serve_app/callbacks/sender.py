@@ -83,7 +83,7 @@ class CallbackSender:
         answered: int | None = None
         try:
             answered = await post(self.client, claim.url, body, headers, self.config)
-        except (UrlRejectedError, httpx.HTTPError, TimeoutError) as error:
+        except Exception as error:  # refused, unreachable, timed out, or a URL that cannot be sent: an attempt failed
             logger.info("callbacks: job %s: attempt %d: %s", claim.job_id, claim.attempts + 1,
                         error if isinstance(error, UrlRejectedError) else type(error).__name__)  # fmt: skip
         if answered is not None and 200 <= answered < 300:

@@ -23,7 +23,7 @@ async def check_callback_url(url: str, config: CallbacksConfig) -> None:
         raise HTTPException(status.HTTP_400_BAD_REQUEST, f"callback_url: longer than {MAX_URL_LENGTH} characters")
     try:
         await checked_address(httpx.URL(url), networks(config.allowed_networks))
-    except (UrlRejectedError, httpx.InvalidURL) as error:
+    except (UrlRejectedError, httpx.InvalidURL, ValueError) as error:  # ValueError: a host IDNA cannot encode
         raise HTTPException(status.HTTP_400_BAD_REQUEST, f"callback_url: {error}") from None
 
 
