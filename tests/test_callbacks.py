@@ -141,3 +141,13 @@ def test_a_callback_url_that_became_private_is_not_sent(inprocess) -> None:
         assert state is not None and state.status == CallbackStatus.pending and state.last_status is None
         assert receiver.requests == []
         inprocess.loop.run_until_complete(sender.close())
+
+
+def test_the_openapi_schema_documents_the_field_and_the_polls_callback(inprocess) -> None:
+    schema = call(inprocess, "GET", "/openapi.json").json()
+    callback = schema["components"]["schemas"]["JobObject"]["properties"]["callback"]
+    assert {"$ref": "#/components/schemas/CallbackObject"} in callback["anyOf"] and callback["description"]
+    states = schema["components"]["schemas"]["CallbackObject"]["properties"]["status"]["enum"]
+    assert states == ["pending", "delivered", "failed"]
+    form = json.dumps(schema["paths"]["/v1/audio/transcriptions/async"]["post"]["requestBody"])
+    assert "callback_url" in form
