@@ -283,3 +283,25 @@ def test_backoff_doubles_with_jitter_up_to_its_cap() -> None:
     config = CallbacksConfig(backoff_base_s=10, backoff_max_s=100)
     assert [retry_delay(n, config, lambda: 1.0) for n in range(1, 7)] == [10, 20, 40, 80, 100, 100]
     assert [retry_delay(n, config, lambda: 0.0) for n in range(1, 4)] == [5, 10, 20]  # half of it is random
+
+
+def test_replicas_claiming_at_once_never_share_a_callback(storage: StorageConfig) -> None:
+    store = SQLJobStore(storage)
+    ends = [_finished_with_callback(store, f"job-{n}") for n in range(24)]
+    now = max(job.completed_at.timestamp() for job in ends if job.completed_at is not None)
+    config = CallbacksConfig()
+    outboxes = [CallbackOutbox(database_engine(storage, reading=True), config, 3600, lambda: now) for _ in range(4)]
+    claimed: list[str] = []
+    lock = threading.Lock()
+
+    def claim_all(outbox: CallbackOutbox) -> None:
+        while claims := outbox.claim(5):
+            with lock:
+                claimed.extend(claim.job_id for claim in claims)
+
+    threads = [threading.Thread(target=claim_all, args=(outbox,)) for outbox in outboxes]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(claimed) == sorted(job.job_id for job in ends)  # each once
