@@ -44,6 +44,7 @@ class LocalService:
         metrics_interval_ms: int | None = None,
         env: dict[str, str] | None = None,
         batching: dict[str, Any] | None = None,
+        callbacks: dict[str, Any] | None = None,
     ) -> None:
         self.workdir = workdir
         self.api_keys = api_keys
@@ -67,6 +68,7 @@ class LocalService:
         self.live_replicas = live_replicas
         self.metrics_interval_ms = metrics_interval_ms  # how often Ray exports metrics (its default: 10 s)
         self.batching = dict(batching or {})  # the Transcriber's user_config, over the local config's
+        self.callbacks = dict(callbacks or {})
         self.env = dict(env or {})  # more environment for `serve run` (and so for every replica)
         self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}"
@@ -92,6 +94,8 @@ class LocalService:
         args["url_input"] = {**args.get("url_input", {}), **self.url_input}
         args["live"] = {**args.get("live", {}), **self.live}
         args["analysis"] = {**args.get("analysis", {}), **self.analysis}
+        if self.callbacks:
+            args["callbacks"] = {**args.get("callbacks", {}), **self.callbacks}
         return config
 
     def start(self, timeout_s: float = 240) -> "LocalService":

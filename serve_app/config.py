@@ -7,12 +7,13 @@
   file that is committed or shown by `serve status`. The Ingress reads it once, when it starts.
 """
 
-from pydantic import Field
+from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from deployments.billing.pricing import BillingConfig
 from deployments.config import (
     AnalysisConfig,
+    CallbacksConfig,
     ChunkingConfig,
     DiarizationConfig,
     JobsConfig,
@@ -48,6 +49,7 @@ class AppConfig(StrictModel):
     diarization: DiarizationConfig = DiarizationConfig()
     live: LiveConfig = LiveConfig()
     analysis: AnalysisConfig = AnalysisConfig()
+    callbacks: CallbacksConfig = CallbacksConfig()
 
 
 class SecretSettings(BaseSettings):
@@ -64,6 +66,11 @@ class SecretSettings(BaseSettings):
         "",
         description="Comma-separated admin keys (STT_ADMIN_KEYS): they manage API keys at /v1/admin/ and cannot"
         " transcribe. None: the admin API answers 401.",
+    )
+    callback_secret: SecretStr | None = Field(
+        None,
+        description="Signs job callbacks of keys without a callback_secret of their own (STT_CALLBACK_SECRET);"
+        " with neither, `callback_url` is refused.",
     )
 
     def api_key_list(self) -> list[str]:

@@ -14,6 +14,7 @@ from deployments.jobs.reader import JobReader
 from deployments.jobs.tracker import get_or_create_tracker
 from deployments.keys.store import KeyStore
 from deployments.transcriber.languages import whisper_language_names
+from serve_app.callbacks.sender import CallbackSender
 from serve_app.common.auth import AdminKeys, ApiKeys, configured_keys
 from serve_app.common.services import Services
 from serve_app.config import AppConfig, SecretSettings
@@ -38,18 +39,23 @@ class Ingress:
         await ledger.__ray_ready__.remote()  # not ready to serve until the actors are
         await rate_limiter.__ray_ready__.remote()
         key_store = KeyStore(config.storage)  # the admin API's keys, re-read when they change
-        self.services = Services(
+        jobs = JobReader(config.jobs, config.storage, callbacks=config.callbacks)  # after the tracker made the schema
+        self.services = services = Services(
             config=config,
             api_keys=ApiKeys(static_keys, key_store),
             pipeline=pipeline,
             tracker=tracker,
-            jobs=JobReader(config.jobs, config.storage),  # after the tracker has made the schema
+            jobs=jobs,
             ledger=ledger,
             rate_limiter=rate_limiter,
             live=live,
             admin_keys=AdminKeys(secrets.admin_key_list()),
             key_store=key_store,
+            callback_secret=secrets.callback_secret,
         )
+        # Every replica sends job callbacks that are due; claims with a lease keep two from sending one at once.
+        sender = CallbackSender(jobs, config.callbacks, services.callback_secret_for)
+        self.callbacks = sender.start()
         whisper_language_names()  # read now, so that the first request with a `language` does not wait for it
 
     def __serve_build_asgi_app__(self) -> FastAPI:

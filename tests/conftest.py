@@ -47,6 +47,9 @@ LIVE_CONFIG = {"idle_timeout_s": 3, "max_sessions_per_key": 2}
 ANALYSIS_CONFIG = {"max_output_tokens": 32, "sync_timeout_s": 10}
 """Short answers (the embedded model writes ~15 tokens/s on 2 cores), and a synchronous budget that two
 minutes of the call with a prompt, roles and emotions outrun: tests/test_analysis_service.py's 413."""
+CALLBACKS_CONFIG = {"allowed_networks": ["127.0.0.0/8"], "backoff_base_s": 0.5, "backoff_max_s": 4}
+CALLBACK_SECRET = "test-callback-secret"
+"""Callbacks to a receiver on loopback, retried within seconds, signed with STT_CALLBACK_SECRET."""
 URL_INPUT_CONFIG = {"allowed_networks": ["127.0.0.1/32"], "read_timeout_s": 2}
 """Tests fetch from a server on loopback, which only an allow-list opens; every other private range stays shut."""
 
@@ -242,7 +245,8 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
             ingress_replicas=2,  # two ingress replicas: the request-rate limit must hold across both
             live_replicas=2,  # and two of live sessions: each session's calls must find its replica
             metrics_interval_ms=1000,  # Ray exports metrics each second, not every 10 s: tests see them sooner
-            env={"STT_ADMIN_KEYS": ADMIN_KEY},
+            callbacks=CALLBACKS_CONFIG,
+            env={"STT_ADMIN_KEYS": ADMIN_KEY, "STT_CALLBACK_SECRET": CALLBACK_SECRET},
         ) as running:
             yield Service(running.base_url, API_KEYS[0], running, state_dir, state_on_own_filesystem=mounted)
     finally:

@@ -18,7 +18,7 @@ import pytest
 from deployments.analysis.emotions import emotion
 from deployments.billing.ledger import UsageLedger
 from deployments.billing.rate_limiter import RequestRateLimiter
-from deployments.config import JobsConfig, LimitsConfig, StorageConfig, UrlInputConfig
+from deployments.config import CallbacksConfig, JobsConfig, LimitsConfig, StorageConfig, UrlInputConfig
 from deployments.errors import AudioRejectedError
 from deployments.files._url_fetch import check_url
 from deployments.jobs.reader import JobReader
@@ -48,6 +48,9 @@ LIMITED_KEY = "inprocess-limited"
 BROKE_KEY = "inprocess-broke"
 PRICED_KEY = "inprocess-priced"
 ADMIN_KEY = "inprocess-admin-key-0123456789"
+CALLBACK_KEY = "inprocess-callbacks"
+CALLBACK_SECRET = "inprocess-callback-secret"
+"""The one key with a callback secret (the in-process service has no STT_CALLBACK_SECRET)."""
 UPLOAD_LIMIT = 64 * 1024
 
 
@@ -163,6 +166,7 @@ def build(tmp_path: Path) -> tuple[AppConfig, FakePipeline, UsageLedger, ApiKeys
         limits=LimitsConfig(max_sync_upload_bytes=UPLOAD_LIMIT),
         storage=StorageConfig(state_dir=str(tmp_path / "state")),
         jobs=JobsConfig(max_job_upload_bytes=UPLOAD_LIMIT, max_running_jobs_per_key=2),
+        callbacks=CallbacksConfig(allowed_networks=["127.0.0.0/8"], backoff_base_s=0.2, backoff_max_s=1),
     )
     ledger = UsageLedger(config.storage.database_path)  # first: it makes the schema
     keys = ApiKeys(
@@ -171,6 +175,7 @@ def build(tmp_path: Path) -> tuple[AppConfig, FakePipeline, UsageLedger, ApiKeys
             ApiKey(key=LIMITED_KEY, name="limited", requests_per_second=2),
             ApiKey(key=BROKE_KEY, name="broke", balance_seconds=0),
             ApiKey(key=PRICED_KEY, id=7, balance=1.0, rate_per_min=0.6, currency="RUB"),
+            ApiKey(key=CALLBACK_KEY, name="callbacks", callback_secret=CALLBACK_SECRET),
         ],
         KeyStore(config.storage),  # the admin API's keys (ADMIN_KEY manages them)
     )
@@ -189,7 +194,7 @@ def inprocess(tmp_path: Path) -> Iterator[InProcessService]:
             api_keys=keys,
             pipeline=pipeline,  # type: ignore[arg-type]  # a fake for the Ray handle
             tracker=Actor(tracker),  # type: ignore[arg-type]  # a fake for the Ray handle
-            jobs=JobReader(config.jobs, config.storage),
+            jobs=JobReader(config.jobs, config.storage, callbacks=config.callbacks),
             ledger=Actor(ledger),  # type: ignore[arg-type]  # a fake for the Ray handle
             rate_limiter=Actor(RequestRateLimiter()),  # type: ignore[arg-type]  # a fake for the Ray handle
             admin_keys=AdminKeys([ADMIN_KEY]),

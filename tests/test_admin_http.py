@@ -106,7 +106,9 @@ def test_unknown_ids_are_404_and_static_keys_409(inprocess) -> None:
         assert answer.status_code == 404 and "key_nothere" in answer.json()["detail"]
     listed = admin(inprocess, "GET", "/v1/admin/keys").json()["items"]
     static = [item for item in listed if item["static"]]
-    assert len(static) == 4 and all(item["revocable"] is False and item["prefix"] is None for item in static)
+    assert len(static) == len(inprocess.services.api_keys.static) and all(
+        item["revocable"] is False and item["prefix"] is None for item in static
+    )
     priced = next(item for item in static if item["id"] == "static-7")
     assert priced["balance"] == {"initial": 1.0, "remaining": 1.0, "currency": "RUB"}
     refused = admin(inprocess, "DELETE", "/v1/admin/keys/static-7")
@@ -130,7 +132,8 @@ def test_lists_page_through_static_and_stored_keys(inprocess) -> None:
         if not body["has_more"]:
             break
         cursor = body["next_cursor"]
-    assert len(seen) == 7 and len(set(seen)) == 7 and seen[4:] == made
+    statics = len(inprocess.services.api_keys.static)
+    assert len(seen) == statics + 3 and len(set(seen)) == len(seen) and seen[statics:] == made
     admin(inprocess, "DELETE", f"/v1/admin/keys/{made[0]}")
     first = admin(inprocess, "GET", "/v1/admin/audit", params={"limit": 2}).json()
     assert [item["action"] for item in first["items"]] == ["revoke", "create"] and first["has_more"]

@@ -12,7 +12,8 @@ import pytest
 from sqlalchemy.engine import URL
 
 from deployments.billing.ledger import ChargeDetails, UsageLedger
-from deployments.config import JobsConfig, StorageConfig
+from deployments.callbacks.store import CallbackOutbox, CallbackState, CallbackStatus, retry_delay
+from deployments.config import CallbacksConfig, JobsConfig, StorageConfig
 from deployments.errors import StorageError
 from deployments.jobs._store import SQLJobStore
 from deployments.jobs.reader import JobReader
@@ -196,3 +197,111 @@ def test_a_sqlite_file_of_an_earlier_version_opens_with_its_charges_and_jobs(tmp
     assert ledger.spent("alice", rate_per_min=2.0) == pytest.approx(1.0)
     assert [job.job_id for job in SQLJobStore(path).load_all()] == ["one"]
     assert migrate_schema(database_engine(path)) == len(MIGRATIONS)
+
+
+# ---- the callback outbox ----
+
+
+class Seconds:
+    """A settable Unix-seconds clock."""
+
+    def __init__(self, now: float) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _finished_with_callback(store: SQLJobStore, job_id: str, url: str = "http://127.0.0.1:9/hook") -> Job:
+    job = _job(job_id)
+    job = job.model_copy(update={"request": job.request.model_copy(update={"callback_url": url})})
+    store.save(job)  # running: no callback yet
+    ended = job.model_copy(update={"status": JobStatus.complete, "completed_at": job.created_at + timedelta(seconds=5)})
+    store.save(ended)
+    store.save(ended)  # saved again (a retried write): still one callback
+    return ended
+
+
+def test_a_jobs_end_and_its_callback_are_stored_together_and_claimed_once(storage: StorageConfig) -> None:
+    store = SQLJobStore(storage)
+    job = _finished_with_callback(store, "one")
+    assert job.completed_at is not None
+    ended_at = job.completed_at.timestamp()
+    clock = Seconds(ended_at)
+    config = CallbacksConfig(lease_s=30, timeout_s=10, backoff_base_s=10, backoff_max_s=100, min_attempts=3)
+    replicas = [CallbackOutbox(database_engine(storage, reading=True), config, 3600, clock, lambda: 1.0) for _ in "ab"]
+    assert replicas[0].state("one") == CallbackState()
+    (claim,) = replicas[0].claim(10)
+    assert (claim.job_id, claim.owner, claim.url, claim.attempts) == ("one", "alice", "http://127.0.0.1:9/hook", 0)
+    assert replicas[1].claim(10) == []  # held by the first replica
+    clock.now += 31  # the first replica died holding it: its lease expires
+    (again,) = replicas[1].claim(10)
+    assert replicas[0].attempt_failed(claim, 500).attempts == 1  # a stale claim records nothing...
+    assert replicas[0].state("one") == CallbackState()
+    state = replicas[1].attempt_failed(again, 500)  # ...the holder does
+    assert state == CallbackState(status=CallbackStatus.pending, attempts=1, last_status=500)
+    assert replicas[0].state("one") == state
+    assert replicas[0].claim(10) == []  # backing off: 10 s
+    clock.now += 10
+    (third,) = replicas[0].claim(10)
+    assert third.attempts == 1 and third.last_status == 500
+    assert replicas[0].attempt_failed(third, None).status == CallbackStatus.pending
+    clock.now += 19
+    assert replicas[0].claim(10) == []  # the wait doubled: 20 s
+    clock.now += 1
+    (fourth,) = replicas[1].claim(10)
+    assert replicas[1].delivered(fourth, 204) == CallbackState(
+        status=CallbackStatus.delivered, attempts=3, last_status=204
+    )
+    clock.now += 10_000
+    assert replicas[0].claim(10) == []
+    assert replicas[0].state("one") == CallbackState(status=CallbackStatus.delivered, attempts=3, last_status=204)
+    store.delete(["one"])  # the job expires: its callback goes with it
+    assert replicas[0].state("one") is None
+
+
+def test_a_callback_fails_after_its_attempts_once_the_result_is_gone(storage: StorageConfig) -> None:
+    store = SQLJobStore(storage)
+    job = _finished_with_callback(store, "two")
+    assert job.completed_at is not None
+    clock = Seconds(job.completed_at.timestamp())
+    config = CallbacksConfig(backoff_base_s=10, backoff_max_s=1000, min_attempts=3)
+    outbox = CallbackOutbox(database_engine(storage), config, retention_s=15, clock=clock, rng=lambda: 0.0)
+    states = []
+    for _ in range(5):
+        claims = outbox.claim(10)
+        if not claims:
+            break
+        states.append(outbox.attempt_failed(claims[0], 503))
+        clock.now += 1000
+    # Past the retention (15 s) after the first wait, but at least min_attempts are made.
+    assert [state.status for state in states] == [CallbackStatus.pending] * 2 + [CallbackStatus.failed]
+    assert outbox.state("two") == CallbackState(status=CallbackStatus.failed, attempts=3, last_status=503)
+
+
+def test_backoff_doubles_with_jitter_up_to_its_cap() -> None:
+    config = CallbacksConfig(backoff_base_s=10, backoff_max_s=100)
+    assert [retry_delay(n, config, lambda: 1.0) for n in range(1, 7)] == [10, 20, 40, 80, 100, 100]
+    assert [retry_delay(n, config, lambda: 0.0) for n in range(1, 4)] == [5, 10, 20]  # half of it is random
+
+
+def test_replicas_claiming_at_once_never_share_a_callback(storage: StorageConfig) -> None:
+    store = SQLJobStore(storage)
+    ends = [_finished_with_callback(store, f"job-{n}") for n in range(24)]
+    now = max(job.completed_at.timestamp() for job in ends if job.completed_at is not None)
+    config = CallbacksConfig()
+    outboxes = [CallbackOutbox(database_engine(storage, reading=True), config, 3600, lambda: now) for _ in range(4)]
+    claimed: list[str] = []
+    lock = threading.Lock()
+
+    def claim_all(outbox: CallbackOutbox) -> None:
+        while claims := outbox.claim(5):
+            with lock:
+                claimed.extend(claim.job_id for claim in claims)
+
+    threads = [threading.Thread(target=claim_all, args=(outbox,)) for outbox in outboxes]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(claimed) == sorted(job.job_id for job in ends)  # each once

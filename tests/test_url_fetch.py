@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from deployments.addresses import is_forbidden
 from deployments.config import UrlInputConfig
 from deployments.errors import UrlRejectedError
-from deployments.files._url_fetch import fetch_to_file, is_forbidden
+from deployments.files._url_fetch import fetch_to_file
 from devkit.media_server import media_server
 
 LOOPBACK_ALLOWED = UrlInputConfig(allowed_networks=["127.0.0.0/8"], read_timeout_s=1, max_redirects=3)

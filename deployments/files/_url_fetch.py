@@ -1,58 +1,21 @@
 """Download a client's `url` to a file, without letting it reach what the service itself can reach.
 
-Server-side request forgery is refused at every hop: the host is resolved, every address it resolves to
-must be public (not loopback, private, link-local, multicast, reserved or unspecified, in IPv4 or IPv6),
-unless an allow-list names its network. The connection then goes to the checked address itself, with the
-original Host header and TLS server name, so DNS cannot answer differently between check and connect.
+Server-side request forgery is refused at every hop by the rule of `deployments/addresses.py` (public
+addresses only, unless an allow-list names the network; the connection goes to the checked address).
 Redirects are followed by hand, a bounded number of times, each one checked the same way.
 """
 
-import asyncio
-import ipaddress
-import socket
 from pathlib import Path
 
 import httpx
 
+from deployments.addresses import IPNetwork, checked_address, networks, pinned_request
 from deployments.config import UrlInputConfig
 from deployments.errors import UrlRejectedError
 
-IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
-IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
-
-
-def is_forbidden(address: IPAddress, allowed: list[IPNetwork]) -> bool:
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
-    if any(address in network for network in allowed):
-        return False
-    return address.is_multicast or not address.is_global  # is_global is False for every special range
-
-
-async def resolve(host: str, port: int) -> list[IPAddress]:
-    try:
-        infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    except socket.gaierror:
-        raise UrlRejectedError(f"the URL's host {host!r} could not be resolved") from None
-    return list(dict.fromkeys(ipaddress.ip_address(str(info[4][0]).split("%")[0]) for info in infos))
-
-
-async def checked_address(url: httpx.URL, allowed: list[IPNetwork]) -> IPAddress:
-    if url.scheme not in ("http", "https"):
-        raise UrlRejectedError("the URL must start with http:// or https://")
-    if not url.host:
-        raise UrlRejectedError("the URL has no host")
-    addresses = await resolve(url.host, url.port or (443 if url.scheme == "https" else 80))
-    if not addresses or any(is_forbidden(address, allowed) for address in addresses):
-        raise UrlRejectedError(
-            f"the URL's host {url.host!r} resolves to a private, loopback or otherwise non-public address,"
-            " which this service does not fetch"
-        )
-    return addresses[0]
-
 
 def allowed_networks(config: UrlInputConfig) -> list[IPNetwork]:
-    return [ipaddress.ip_network(network, strict=False) for network in config.allowed_networks]
+    return networks(config.allowed_networks)
 
 
 async def check_url(url: str, config: UrlInputConfig) -> None:
@@ -70,10 +33,8 @@ async def fetch_to_file(url: str, path: Path, max_bytes: int, config: UrlInputCo
         async with httpx.AsyncClient(timeout=timeout, follow_redirects=False, trust_env=False) as client:
             for _ in range(config.max_redirects + 1):
                 address = await checked_address(current, allowed)
-                pinned = current.copy_with(host=str(address))
-                headers = {"Host": current.netloc.decode("ascii"), "Accept": "audio/*, video/*, */*"}
-                extensions = {"sni_hostname": current.host} if current.scheme == "https" else {}
-                request = client.build_request("GET", pinned, headers=headers, extensions=extensions)
+                headers = {"Accept": "audio/*, video/*, */*"}
+                request = pinned_request(client, "GET", current, address, headers)
                 response = await client.send(request, stream=True)
                 try:
                     if response.is_redirect and "location" in response.headers:

@@ -9,6 +9,7 @@ from typing import Protocol
 
 from sqlalchemy import Engine, bindparam, delete, select, update
 
+from deployments.callbacks import store as callbacks
 from deployments.config import StorageConfig
 from deployments.errors import StorageError
 from deployments.jobs._migrations import current_record, is_current
@@ -81,6 +82,9 @@ class SQLJobStore:
                "record": job.model_dump_json()}  # fmt: skip
         with database_storage("the job store"), writing(self.engine) as connection:
             connection.execute(upsert(connection, jobs, ["job_id"]), row)
+            if job.completed_at is not None and job.request.callback_url is not None:  # the end and its callback
+                callbacks.enqueue(connection, job.job_id, job.owner, job.request.callback_url,
+                                  job.completed_at.timestamp())  # fmt: skip
 
     def load_all(self) -> list[Job]:
         with self.engine.connect() as connection:
@@ -102,3 +106,4 @@ class SQLJobStore:
             return
         with database_storage("the job store"), writing(self.engine) as connection:
             connection.execute(delete(jobs).where(jobs.c.job_id == bindparam("id")), [{"id": i} for i in job_ids])
+            callbacks.forget(connection, job_ids)

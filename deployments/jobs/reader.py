@@ -11,7 +11,8 @@ job past its retention period is gone, as the tracker's sweep will make it.
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-from deployments.config import JobsConfig, StorageConfig
+from deployments.callbacks.store import CallbackOutbox, CallbackState
+from deployments.config import CallbacksConfig, JobsConfig, StorageConfig
 from deployments.jobs._store import SQLJobStore
 from deployments.jobs.records import Job
 from deployments.storage.database import database_storage
@@ -25,10 +26,19 @@ class JobReader:
     """Read-only access to job records, for the ingress. Its calls block (a database query): run them off
     the event loop."""
 
-    def __init__(self, config: JobsConfig, storage: StorageConfig, clock: Callable[[], datetime] = utc_now) -> None:
+    def __init__(
+        self,
+        config: JobsConfig,
+        storage: StorageConfig,
+        clock: Callable[[], datetime] = utc_now,
+        callbacks: CallbacksConfig | None = None,
+    ) -> None:
         self.config = config
         self.clock = clock
         self.store = SQLJobStore(storage, reading=True)
+        self.callbacks = CallbackOutbox(self.store.engine, callbacks or CallbacksConfig(), config.retention_s)
+        """The callback outbox, on the same connections: polls read a job's callback, the edge's senders claim
+        and record deliveries (serve_app/callbacks/)."""
 
     def get(self, job_id: str, owner: str) -> Job | None:
         """The job if it exists, is not expired, and belongs to `owner`; None otherwise (as the tracker's `get`)."""
@@ -39,3 +49,11 @@ class JobReader:
         if (self.clock() - job.completed_at).total_seconds() >= self.config.retention_s:
             return None
         return job
+
+    def callback(self, job: Job) -> CallbackState | None:
+        """The callback of a job submitted with a `callback_url` (pending until its end is stored); None for a
+        job without one."""
+        if job.request.callback_url is None:
+            return None
+        with database_storage("the job store"):
+            return self.callbacks.state(job.job_id) or CallbackState()

@@ -32,6 +32,9 @@ class JobRequest(BaseModel):
     charge: ChargeDetails | None = Field(
         None, description="How to bill the job (price, model); language and size are filled in when it is done."
     )
+    callback_url: str | None = Field(
+        None, description="Where the job object is POSTed when the job ends (deployments/callbacks/store.py)."
+    )
 
 
 class Job(BaseModel):

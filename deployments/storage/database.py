@@ -1,8 +1,8 @@
-"""The database that holds job records (the tracker's), the usage ledger (the ledger's) and the keys managed
-by the admin API (deployments/keys/store.py's): tables of several owners, one schema. SQLite, one file under
-`storage.state_dir`, is the embedded default; a cluster sets `storage.database_url` to a PostgreSQL server,
-since SQLite's locking is not safe on the network volume a cluster would share. Both go through SQLAlchemy
-Core, so each query is written once.
+"""The database that holds job records (the tracker's) and their callbacks' outbox, the usage ledger (the
+ledger's) and the keys managed by the admin API (deployments/keys/store.py's): tables of several owners, one
+schema. SQLite, one file under `storage.state_dir`, is the embedded default; a cluster sets
+`storage.database_url` to a PostgreSQL server, since SQLite's locking is not safe on the network volume a
+cluster would share. Both go through SQLAlchemy Core, so each query is written once.
 
 Schema migrations are a small versioned table (`schema_version`, one row), not Alembic: the schema is a few
 tables that the service itself creates when an actor opens the database (there is no deploy step to run
@@ -88,6 +88,24 @@ charges = Table(
     sqlite_autoincrement=True,
 )
 
+callbacks = Table(
+    "callbacks",
+    metadata,
+    Column("job_id", Text, primary_key=True, comment="One callback per job, written with its final record."),
+    Column("owner", Text, nullable=False),
+    Column("url", Text, nullable=False),
+    Column("ended_at", Double, nullable=False, comment="The job's end (Unix seconds): retries stop at its expiry."),
+    Column("status", Text, nullable=False, comment="pending, delivered or failed."),
+    Column("attempts", Integer, nullable=False, server_default="0"),
+    Column("last_status", Integer, comment="The receiver's last HTTP status; NULL: no answer."),
+    Column("next_attempt_at", Double, nullable=False),
+    Column("lease_until", Double, nullable=False, server_default="0", comment="Held by a sender until then."),
+    Column("claim", Text, comment="The holding sender's claim: only it records the attempt's outcome."),
+    Index("callbacks_due", "status", "next_attempt_at"),
+)
+"""The callback outbox (deployments/callbacks/store.py): the job store adds a row in the transaction that
+stores the job's end, so a callback is never lost with a tracker; the ingress replicas send them."""
+
 schema_version = Table("schema_version", metadata, Column("version", Integer, nullable=False))
 
 api_keys = Table(
@@ -166,12 +184,18 @@ def _baseline(connection: Connection) -> None:
 
 
 def _api_keys(connection: Connection) -> None:
-    """Keys managed while the service runs (deployments/keys/store.py), their change counter and audit trail."""
+    """Version 2: keys managed while the service runs (deployments/keys/store.py), their change counter and audit
+    trail."""
     metadata.create_all(connection, tables=[api_keys, api_keys_version, key_audit], checkfirst=True)
     connection.execute(api_keys_version.insert(), {"version": 0})
 
 
-MIGRATIONS: list[Callable[[Connection], None]] = [_baseline, _api_keys]
+def _callbacks_outbox(connection: Connection) -> None:
+    """Version 3: the callback outbox."""
+    callbacks.create(connection, checkfirst=True)
+
+
+MIGRATIONS: list[Callable[[Connection], None]] = [_baseline, _api_keys, _callbacks_outbox]
 """Step n brings the schema from version n-1 to n; append, never edit."""
 
 

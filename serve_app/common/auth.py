@@ -151,6 +151,7 @@ class ApiKeys:
     ) -> None:
         self.static = list(keys)
         self._keys = [(key.key.get_secret_value().encode(), key) for key in keys if key.key is not None]
+        self._static_by_owner = {key.owner: key for key in keys}
         self.store, self.refresh_s, self.clock = store, refresh_s, clock
         self._stored: dict[str, ApiKey] = {}
         self._version: int | None = None
@@ -165,6 +166,11 @@ class ApiKeys:
             if hmac.compare_digest(given, secret):
                 found = key
         return found or self._stored.get(hashlib.sha256(given).hexdigest())
+
+    def by_owner(self, owner: str) -> ApiKey | None:
+        """The key whose SHA-256 is `owner`, in this replica's current view (a job's callback is signed with its
+        key's secret)."""
+        return self._static_by_owner.get(owner) or self._stored.get(owner)
 
     async def find(self, candidate: str) -> ApiKey | None:
         """`lookup` after bringing the key store's keys up to date, if they may be stale."""

@@ -87,8 +87,9 @@ class Intake:
             analysis=form.analysis_options(),
         )
 
-    def job_request(self, form: AudioRequest, render: dict[str, Any]) -> JobRequest:
-        """A job's work; `render` is the protocol's rendering choices, which the job stores and returns as given."""
+    def job_request(self, form: AudioRequest, render: dict[str, Any], callback_url: str | None = None) -> JobRequest:
+        """A job's work; `render` is the protocol's rendering choices, which the job stores and returns as given;
+        `callback_url` (checked) is where its end is POSTed."""
         return JobRequest(
             source_path=str(self.spool_path),
             url=form.url,
@@ -97,6 +98,7 @@ class Intake:
             analysis=form.analysis_options(),
             render=render,
             charge=self.charge_details(form),
+            callback_url=callback_url,
         )
 
     def charge_details(self, form: AudioRequest) -> ChargeDetails:

@@ -7,12 +7,13 @@ the same `.method.remote()` calls. Routes reach its parts through `serve_app.com
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import SecretStr
 from ray.actor import ActorProxy
 from ray.serve.handle import DeploymentHandle
 
 from deployments.jobs.reader import JobReader
 from deployments.keys.store import KeyStore
-from serve_app.common.auth import AdminKeys, ApiKeys
+from serve_app.common.auth import AdminKeys, ApiKey, ApiKeys
 from serve_app.common.finished_jobs import FinishedJobs
 from serve_app.config import AppConfig
 
@@ -39,3 +40,16 @@ class Services:
     """The keys the admin API manages (None: no admin API; `api_keys` reads the same store)."""
     finished_jobs: FinishedJobs = field(default_factory=FinishedJobs)
     """Poll answers of finished jobs, kept by this replica (see `serve_app.common.finished_jobs`)."""
+    callback_secret: SecretStr | None = None
+    """STT_CALLBACK_SECRET: signs the callbacks of keys without a callback_secret of their own."""
+
+    async def callback_secret_for(self, owner: str) -> bytes | None:
+        """What signs the job callbacks of the key whose SHA-256 is `owner`, in the key store's current state
+        (a secret set through the admin API after the job was submitted signs its callback)."""
+        await self.api_keys.refresh()
+        return self.callback_secret_of(self.api_keys.by_owner(owner))
+
+    def callback_secret_of(self, key: ApiKey | None) -> bytes | None:
+        """What signs `key`'s job callbacks: its own secret, else the service's; None: neither is set."""
+        secret = (key.callback_secret if key is not None else None) or self.callback_secret
+        return secret.get_secret_value().encode() if secret is not None else None

@@ -50,6 +50,11 @@ async def read_transcription_form(
         raise HTTPException(
             status.HTTP_400_BAD_REQUEST, "known_speaker_names[] requires task=diarize or response_format=diarized_json"
         )
+    if synchronous and form.callback_url is not None:
+        raise HTTPException(
+            status.HTTP_400_BAD_REQUEST,
+            "callback_url is for jobs (POST /v1/audio/transcriptions/async): a synchronous request answers itself",
+        )
     intake.check_model(form.model)
     form.complete(known_speakers, analysis_options(form, intake.config.analysis, synchronous))
     return form

@@ -7,8 +7,10 @@ from typing import Any
 from fastapi import APIRouter, HTTPException, Request, Response, status
 from fastapi.responses import JSONResponse
 
+from deployments.callbacks.store import CallbackState, CallbackStatus
 from deployments.jobs.records import Job
 from deployments.jobs.tracker import TooManyJobsError
+from serve_app.callbacks.target import check_callback_url
 from serve_app.common.auth import FUNDS_ERROR
 from serve_app.common.dependencies import (
     ConfigDependency,
@@ -24,12 +26,16 @@ from serve_app.common.intake import Intake
 from serve_app.rest.form_intake import read_transcription_form
 from serve_app.rest.rendering import RenderSpec, render_body
 from serve_app.rest.schemas.audio_form import multipart_request_body
-from serve_app.rest.schemas.jobs import JobCreated, JobObject
+from serve_app.rest.schemas.jobs import CallbackObject, JobCreated, JobObject
 from serve_app.rest.schemas.transcription_form import TranscriptionForm
 
 router = APIRouter(tags=["async jobs"])
 
 JOB_NOT_FOUND = "Job not found"
+NO_CALLBACK_SECRET = (
+    "callback_url needs a secret to sign callbacks with: the operator must configure STT_CALLBACK_SECRET or this"
+    " key's callback_secret"
+)
 
 
 @router.post(
@@ -45,6 +51,7 @@ async def create_job(
     app_config: ConfigDependency,
     pipeline: PipelineDependency,
     tracker: TrackerDependency,
+    services: ServicesDependency,
 ) -> JobCreated:
     """Stream the upload to the spool and queue the job; returns before any decoding or inference."""
     config = app_config.jobs
@@ -59,7 +66,11 @@ async def create_job(
             )
         if form.url is not None:  # refuse a non-public URL now; the job checks again when it fetches
             await pipeline.check_url.remote(form.url)
-        job_request = intake.job_request(form, render=form.render_spec().stored())
+        if form.callback_url is not None:  # refused now, not at the job's end; each attempt checks it again
+            if services.callback_secret_of(key) is None:
+                raise HTTPException(status.HTTP_400_BAD_REQUEST, NO_CALLBACK_SECRET)
+            await check_callback_url(form.callback_url, app_config.callbacks)
+        job_request = intake.job_request(form, form.render_spec().stored(), form.callback_url)
         try:
             job: Job = await tracker.submit.remote(key.owner, job_request, intake.request_id, max_running)
         except TooManyJobsError as error:
@@ -92,6 +103,17 @@ async def get_job(job_id: str, key: CurrentKey, services: ServicesDependency) ->
     job: Job | None = await asyncio.to_thread(services.jobs.get, job_id, key.owner)
     if job is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, JOB_NOT_FOUND)
+    callback = await asyncio.to_thread(services.jobs.callback, job)
+    response = Response(job_answer(job, callback), media_type=JSONResponse.media_type)
+    if job.completed_at is not None and (callback is None or callback.status != CallbackStatus.pending):
+        retention = timedelta(seconds=services.config.jobs.retention_s)  # it changes no more
+        services.finished_jobs.keep(job_id, key.owner, bytes(response.body), job.completed_at + retention)
+    return response
+
+
+def job_answer(job: Job, callback: CallbackState | None) -> bytes:
+    """The job object as its poll answers it, serialised as FastAPI would serialise a JobObject; also the body
+    its callback sends (serve_app/callbacks/). `callback` is left out for a job without a callback_url."""
     answer = JobObject(
         job_id=job.job_id,
         status=job.status.value,
@@ -100,12 +122,10 @@ async def get_job(job_id: str, key: CurrentKey, services: ServicesDependency) ->
         progress=job.progress,
         result=_rendered(job),
         error=job.error,
+        callback=CallbackObject.model_validate(callback.model_dump()) if callback is not None else None,
     )
-    response = JSONResponse(answer.model_dump(mode="json"))
-    if job.completed_at is not None:
-        retention = timedelta(seconds=services.config.jobs.retention_s)
-        services.finished_jobs.keep(job_id, key.owner, bytes(response.body), job.completed_at + retention)
-    return response
+    body = answer.model_dump(mode="json", exclude={"callback"} if callback is None else set())
+    return bytes(JSONResponse(body).body)
 
 
 def _rendered(job: Job) -> dict[str, Any] | str | None:

@@ -13,6 +13,17 @@ class JobCreated(BaseModel):
     created_at: UtcDatetime
 
 
+class CallbackObject(BaseModel):
+    """The delivery of a job's end to its `callback_url`."""
+
+    status: Literal["pending", "delivered", "failed"] = Field(
+        description="pending: not yet answered with a 2xx (the job runs, or attempts continue with backoff);"
+        " delivered: a 2xx within the timeout; failed: no more attempts."
+    )
+    attempts: int = Field(description="Attempts made so far.")
+    last_status: int | None = Field(description="The HTTP status of the last attempt; null: none, or no answer.")
+
+
 class JobObject(BaseModel):
     """An asynchronous job as clients poll it."""
 
@@ -27,3 +38,7 @@ class JobObject(BaseModel):
         " `prompt`, an LLMResult object."
     )
     error: str | None = Field(description="Why the job failed, when status is error.")
+    callback: CallbackObject | None = Field(
+        None,
+        description="Only for a job submitted with a `callback_url`: the delivery of its end to that address.",
+    )

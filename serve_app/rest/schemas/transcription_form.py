@@ -120,6 +120,11 @@ class TranscriptionForm(AudioForm):
         description="Data URLs (`data:audio/wav;base64,...`) of 1.5 to 10 s of each known speaker's voice, in any"
         " format `file` may have.",
     )
+    callback_url: str | None = Field(
+        None,
+        description="Jobs only (POST /v1/audio/transcriptions/async): an http(s) address to which the job object is"
+        " POSTed, signed, when the job ends (docs: Callbacks). Needs a callback secret configured.",
+    )
     _known_speakers: list[KnownSpeaker] = PrivateAttr(default_factory=list)
     """The known speakers, their clips spooled (serve_app/rest/openai_fields.py reads the two fields above)."""
     _analysis: AnalysisOptions | None = PrivateAttr(None)

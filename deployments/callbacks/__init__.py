@@ -1,0 +1,1 @@
+"""Job callbacks: the outbox of deliveries (`store.py`); the edge sends them (serve_app/callbacks/)."""
