@@ -179,7 +179,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     - `bench` tests (a measured figure, no behaviour) are left out unless `-m` names `bench` or the test is named
       on the command line.
 
-    Slow fault tests run after the rest, and a test that redeploys the shared service with another config runs
+    Live sessions streamed at their pace (`paced`) run after the other service tests, when the other worker's
+    model tests are likely done (CPU they would share skews their words), slow fault tests after them, and a
+    test that redeploys the shared service with another config runs
     last of all (it leaves that config in place)."""
     benches = "bench" in (config.option.markexpr or "")
     kept, left_out = [], []
@@ -199,7 +201,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         config.hook.pytest_deselected(items=left_out)
         items[:] = kept
     items.sort(
-        key=lambda item: (item.get_closest_marker("redeploys") is not None, item.get_closest_marker("slow") is not None)
+        key=lambda item: (
+            item.get_closest_marker("redeploys") is not None,
+            item.get_closest_marker("slow") is not None,
+            item.get_closest_marker("paced") is not None,
+        )
     )
 
 

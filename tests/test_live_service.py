@@ -23,6 +23,8 @@ from devkit.wer import stm_transcript, word_error_rate
 from tests.conftest import LIVE_CONFIG, Service
 from tests.test_live_session import stream_audio
 
+pytestmark = pytest.mark.paced  # see tests/conftest.py: after the other service tests
+
 LIVE_KEY = "test-key-live"  # conftest.KEYS_FILE: 5 RUB at 0.6 RUB a minute, id 43, used by this module only
 FRAME_S = 0.1
 

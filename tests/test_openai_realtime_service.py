@@ -19,6 +19,8 @@ from devkit.media import encode, pyannote_sample
 from devkit.wer import stm_transcript, word_error_rate
 from tests.conftest import Service
 
+pytestmark = pytest.mark.paced  # see tests/conftest.py: after the other service tests
+
 KEY = "test-key-2"
 CHUNK_S = 0.1
 TRANSCRIPTION_SESSION: RealtimeTranscriptionSessionCreateRequestParam = {

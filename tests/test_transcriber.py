@@ -100,7 +100,7 @@ def test_a_lane_runs_lane_batches_batches_at_once(transcriber) -> None:
         replica.reconfigure({"max_batch_size": 8, "batch_wait_timeout_s": 0.05})
     assert engine.batch_sizes == [4, 4, 4, 4]
     assert engine.most_running == 2
-    assert 2 * 0.3 <= waited < 3 * 0.3
+    assert 2 * 0.3 <= waited < 4 * 0.3  # two at a time: under the 1.2 s of one batch after another
     assert replica.interactive.admitted == replica.interactive.running == replica.interactive.in_engine == 0
 
 
