@@ -307,29 +307,28 @@ def admin_connect(admin_key: str | None) -> Iterator[AdminApi]:
     if not key:
         errors.print("[red]error:[/] set STT_ADMIN_KEY or pass --admin-key")
         raise typer.Exit(2)
-    try:
-        with AdminApi(settings.base_url, key) as api:
-            yield api
-    except ApiError as error:
-        errors.print(f"[red]error {error.status}:[/] {error.detail}")
-        raise typer.Exit(1) from None
-    except httpx.TransportError as error:
-        errors.print(f"[red]error:[/] cannot reach {settings.base_url} ({error}); check STT_BASE_URL")
-        raise typer.Exit(1) from None
+    with _exiting_on_errors(settings.base_url), AdminApi(settings.base_url, key) as api:
+        yield api
 
 
 @contextmanager
 def connect(settings: CliSettings) -> Iterator[SttApi]:
     """The API client for one command. A server error prints its `detail` and exits 1, as does a service
     that cannot be reached."""
+    with _exiting_on_errors(settings.base_url), SttApi(settings.base_url, settings.api_key.get_secret_value()) as api:
+        yield api
+
+
+@contextmanager
+def _exiting_on_errors(base_url: str) -> Iterator[None]:
+    """A server error prints its `detail` and exits 1, as does a service that cannot be reached."""
     try:
-        with SttApi(settings.base_url, settings.api_key.get_secret_value()) as api:
-            yield api
+        yield
     except ApiError as error:
         errors.print(f"[red]error {error.status}:[/] {error.detail}")
         raise typer.Exit(1) from None
     except httpx.TransportError as error:
-        errors.print(f"[red]error:[/] cannot reach {settings.base_url} ({error}); check STT_BASE_URL")
+        errors.print(f"[red]error:[/] cannot reach {base_url} ({error}); check STT_BASE_URL")
         raise typer.Exit(1) from None
 
 

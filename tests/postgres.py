@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from deployments.config import StorageConfig
+
 PASSWORD_ENV = "STT_TEST_DATABASE_PASSWORD"
 USER = "stt"
 
@@ -154,3 +156,14 @@ def _wait_until_accepting(port: int, password: str, server: subprocess.Popen, lo
         except psycopg.OperationalError:
             time.sleep(0.1)
     raise RuntimeError(f"PostgreSQL did not accept connections in 60 s:\n{log.read_text()}")
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def storage(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[StorageConfig]:
+    """The storage settings of one backend: a SQLite file under state_dir, or a fresh PostgreSQL database (the
+    contract tests of every store run on both)."""
+    if request.param == "sqlite":
+        yield StorageConfig(state_dir=str(tmp_path / "state"))
+    else:
+        url = request.getfixturevalue("postgres_url")
+        yield StorageConfig(state_dir=str(tmp_path / "state"), database_url=url, database_password_env=PASSWORD_ENV)

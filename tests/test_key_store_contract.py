@@ -3,8 +3,6 @@
 transaction, credits as ledger rows, changes from several replicas at once."""
 
 import threading
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from sqlalchemy import select, text
@@ -14,16 +12,6 @@ from deployments.config import StorageConfig
 from deployments.jobs.records import owner_of
 from deployments.keys.store import KeyStore, RevokedKeyError
 from deployments.storage.database import api_keys, charges, key_audit
-from tests.postgres import PASSWORD_ENV
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def storage(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[StorageConfig]:
-    if request.param == "sqlite":
-        yield StorageConfig(state_dir=str(tmp_path / "state"))
-    else:
-        url = request.getfixturevalue("postgres_url")
-        yield StorageConfig(state_dir=str(tmp_path / "state"), database_url=url, database_password_env=PASSWORD_ENV)
 
 
 def test_a_key_is_stored_by_its_hash_and_read_back(storage: StorageConfig) -> None:

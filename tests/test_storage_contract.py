@@ -4,7 +4,6 @@ settings users write (`storage.state_dir`, or `storage.database_url` with the pa
 
 import asyncio
 import threading
-from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 
@@ -25,16 +24,6 @@ from serve_app.rest.rendering import RenderSpec
 from tests.fakes import Actor
 from tests.postgres import PASSWORD_ENV
 from tests.test_job_tracker import TRANSCRIPT, Clock, FakePipeline, _request, _until_finished
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def storage(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[StorageConfig]:
-    """The storage settings of one backend: a SQLite file under state_dir, or a fresh PostgreSQL database."""
-    if request.param == "sqlite":
-        yield StorageConfig(state_dir=str(tmp_path / "state"))
-    else:
-        url = request.getfixturevalue("postgres_url")
-        yield StorageConfig(state_dir=str(tmp_path / "state"), database_url=url, database_password_env=PASSWORD_ENV)
 
 
 def _job(job_id: str, owner: str = "alice", clock: Clock | None = None) -> Job:

@@ -193,11 +193,8 @@ class KeyStore:
             raise TypeError(f"unknown key settings: {sorted(unknown)}")
         now = time.time()
         with database_storage("the key store"), writing(self.engine) as connection:
-            current = self._load(connection, key_id)
-            if current is None:
+            if self._changeable(connection, key_id) is None:
                 return None
-            if current.revoked:
-                raise RevokedKeyError(f"key {key_id} is revoked")
             connection.execute(update(api_keys).where(api_keys.c.key_id == key_id).values(updated_at=now, **changes))
             details = {name: value for name, value in changes.items() if name != "callback_secret"}
             if "callback_secret" in changes:
@@ -210,11 +207,9 @@ class KeyStore:
         RevokedKeyError for a revoked one."""
         now = time.time()
         with database_storage("the key store"), writing(self.engine) as connection:
-            current = self._load(connection, key_id)
+            current = self._changeable(connection, key_id)
             if current is None:
                 return None
-            if current.revoked:
-                raise RevokedKeyError(f"key {key_id} is revoked")
             charge_id = f"credit:{uuid.uuid4().hex}"
             connection.execute(
                 charges.insert(),
@@ -245,6 +240,13 @@ class KeyStore:
         )
         # A row lock on PostgreSQL, the write lock on SQLite: versions rise in the order changes commit.
         connection.execute(update(api_keys_version).values(version=api_keys_version.c.version + 1))
+
+    def _changeable(self, connection: Connection, key_id: str) -> StoredKey | None:
+        """The key, None when unknown; RevokedKeyError when revoked (a revoked key is never changed again)."""
+        current = self._load(connection, key_id)
+        if current is not None and current.revoked:
+            raise RevokedKeyError(f"key {key_id} is revoked")
+        return current
 
     def _load(self, connection: Connection, key_id: str) -> StoredKey | None:
         row = connection.execute(select(api_keys).where(api_keys.c.key_id == key_id)).first()
