@@ -18,7 +18,7 @@ from serve_app.callbacks.sender import CallbackSender
 from serve_app.common.auth import AdminKeys, ApiKeys, configured_keys
 from serve_app.common.services import Services
 from serve_app.config import AppConfig, SecretSettings
-from serve_app.http_app import create_app
+from serve_app.http_app import CALLBACK_FORMATS, create_app
 
 
 # Requests spend their time awaiting other deployments, so one replica holds many at once; Serve's default
@@ -54,7 +54,7 @@ class Ingress:
             callback_secret=secrets.callback_secret,
         )
         # Every replica sends job callbacks that are due; claims with a lease keep two from sending one at once.
-        sender = CallbackSender(jobs, config.callbacks, services.callback_secret_for)
+        sender = CallbackSender(jobs, config.callbacks, services.callback_secret_for, CALLBACK_FORMATS)
         self.callbacks = sender.start()
         whisper_language_names()  # read now, so that the first request with a `language` does not wait for it
 

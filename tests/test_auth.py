@@ -5,9 +5,10 @@ from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
+from starlette.requests import HTTPConnection
 
 from deployments.billing.rate_limiter import RequestRateLimiter
-from serve_app.common.auth import ApiKeys, load_keys_file
+from serve_app.common.auth import ApiKeys, load_keys_file, presented_key
 
 
 def test_keys_files_in_json_or_yaml_list_or_object(tmp_path: Path) -> None:
@@ -49,3 +50,25 @@ def test_a_key_gets_its_rate_with_a_one_second_burst_and_a_retry_time() -> None:
     clock.now += 0.25  # two and a half tokens back
     assert [limiter.acquire("k", 10) > 0 for _ in range(3)] == [False, False, True]
     assert limiter.acquire("other", 10) == 0.0  # keys do not share buckets
+
+
+@pytest.mark.parametrize(
+    ("headers", "presented"),
+    [
+        ({"authorization": "Bearer sk-a"}, "sk-a"),  # OpenAI, nexara
+        ({"authorization": "Token sk-a"}, "sk-a"),  # Deepgram
+        ({"authorization": "token  sk-a "}, "sk-a"),
+        ({"authorization": "sk-a"}, "sk-a"),  # AssemblyAI: the key alone
+        ({"authorization": "Basic dXNlcjpwYXNz extra"}, None),  # another scheme is no key
+        ({}, None),
+    ],
+)
+def test_the_key_is_read_as_each_client_sends_it(headers: dict[str, str], presented: str | None) -> None:
+    scope = {"type": "http", "headers": [(k.encode(), v.encode()) for k, v in headers.items()]}
+    assert presented_key(HTTPConnection(scope)) == presented
+
+
+@pytest.mark.parametrize("offered", ["bearer, sk-a", "token, sk-a", "realtime, openai-insecure-api-key.sk-a"])
+def test_a_browser_socket_offers_the_key_as_a_subprotocol(offered: str) -> None:
+    scope = {"type": "websocket", "headers": [(b"sec-websocket-protocol", offered.encode())]}
+    assert presented_key(HTTPConnection(scope)) == "sk-a"

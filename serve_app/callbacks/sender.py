@@ -7,7 +7,7 @@ receiver holds up no job and no request."""
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 
 import httpx
 
@@ -15,8 +15,10 @@ from deployments.callbacks.store import CallbackState, Claim
 from deployments.config import CallbacksConfig
 from deployments.errors import StorageError, UrlRejectedError
 from deployments.jobs.reader import JobReader
+from deployments.jobs.records import Job
 from serve_app.callbacks.signing import JOB_ID_HEADER, SIGNATURE_HEADER, signature
 from serve_app.callbacks.target import post
+from serve_app.common.edge import PROTOCOL_KEY, CallbackFormat, Delivery
 from serve_app.rest.jobs import job_answer
 
 logger = logging.getLogger("ray.serve")  # where Ray shows a replica's log lines
@@ -27,9 +29,17 @@ SecretOf = Callable[[str], Awaitable[bytes | None]]
 
 class CallbackSender:
     def __init__(
-        self, reader: JobReader, config: CallbacksConfig, secret_of: SecretOf, clock: Callable[[], float] = time.time
+        self,
+        reader: JobReader,
+        config: CallbacksConfig,
+        secret_of: SecretOf,
+        formats: Mapping[str, CallbackFormat] | None = None,
+        clock: Callable[[], float] = time.time,
     ) -> None:
+        """`formats`: how other protocols' jobs are delivered, by the protocol their render dict names (see
+        `serve_app.common.edge`); jobs of ours are the signed job object."""
         self.reader, self.config, self.secret_of, self.clock = reader, config, secret_of, clock
+        self.formats = dict(formats or {})
         self.outbox = reader.callbacks
         self.client = httpx.AsyncClient(follow_redirects=False, trust_env=False, timeout=config.timeout_s)
         self.sending: set[asyncio.Task[CallbackState | None]] = set()
@@ -73,13 +83,15 @@ class CallbackSender:
 
     async def _attempt(self, claim: Claim) -> CallbackState:
         job = await asyncio.to_thread(self.reader.get, claim.job_id, claim.owner)
-        secret = await self.secret_of(claim.owner)
-        if job is None or secret is None:  # expired, or no secret to sign it with any more
+        delivery = self.delivery(job, claim) if job is not None else None
+        secret = await self.secret_of(claim.owner) if delivery is not None and delivery.signed else b""
+        if delivery is None or secret is None:  # expired, or no secret to sign it with any more
             logger.warning("callbacks: job %s: given up (%s)", claim.job_id,
-                           "the job is gone" if job is None else "no callback secret")  # fmt: skip
+                           "the job is gone" if delivery is None else "no callback secret")  # fmt: skip
             return await asyncio.to_thread(self.outbox.give_up, claim, claim.last_status)
-        body = job_answer(job, claim.state())
-        headers = {JOB_ID_HEADER: claim.job_id, SIGNATURE_HEADER: signature(secret, body, int(self.clock()))}
+        body, headers = delivery.body, dict(delivery.headers)
+        if delivery.signed:
+            headers |= {JOB_ID_HEADER: claim.job_id, SIGNATURE_HEADER: signature(secret, body, int(self.clock()))}
         answered: int | None = None
         try:
             answered = await post(self.client, claim.url, body, headers, self.config)
@@ -89,6 +101,14 @@ class CallbackSender:
         if answered is not None and 200 <= answered < 300:
             return await asyncio.to_thread(self.outbox.delivered, claim, answered)
         return await asyncio.to_thread(self.outbox.attempt_failed, claim, answered)
+
+    def delivery(self, job: Job, claim: Claim) -> Delivery:
+        """The POST `job`'s callback sends: in the format of the protocol that submitted it, else our signed
+        job object."""
+        protocol = job.request.render.get(PROTOCOL_KEY)
+        if protocol is None or protocol not in self.formats:
+            return Delivery(job_answer(job, claim.state()), signed=True)
+        return self.formats[protocol](job, claim.state())
 
     async def close(self) -> None:
         await self.client.aclose()

@@ -24,7 +24,6 @@ from typing import Any
 
 import yaml
 from fastapi import HTTPException, status
-from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, Field, SecretStr, model_validator
 from ray.actor import ActorProxy
 from starlette.requests import HTTPConnection
@@ -48,8 +47,6 @@ AUTH_ERRORS: dict[int | str, dict[str, Any]] = {
 FUNDS_ERROR: dict[int | str, dict[str, Any]] = {
     402: {"model": ErrorResponse, "description": "The key's balance is spent."}
 }
-
-_bearer = HTTPBearer(auto_error=False, description="An API key from STT_API_KEYS or STT_API_KEYS_FILE.")
 
 
 class ApiKey(BaseModel):
@@ -211,8 +208,7 @@ async def authenticate(
 ) -> ApiKey:
     """The caller's key, or 401; then one request off its rate (the key's own, else `default_rate`), or 429
     with Retry-After."""
-    credentials: HTTPAuthorizationCredentials | None = await _bearer(connection)
-    secret = credentials.credentials if credentials is not None else subprotocol_key(connection)
+    secret = presented_key(connection)
     key = await api_keys.find(secret) if secret is not None else None
     if key is None:
         raise HTTPException(
@@ -250,7 +246,26 @@ def admin_prefix(key: str) -> str:
     return key[:7] + "..." if len(key) >= 24 else "sha256:" + owner_of(key)[:8]
 
 
+AUTHORIZATION_SCHEMES = ("bearer", "token")
+"""`Authorization: Bearer <key>` (OpenAI, nexara) or `Token <key>` (Deepgram); a header of one word is the key
+itself (AssemblyAI sends `Authorization: <key>`)."""
+
+
+def presented_key(connection: HTTPConnection) -> str | None:
+    """The key the caller presents, in any client's way: the Authorization header (`AUTHORIZATION_SCHEMES`),
+    else, on a WebSocket, a subprotocol (`subprotocol_key`)."""
+    header = connection.headers.get("authorization", "").strip()
+    scheme, _, rest = header.partition(" ")
+    if rest.strip() and scheme.lower() in AUTHORIZATION_SCHEMES:
+        return rest.strip()
+    if header and not rest:
+        return header
+    return subprotocol_key(connection)
+
+
 BEARER_SUBPROTOCOL = "bearer"
+TOKEN_SUBPROTOCOL = "token"
+"""Deepgram's browser clients offer `["token", key]`, as ours offer `["bearer", key]`."""
 
 
 OPENAI_KEY_SUBPROTOCOL = "openai-insecure-api-key."
@@ -260,12 +275,13 @@ OPENAI_KEY_SUBPROTOCOL = "openai-insecure-api-key."
 
 def subprotocol_key(connection: HTTPConnection) -> str | None:
     """A browser's WebSocket cannot send an Authorization header: it offers the key as its second
-    subprotocol instead, `new WebSocket(url, ["bearer", key])`, and the server accepts `bearer`; or, as
+    subprotocol instead, `new WebSocket(url, ["bearer", key])` (Deepgram's: `["token", key]`), and the server
+    accepts the first; or, as
     OpenAI's realtime clients do, as `openai-insecure-api-key.<key>`."""
     if connection.scope["type"] != "websocket":
         return None
     offered = [value.strip() for value in connection.headers.get("sec-websocket-protocol", "").split(",")]
-    if len(offered) == 2 and offered[0] == BEARER_SUBPROTOCOL and offered[1]:
+    if len(offered) == 2 and offered[0] in (BEARER_SUBPROTOCOL, TOKEN_SUBPROTOCOL) and offered[1]:
         return offered[1]
     for value in offered:
         if value.startswith(OPENAI_KEY_SUBPROTOCOL) and len(value) > len(OPENAI_KEY_SUBPROTOCOL):

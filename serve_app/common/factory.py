@@ -4,25 +4,28 @@ come in as `Services`."""
 
 from collections.abc import Iterable
 
-from fastapi import APIRouter, FastAPI
+from fastapi import FastAPI
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from serve_app.common.edge import Edge
 from serve_app.common.errors import add_exception_handlers
 from serve_app.common.request_metrics import RequestMetrics
 from serve_app.common.services import Services
 
 
-def create_app(services: Services, routers: Iterable[APIRouter]) -> FastAPI:
-    """The app over `services`, serving `routers` (each protocol's, with its own auth); routes reach the
-    services' parts through `serve_app.common.dependencies`."""
+def create_app(services: Services, edges: Iterable[Edge]) -> FastAPI:
+    """The app over `services`, serving each protocol's router (with its own auth) and answering errors on its
+    paths in its shape; routes reach the services' parts through `serve_app.common.dependencies`."""
     app = FastAPI(
         title="stt-service",
         summary="OpenAI-compatible speech-to-text on Ray Serve.",
         version="0.1.0",
     )
     app.state.services = services
-    for router in routers:
-        app.include_router(router)
+    edges = list(edges)
+    for edge in edges:
+        app.include_router(edge.router)
+    app.state.error_shapes = [edge.errors for edge in edges if edge.errors is not None]
     app.add_middleware(RequestMetrics)  # inside ApiV1Alias: it sees the route that answered
     app.add_middleware(ApiV1Alias)
     add_exception_handlers(app)
