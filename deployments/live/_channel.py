@@ -87,14 +87,14 @@ class ChannelTranscriber:
     async def finish(self) -> None:
         """End of input: everything heard is final, and an open turn ends without a verdict."""
         if self.detector.speaking or self.agreement.previous:
-            await self._publish(self.agreement.commit_through(await self._hypothesis(), math.inf))
+            await self._publish(await self._commit(math.inf))
         self.turns.input_ended(self.detector.speaking, self.detector.last_voiced_end)
 
     async def commit(self) -> None:
         """The client committed what it sent (OpenAI's `input_audio_buffer.commit`): everything heard is final,
         the buffer restarts at its end (less the context), and the open turn ends there."""
         if self.detector.speaking or self.agreement.previous:
-            await self._publish(self.agreement.commit_through(await self._hypothesis(), math.inf))
+            await self._publish(await self._commit(math.inf))
         self.agreement.previous = []
         self.buffer.cut_before_speech(self.buffer.end)  # what was committed stays as context, as at a pause
         self.turns.committed(self.detector.speaking, self.buffer.end)
@@ -110,14 +110,14 @@ class ChannelTranscriber:
 
     async def _speech_ended(self, sample: int) -> None:
         self.turns.speech_ended(sample)
-        await self._publish(self.agreement.commit_through(await self._hypothesis(), sample / SAMPLE_RATE))
+        await self._publish(await self._commit(sample / SAMPLE_RATE))
         self.buffer.cut_before_speech(sample)
         await self.turns.judge(sample)
 
     async def _read(self) -> None:
         self.last_reading = self.buffer.end
         settled_before = (self.buffer.end - self.settings.delay_ms * SAMPLE_RATE // 1000) / SAMPLE_RATE
-        await self._publish(self.agreement.update(await self._hypothesis(), settled_before))
+        await self._publish(await self._agree(settled_before))
         if self.buffer.too_long:
             await self._trim()
 
@@ -127,9 +127,19 @@ class ChannelTranscriber:
         cut = self.buffer.final_cut(self.agreement.final_until)
         if cut is None:
             until = (self.buffer.end - 5 * SAMPLE_RATE) / SAMPLE_RATE
-            await self._publish(self.agreement.commit_through(await self._hypothesis(), until))
+            await self._publish(await self._commit(until))
             cut = max(self.agreement.final_until, until)
         self.buffer.cut(int(cut * SAMPLE_RATE))
+
+    async def _agree(self, settled_before: float) -> list[TimedWord]:
+        """The words a reading of the buffer makes final (`LocalAgreement.update`)."""
+        read_from = self.buffer.start / SAMPLE_RATE
+        return self.agreement.update(await self._hypothesis(), settled_before, read_from)
+
+    async def _commit(self, until: float) -> list[TimedWord]:
+        """The words of a reading of the buffer that start before `until`, all final (`commit_through`)."""
+        read_from = self.buffer.start / SAMPLE_RATE
+        return self.agreement.commit_through(await self._hypothesis(), until, read_from)
 
     async def _hypothesis(self) -> list[TimedWord]:
         if len(self.buffer.samples) < SAMPLE_RATE // 10:

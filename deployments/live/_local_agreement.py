@@ -9,9 +9,13 @@ accuracy against latency. Final words are never revised. At a pause the caller m
 heard before it (`commit_through`): no later audio can change those words.
 
 Whisper re-reads audio it already transcribed (the buffer keeps it as context), so each hypothesis is first
-cut to what lies past the last final words: after them where the hypothesis holds them near where they ended
-(found by their text: a reading of a different length moves words' times), else past the last final word's
-end by time, less a repeat of the last final words at its head.
+cut to what lies past the last final words, by time first and text second. Only the final words inside the
+audio read (it starts at `read_from`) can be read again: a reading that starts after the last final word holds
+nothing said before, and a phrase said again after a pause is new speech however similar its text ("no, no";
+"thank you, thank you"). Otherwise the final words are found in the hypothesis among its first words by their
+text, the occurrence that ends nearest where they ended (a reading of a different length moves words' times,
+by up to `ANCHOR_SLACK_S`), and what follows is new; failing that, the words past the last final word's end by
+time, less a repeat of the last final words at its head that overlaps them.
 """
 
 import re
@@ -23,6 +27,8 @@ final word's end is still new."""
 LONGEST_REPEAT = 5
 ANCHOR_SLACK_S = 1.5
 """How far a re-read may move the last final word and still be recognised as it."""
+KEPT_FINAL_WORDS = 200
+"""More than the longest buffer holds."""
 
 
 @dataclass(frozen=True)
@@ -42,13 +48,15 @@ class TimedWord:
 class LocalAgreement:
     def __init__(self) -> None:
         self.final_until = 0.0
-        self.final_tail: list[str] = []  # keys of the last final words, to spot Whisper repeating them
+        self.final_words: list[TimedWord] = []  # the last final words, to find them read again
         self.previous: list[TimedWord] = []
 
-    def update(self, hypothesis: list[TimedWord], settled_before: float = 0.0) -> list[TimedWord]:
-        """The words this hypothesis makes final: the longest prefix it shares with the previous one, and
-        after it the words that end before `settled_before`."""
-        new = self._past_final(hypothesis)
+    def update(
+        self, hypothesis: list[TimedWord], settled_before: float = 0.0, read_from: float = 0.0
+    ) -> list[TimedWord]:
+        """The words this hypothesis (of the audio from `read_from` on) makes final: the longest prefix it
+        shares with the previous one, and after it the words that end before `settled_before`."""
+        new = self._past_final(hypothesis, read_from)
         agreed = 0
         while agreed < min(len(new), len(self.previous)) and new[agreed].key == self.previous[agreed].key:
             agreed += 1
@@ -58,43 +66,52 @@ class LocalAgreement:
         self._finalise(final)
         return final
 
-    def commit_through(self, hypothesis: list[TimedWord], until: float) -> list[TimedWord]:
+    def commit_through(self, hypothesis: list[TimedWord], until: float, read_from: float = 0.0) -> list[TimedWord]:
         """Every new word of the hypothesis that starts before `until` is final: nothing after a pause
         will change it."""
-        new = self._past_final(hypothesis)
+        new = self._past_final(hypothesis, read_from)
         final = [word for word in new if word.start < until]
         self.previous = new[len(final) :]
         self._finalise(final)
         return final
 
-    def _past_final(self, hypothesis: list[TimedWord]) -> list[TimedWord]:
+    def _past_final(self, hypothesis: list[TimedWord], read_from: float) -> list[TimedWord]:
         words = [word for word in hypothesis if word.key]
-        anchored = self._after_final_tail(words)
+        reread = [word.key for word in self.final_words if word.end > read_from or word.start >= read_from]
+        if not reread:  # the audio read starts after the last final word: every word in it is new
+            return words
+        anchored = self._after_reread(words, reread)
         if anchored is not None:
             return anchored
         new = [word for word in words if word.start >= self.final_until - START_SLACK_S]
-        for size in range(min(LONGEST_REPEAT, len(new), len(self.final_tail)), 0, -1):
-            if [word.key for word in new[:size]] == self.final_tail[-size:]:
-                return new[size:]
+        if new and new[0].start < self.final_until + START_SLACK_S:  # a head that overlaps the final audio
+            for size in range(min(LONGEST_REPEAT, len(new), len(reread)), 0, -1):
+                if [word.key for word in new[:size]] == reread[-size:]:
+                    return new[size:]
         return new
 
-    def _after_final_tail(self, words: list[TimedWord]) -> list[TimedWord] | None:
-        """The words after the last final words, found by their text near where they ended: a re-read that
-        moves words' times (a reading of a different length does) then neither repeats them nor drops new
-        ones. None when the hypothesis does not hold the last final words there."""
-        if not self.final_tail:
-            return None
-        shortest = min(2, len(self.final_tail))  # one word alone only when only one is final
-        for size in range(min(LONGEST_REPEAT, len(self.final_tail)), shortest - 1, -1):
-            tail = self.final_tail[-size:]
-            for at in range(len(words) - size, -1, -1):
-                if [word.key for word in words[at : at + size]] == tail and (
-                    abs(words[at + size - 1].end - self.final_until) <= ANCHOR_SLACK_S
-                ):
-                    return words[at + size :]
+    def _after_reread(self, words: list[TimedWord], reread: list[str]) -> list[TimedWord] | None:
+        """The words after the last final words read again: their text among the hypothesis's first words
+        (the audio read holds `len(reread)` final words, read first), within `ANCHOR_SLACK_S` of where they
+        ended; of several, the one where a reading that wrote all of them again holds them. None when the
+        hypothesis does not hold them there."""
+        for size in range(min(LONGEST_REPEAT, len(reread)), 0, -1):
+            tail = reread[-size:]
+            found = [
+                at
+                for at in range(min(len(words) - size, len(reread) + 1 - size) + 1)
+                if [word.key for word in words[at : at + size]] == tail
+                and abs(words[at + size - 1].end - self.final_until) <= ANCHOR_SLACK_S
+            ]
+            if found:  # where the reading holds them if it wrote them all again, else nearest in time
+                expected = len(reread) - size
+                nearest = min(
+                    found, key=lambda at: (abs(at - expected), abs(words[at + size - 1].end - self.final_until))
+                )
+                return words[nearest + size :]
         return None
 
     def _finalise(self, words: list[TimedWord]) -> None:
         if words:
             self.final_until = max(self.final_until, words[-1].end)
-            self.final_tail = (self.final_tail + [word.key for word in words])[-LONGEST_REPEAT:]
+            self.final_words = (self.final_words + words)[-KEPT_FINAL_WORDS:]

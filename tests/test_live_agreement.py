@@ -1,0 +1,97 @@
+"""LocalAgreement over simulated sessions: every word spoken is emitted exactly once, also when a phrase is
+said again right after itself, 0.1 to 2 s later (a repetition is new speech however similar its text), and
+when readings move words' times (a reading of a different length does): each reading by up to 0.75 s either
+way, so that two readings of a word differ by up to 1.5 s."""
+
+import itertools
+import math
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from deployments.live._local_agreement import LocalAgreement, TimedWord
+
+WORD_S = 0.3
+GAP_S = 0.05
+READ_EVERY_S = 0.5
+DELAY_S = 1.0
+PAUSE_S = 0.6
+"""A gap this long is a pause: what is before it becomes final and the buffer restarts there."""
+MAX_BUFFER_S = 8.0
+VOCABULARY = ["can", "do", "for", "you", "no", "thank", "ask", "not", "what", "your", "country"]
+
+
+def spoken(phrase: list[str], gap_s: float, before: list[str], after: list[str]) -> list[TimedWord]:
+    """`before`, the phrase, a gap, the phrase again, `after`: words of 0.3 s, 50 ms apart."""
+    words, at = [], 0.0
+    for text in [*before, *phrase, None, *phrase, *after]:
+        if text is None:
+            at += gap_s - GAP_S
+            continue
+        words.append(TimedWord(f" {text}", at, at + WORD_S))
+        at += WORD_S + GAP_S
+    return words
+
+
+def reading(words: list[TimedWord], start: float, end: float, offset: float) -> list[TimedWord]:
+    """What Whisper writes for the audio from `start` to `end`: the words said whole within it, their times
+    moved by `offset`, kept within the audio read and within their stretch of speech (Whisper does not place
+    words far into a pause the speech detector heard)."""
+    heard = [w for w in words if w.start >= start - 0.05 and w.end <= end]
+    moved = []
+    for w in heard:
+        low = max([start] + [b.start - 0.3 for a, b in _pauses(words) if b.start <= w.start])
+        high = min([end] + [a.end + 0.3 for a, b in _pauses(words) if a.end >= w.end])
+        moved.append(TimedWord(w.text, min(max(w.start + offset, low), high), min(max(w.end + offset, low), high)))
+    return moved
+
+
+def _pauses(words: list[TimedWord]) -> list[tuple[TimedWord, TimedWord]]:
+    return [(a, b) for a, b in itertools.pairwise(words) if b.start - a.end >= PAUSE_S]
+
+
+def stream(words: list[TimedWord], offsets: list[float]) -> list[str]:
+    """The session's final words, read as the live channel reads: every 0.5 s over a buffer that restarts at
+    each pause and is cut at its last final word when it grows past 8 s."""
+    agreement = LocalAgreement()
+    emitted: list[TimedWord] = []
+    buffer_start, now, n = 0.0, 0.0, 0
+    total = words[-1].end + 1.0
+    pauses = [(a.end, b.start) for a, b in _pauses(words)]
+    while now < total:
+        now = min(now + READ_EVERY_S, total)
+        offset = offsets[n % len(offsets)]
+        n += 1
+        pause = next((p for p in pauses if buffer_start < p[0] and p[1] - 0.1 <= now), None)
+        if pause is not None:  # the speech detector saw the pause end: what came before it is final
+            hypothesis = reading(words, buffer_start, pause[1], offset)
+            emitted += agreement.commit_through(hypothesis, (pause[0] + pause[1]) / 2, read_from=buffer_start)
+            buffer_start = pause[1] - 0.1
+            continue
+        hypothesis = reading(words, buffer_start, now, offset)
+        emitted += agreement.update(hypothesis, now - DELAY_S, read_from=buffer_start)
+        if now - buffer_start > MAX_BUFFER_S and agreement.final_until > buffer_start + 1:
+            buffer_start = agreement.final_until
+    emitted += agreement.commit_through(reading(words, buffer_start, math.inf, 0.0), math.inf, read_from=buffer_start)
+    return [w.key for w in emitted]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    phrase=st.lists(st.sampled_from(VOCABULARY), min_size=1, max_size=4),
+    gap_s=st.floats(0.1, 2.0),
+    before=st.lists(st.sampled_from(VOCABULARY), max_size=6),
+    after=st.lists(st.sampled_from(VOCABULARY), max_size=4),
+    offsets=st.lists(st.floats(-0.75, 0.75), min_size=1, max_size=4),
+)
+def test_a_phrase_said_twice_is_emitted_twice(
+    phrase: list[str], gap_s: float, before: list[str], after: list[str], offsets: list[float]
+) -> None:
+    words = spoken(phrase, gap_s, before, after)
+    assert stream(words, offsets) == [w.key for w in words]
+
+
+def test_no_no_right_after_a_pause_keeps_both() -> None:
+    words = spoken(["no"], 0.8, ["i", "said"], ["stop"])
+    for offsets in ([0.0], [0.4], [-0.4], [0.0, 1.0]):
+        assert stream(words, offsets) == ["i", "said", "no", "no", "stop"]
