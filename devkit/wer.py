@@ -1,6 +1,7 @@
 """Word error rate with jiwer, after the usual normalization (case, punctuation, spacing), and the words
 two decodes of the same audio share, for comparing their times."""
 
+from dataclasses import dataclass
 from difflib import SequenceMatcher
 from pathlib import Path
 
@@ -22,6 +23,27 @@ _normalize = jiwer.Compose(
 def word_error_rate(reference: str | list[str], hypothesis: str | list[str]) -> float:
     """Of one text, or of several texts together (their errors over their reference words)."""
     return jiwer.wer(reference, hypothesis, reference_transform=_normalize, hypothesis_transform=_normalize)
+
+
+@dataclass(frozen=True)
+class WordErrors:
+    """Words dropped, written wrong and written extra against a reference, and its length."""
+
+    deleted: int
+    substituted: int
+    inserted: int
+    reference_words: int
+
+    @property
+    def rate(self) -> float:
+        return (self.deleted + self.substituted + self.inserted) / max(1, self.reference_words)
+
+
+def word_errors(reference: str | list[str], hypothesis: str | list[str]) -> WordErrors:
+    """`word_error_rate`'s errors, counted by kind."""
+    out = jiwer.process_words(reference, hypothesis, reference_transform=_normalize, hypothesis_transform=_normalize)
+    words = out.hits + out.substitutions + out.deletions
+    return WordErrors(out.deletions, out.substitutions, out.insertions, words)
 
 
 def stm_transcript(stm_path: Path, until: float = float("inf")) -> str:

@@ -6,8 +6,9 @@ so this measures the streaming policy (buffer, context, LocalAgreement), not the
 
 For each model, encoder window and context (`live.context_s`), it prints per file and in total the word error
 rate of the streamed words against the file's words (the baseline: what the same model writes when it reads the
-whole file), the audio a word waited for before it was final (p50/p95: from its end to the end of the audio
-read when it became final), and the readings' compute time.
+whole file) and its errors by kind (words dropped, written wrong, written extra), the audio a word waited for
+before it was final (p50/p95: from its end to the end of the audio read when it became final), and the
+readings' compute time.
 
     .venv/bin/python -m scripts.bench_live_words [--models embedded:tiny.en] [--windows full,audio]
         [--contexts 0,2] [--files sample,jfk,dev00,...]
@@ -30,7 +31,7 @@ from deployments.transcriber.engines.base import WhisperEngine
 from deployments.types import SAMPLE_RATE, ChunkOptions, ChunkTranscript
 from devkit.media import SHARED_AUDIO, pyannote_sample
 from devkit.percentiles import percentile
-from devkit.wer import word_error_rate
+from devkit.wer import word_error_rate, word_errors
 
 FRAME = SAMPLE_RATE // 10
 
@@ -95,7 +96,8 @@ def main() -> None:
         filed = {name: file_words(engine, samples) for name, samples in audio.items()}
         names = [name for name in audio if filed[name].strip()]  # a file with no words has no rate to compare
         print(f"\n{model}: file words {sum(len(filed[n].split()) for n in names)} in {len(names)} recordings")
-        print("window  context(s)  WER streamed vs file  wait p50(s)  wait p95(s)  compute(s)  per file")
+        print("window  context(s)  WER streamed vs file  dropped  wrong  extra  wait p50(s)  wait p95(s)  compute(s)"
+              "  per file")  # fmt: skip
         for window in args.windows.split(","):
             for context in [float(c) for c in args.contexts.split(",")]:
                 config = LiveConfig(encoder_window=window, context_s=context)
@@ -104,11 +106,12 @@ def main() -> None:
                     text, file_waits, seconds = asyncio.run(stream(engine, audio[name], config))
                     streamed[name], compute_s = text, compute_s + seconds
                     waits += file_waits
-                total = word_error_rate([filed[n] for n in names], [streamed[n] for n in names])
+                errors = word_errors([filed[n] for n in names], [streamed[n] for n in names])
                 per_file = " ".join(f"{n}:{word_error_rate(filed[n], streamed[n]):.2f}" for n in names)
                 p50, p95 = percentile(waits, 0.5), percentile(waits, 0.95)
-                print(f"{window:>6}  {context:10.1f}  {total:20.1%}  {p50:11.2f}  {p95:11.2f}  {compute_s:10.1f}"
-                      f"  {per_file}", flush=True)  # fmt: skip
+                print(f"{window:>6}  {context:10.1f}  {errors.rate:20.1%}  {errors.deleted:7d}  {errors.substituted:5d}"
+                      f"  {errors.inserted:5d}  {p50:11.2f}  {p95:11.2f}  {compute_s:10.1f}  {per_file}",
+                      flush=True)  # fmt: skip
 
 
 if __name__ == "__main__":

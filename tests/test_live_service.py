@@ -18,6 +18,7 @@ from nexara import AsyncNexara
 from nexara.types.realtime import RealtimeSessionEnded, RealtimeTranscript, RealtimeTurnEnd
 from scipy.optimize import linear_sum_assignment
 
+from devkit.code_switching import espeak_ng, spoken
 from devkit.media import encode, pyannote_sample
 from devkit.wer import stm_transcript, word_error_rate
 from tests.conftest import LIVE_CONFIG, Service
@@ -251,3 +252,22 @@ def test_two_channels_of_8_khz_mu_law_are_transcribed_each_on_its_own(service: S
     assert {e.channel for e in events if isinstance(e, RealtimeTranscript)} == {0, 1}
     assert "hello" in ended.text[0].lower() and "chicago" in ended.text[1].lower()
     assert ended.channels_transcribed == 2 and ended.audio_duration_ms == 4_000 and ended.billed_ms == 8_000
+
+
+@pytest.mark.skipif(espeak_ng() is None, reason="needs espeak-ng (the README's Debian packages)")
+def test_a_phrase_said_twice_is_transcribed_twice(service: Service, tmp_path: Path) -> None:
+    """Repetition is ordinary speech: the same phrase again after a short pause is new words, not a re-read."""
+    phrase = spoken("Thank you very much.", "en", tmp_path)
+    pause = np.zeros(int(0.7 * 16_000), np.float32)
+    audio = np.concatenate([phrase, pause, phrase, pause, spoken("See you tomorrow.", "en", tmp_path)])
+    pcm = (np.clip(audio, -1, 1) * 32767).astype("<i2").tobytes()
+
+    async def run() -> str:
+        async with live_client(service).realtime.connect() as session:
+            async for _ in session.stream(paced(pcm)):
+                pass
+            assert session.ended is not None
+            return session.ended.text
+
+    text = asyncio.run(run()).lower()
+    assert text.count("thank you") == 2 and "tomorrow" in text, text
