@@ -14,7 +14,7 @@ from deployments.files.decoding import decode_audio
 from tests.conftest import Service
 
 KEY = "test-key-asr-webservice"  # conftest.KEYS_FILE: what the routes are charged to, used by this module only
-JFK_WORDS = "ask not what your country can do for you"
+JFK_WORDS = "what your country can do for you"
 
 
 @pytest.fixture(scope="module")
