@@ -75,11 +75,11 @@ def audio(seconds: float) -> list[Event]:
 
 
 def test_an_utterance_is_streamed_then_transcribed_with_its_language_and_bias() -> None:
-    request = Transcribe(language="en", transcript_names=["Ada"], transcript_terms=["kitchen light"]).event()
+    request = Transcribe(language="en-US", transcript_names=["Ada"], transcript_terms=["kitchen light"]).event()
     answers, service = asyncio.run(converse([request, *audio(1)]))
     assert [a.type for a in answers] == ["transcript-start", *["transcript-chunk"] * 3, "transcript-stop",
                                          "transcript"]  # fmt: skip
-    assert answers[-1].data == {"text": "And so my fellow Americans.", "language": "en"}
+    assert answers[-1].data == {"text": "And so my fellow Americans.", "language": "en-US"}
     assert service.forms == [{"model": "whisper-1", "language": "en", "prompt": "Ada, kitchen light"}]
 
 

@@ -79,8 +79,8 @@ class SttEventHandler(AsyncEventHandler):
 
     async def _transcribe(self, utterance: Utterance, request: Transcribe) -> None:
         form = {"model": request.name or self.settings.models[0]}
-        if request.language:
-            form["language"] = request.language
+        if request.language:  # Home Assistant may send a region too (en-US): Whisper's codes have none
+            form["language"] = request.language.replace("_", "-").partition("-")[0].lower()
         bias = [*(request.transcript_names or []), *(request.transcript_terms or [])]
         if bias:
             form["prompt"] = ", ".join(bias)
