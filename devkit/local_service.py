@@ -45,6 +45,7 @@ class LocalService:
         env: dict[str, str] | None = None,
         batching: dict[str, Any] | None = None,
         callbacks: dict[str, Any] | None = None,
+        app_args: dict[str, Any] | None = None,
     ) -> None:
         self.workdir = workdir
         self.api_keys = api_keys
@@ -69,6 +70,7 @@ class LocalService:
         self.metrics_interval_ms = metrics_interval_ms  # how often Ray exports metrics (its default: 10 s)
         self.batching = dict(batching or {})  # the Transcriber's user_config, over the local config's
         self.callbacks = dict(callbacks or {})
+        self.app_args = dict(app_args or {})  # more sections of the application's config, as given
         self.env = dict(env or {})  # more environment for `serve run` (and so for every replica)
         self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}"
@@ -96,6 +98,7 @@ class LocalService:
         args["analysis"] = {**args.get("analysis", {}), **self.analysis}
         if self.callbacks:
             args["callbacks"] = {**args.get("callbacks", {}), **self.callbacks}
+        args.update(self.app_args)
         return config
 
     def start(self, timeout_s: float = 240) -> "LocalService":

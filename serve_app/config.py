@@ -24,6 +24,7 @@ from deployments.config import (
     UrlInputConfig,
     WhisperModelConfig,
 )
+from serve_app.asr_webservice.config import AsrWebserviceConfig
 
 OPENAI_TRANSCRIBE_MODELS = ("gpt-4o-transcribe", "gpt-4o-mini-transcribe", "gpt-4o-transcribe-diarize")
 """OpenAI's current transcription model ids, which its SDK's examples send (diarized_json with the last)."""
@@ -50,6 +51,7 @@ class AppConfig(StrictModel):
     live: LiveConfig = LiveConfig()
     analysis: AnalysisConfig = AnalysisConfig()
     callbacks: CallbacksConfig = CallbacksConfig()
+    asr_webservice: AsrWebserviceConfig = AsrWebserviceConfig()
 
 
 class SecretSettings(BaseSettings):
@@ -71,6 +73,12 @@ class SecretSettings(BaseSettings):
         None,
         description="Signs job callbacks of keys without a callback_secret of their own (STT_CALLBACK_SECRET);"
         " with neither, `callback_url` is refused.",
+    )
+
+    asr_webservice_key: SecretStr | None = Field(
+        None,
+        description="The key the whisper-asr-webservice routes (`/asr`, `/detect-language`) are charged to"
+        " (STT_ASR_WEBSERVICE_KEY); its callers send none. Wins over asr_webservice.api_key_name.",
     )
 
     def api_key_list(self) -> list[str]:

@@ -52,6 +52,7 @@ class Ingress:
             admin_keys=AdminKeys(secrets.admin_key_list()),
             key_store=key_store,
             callback_secret=secrets.callback_secret,
+            asr_webservice_key=secrets.asr_webservice_key,
         )
         # Every replica sends job callbacks that are due; claims with a lease keep two from sending one at once.
         sender = CallbackSender(jobs, config.callbacks, services.callback_secret_for, CALLBACK_FORMATS)

@@ -1,15 +1,17 @@
-"""`stt`: transcribe files and URLs with the service from a terminal.
+"""`stt`: transcribe files and URLs with the service from a terminal; serve Home Assistant (Wyoming).
 
 export STT_BASE_URL=http://127.0.0.1:8000 STT_API_KEY=sk-...
 stt transcribe meeting.mp3 call.wav --format srt --diarize
 stt jobs | stt models | stt balance
+stt wyoming --uri tcp://0.0.0.0:10300
 STT_ADMIN_KEY=... stt admin keys create "team a" --balance 10 | list | credit KEY_ID 5 | revoke KEY_ID
 """
 
+import asyncio
 import json
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import urlparse
@@ -228,6 +230,33 @@ def balance() -> None:
         console.print(
             f"balance: {funds.balance:.4f} {funds.currency} ({funds.rate_per_min} {funds.currency} per minute)"
         )
+
+
+@app.command()
+def wyoming(
+    uri: Annotated[str, typer.Option(help="Where to listen: tcp://HOST:PORT, unix://PATH or stdio://.")] = (
+        "tcp://0.0.0.0:10300"
+    ),
+    language: Annotated[
+        list[str] | None,
+        typer.Option(help="A language the models take (repeat it); default: Whisper's. E.g. en for *.en models."),
+    ] = None,
+    streaming: Annotated[bool, typer.Option(help="Send transcript-chunk events as the text arrives.")] = True,
+    max_seconds: Annotated[float, typer.Option(help="The longest utterance accepted, in seconds.")] = 300,
+) -> None:
+    """A Wyoming speech-to-text server for Home Assistant, transcribing with the service (STT_BASE_URL,
+    STT_API_KEY)."""
+    from stt_cli.wyoming.languages import WHISPER_LANGUAGES
+    from stt_cli.wyoming.server import serve  # the wyoming package loads only for this command
+    from stt_cli.wyoming.service import Service
+
+    settings = _settings()
+    with connect(settings) as api:
+        models = [model.id for model in api.models().data]
+    service = Service(settings.base_url, settings.api_key.get_secret_value())
+    errors.print(f"Wyoming speech-to-text at {uri}: models {', '.join(models)} at {settings.base_url}")
+    with suppress(KeyboardInterrupt):  # Ctrl-C stops the server
+        asyncio.run(serve(uri, service, language or list(WHISPER_LANGUAGES), streaming, max_seconds, models))
 
 
 admin_app = typer.Typer(

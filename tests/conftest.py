@@ -50,6 +50,9 @@ minutes of the call with a prompt, roles and emotions outrun: tests/test_analysi
 CALLBACKS_CONFIG = {"allowed_networks": ["127.0.0.0/8"], "backoff_base_s": 0.5, "backoff_max_s": 4}
 CALLBACK_SECRET = "test-callback-secret"
 """Callbacks to a receiver on loopback, retried within seconds, signed with STT_CALLBACK_SECRET."""
+ASR_WEBSERVICE_CONFIG = {"enabled": True, "api_key_name": "asr-webservice", "allowed_networks": ["127.0.0.0/8"]}
+"""whisper-asr-webservice's routes on, for callers on loopback, charged to their own key:
+tests/test_asr_webservice_service.py (off by default: tests/test_asr_webservice.py)."""
 URL_INPUT_CONFIG = {"allowed_networks": ["127.0.0.1/32"], "read_timeout_s": 2}
 """Tests fetch from a server on loopback, which only an allow-list opens; every other private range stays shut."""
 
@@ -84,6 +87,7 @@ KEYS_FILE = {
             "rate_per_min": 0.6,
             "currency": "RUB",
         },
+        {"key": "test-key-asr-webservice", "name": "asr-webservice", "balance": 50.0, "rate_per_min": 0.6},
     ]
 }
 """Keys with a balance or their own limits, from STT_API_KEYS_FILE; API_KEYS come from STT_API_KEYS."""
@@ -252,6 +256,7 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
             live_replicas=2,  # and two of live sessions: each session's calls must find its replica
             metrics_interval_ms=1000,  # Ray exports metrics each second, not every 10 s: tests see them sooner
             callbacks=CALLBACKS_CONFIG,
+            app_args={"asr_webservice": ASR_WEBSERVICE_CONFIG},
             env={"STT_ADMIN_KEYS": ADMIN_KEY, "STT_CALLBACK_SECRET": CALLBACK_SECRET},
         ) as running:
             yield Service(running.base_url, API_KEYS[0], running, state_dir, state_on_own_filesystem=mounted)

@@ -214,11 +214,16 @@ async def authenticate(
         raise HTTPException(
             status.HTTP_401_UNAUTHORIZED, detail=INVALID_CREDENTIALS, headers={"WWW-Authenticate": "Bearer"}
         )
+    await take_request(key, rate_limiter, default_rate)
+    return key
+
+
+async def take_request(key: ApiKey, rate_limiter: ActorProxy[Any], default_rate: float) -> None:
+    """One request off `key`'s rate (its own, else `default_rate`), or 429 with Retry-After."""
     wait_s = await rate_limiter.acquire.remote(key.owner, key.requests_per_second or default_rate)
     if wait_s > 0:
         retry_after = str(max(1, math.ceil(wait_s)))
         raise HTTPException(status.HTTP_429_TOO_MANY_REQUESTS, REQUEST_LIMIT_EXCEEDED, {"Retry-After": retry_after})
-    return key
 
 
 class AdminKeys:

@@ -62,9 +62,9 @@ class Intake:
         """The spooled input is a stream's or a job's from now on: they remove it when they end."""
         self._handed_over = True
 
-    async def receive(self, request: Request, max_file_bytes: int) -> ReceivedForm:
-        """Stream the form in, its file to the spool."""
-        return await receive_form(request, self.spool_path, max_file_bytes)
+    async def receive(self, request: Request, max_file_bytes: int, file_field: str = "file") -> ReceivedForm:
+        """Stream the form in, its file (the part named `file_field`) to the spool."""
+        return await receive_form(request, self.spool_path, max_file_bytes, file_field)
 
     def check_model(self, model: str) -> None:
         offered = self.config.model_ids

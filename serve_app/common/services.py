@@ -42,6 +42,8 @@ class Services:
     """Poll answers of finished jobs, kept by this replica (see `serve_app.common.finished_jobs`)."""
     callback_secret: SecretStr | None = None
     """STT_CALLBACK_SECRET: signs the callbacks of keys without a callback_secret of their own."""
+    asr_webservice_key: SecretStr | None = None
+    """STT_ASR_WEBSERVICE_KEY: what the whisper-asr-webservice routes are charged to (serve_app.asr_webservice)."""
 
     async def callback_secret_for(self, owner: str) -> bytes | None:
         """What signs the job callbacks of the key whose SHA-256 is `owner`, in the key store's current state

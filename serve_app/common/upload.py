@@ -54,15 +54,19 @@ def too_large(limit_bytes: int) -> FormRejectedError:
     return FormRejectedError(status.HTTP_413_CONTENT_TOO_LARGE, f"file is too large: the limit is {limit_bytes} bytes")
 
 
-async def receive_form(request: Request, spool_path: Path, max_file_bytes: int) -> ReceivedForm:
-    """Read the whole body; the `file` part lands at `spool_path`, which is removed again on any failure."""
+async def receive_form(
+    request: Request, spool_path: Path, max_file_bytes: int, file_field: str = "file"
+) -> ReceivedForm:
+    """Read the whole body; the file part (named `file_field`) lands at `spool_path`, which is removed again on
+    any failure."""
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > max_file_bytes + FORM_OVERHEAD_BYTES:
         raise too_large(max_file_bytes)  # rejected before reading a byte of the body
     media_type, params = parse_options_header(request.headers.get("content-type", ""))
     try:
         if media_type == b"multipart/form-data":
-            return await _receive_multipart(request, params.get(b"boundary", b""), spool_path, max_file_bytes)
+            boundary = params.get(b"boundary", b"")
+            return await _receive_multipart(request, boundary, spool_path, max_file_bytes, file_field)
         if media_type == b"application/x-www-form-urlencoded":
             return await _receive_urlencoded(request)
     except BaseException:
@@ -86,10 +90,12 @@ async def _receive_urlencoded(request: Request) -> ReceivedForm:
     return form
 
 
-async def _receive_multipart(request: Request, boundary: bytes, spool_path: Path, max_file_bytes: int) -> ReceivedForm:
+async def _receive_multipart(
+    request: Request, boundary: bytes, spool_path: Path, max_file_bytes: int, file_field: str
+) -> ReceivedForm:
     if not boundary:
         raise FormRejectedError(status.HTTP_400_BAD_REQUEST, "the multipart Content-Type has no boundary")
-    receiver = _MultipartReceiver(spool_path, max_file_bytes)
+    receiver = _MultipartReceiver(spool_path, max_file_bytes, file_field)
     parser = python_multipart.MultipartParser(boundary, receiver.callbacks())
     try:
         async for chunk in request.stream():
@@ -107,9 +113,10 @@ async def _receive_multipart(request: Request, boundary: bytes, spool_path: Path
 class _MultipartReceiver:
     """python-multipart callbacks: one file part to disk, up to MAX_FIELDS small text fields to memory."""
 
-    def __init__(self, spool_path: Path, max_file_bytes: int) -> None:
+    def __init__(self, spool_path: Path, max_file_bytes: int, file_field: str) -> None:
         self.spool_path = spool_path
         self.max_file_bytes = max_file_bytes
+        self.file_field = file_field
         self.form = ReceivedForm()
         self._header_name = b""
         self._header_value = b""
@@ -171,8 +178,10 @@ class _MultipartReceiver:
                         status.HTTP_400_BAD_REQUEST, f"{self._name[:64]}: at most {MAX_LARGE_FIELDS} reference clips"
                     )
             return
-        if self._name != "file" or self.form.file is not None or self._file is not None:
-            raise FormRejectedError(status.HTTP_400_BAD_REQUEST, "upload exactly one file, in the field 'file'")
+        if self._name != self.file_field or self.form.file is not None or self._file is not None:
+            raise FormRejectedError(
+                status.HTTP_400_BAD_REQUEST, f"upload exactly one file, in the field {self.file_field!r}"
+            )
         self.spool_path.parent.mkdir(parents=True, exist_ok=True)
         self._file = self.spool_path.open("wb")
 

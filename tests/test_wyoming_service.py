@@ -1,0 +1,123 @@
+"""`stt wyoming` as Home Assistant meets it: the command started as a process on a free port, pointed at the
+running service with a key from the environment; the wyoming package's own client sends `describe` and jfk in
+chunks, as a voice pipeline streams a microphone."""
+
+import asyncio
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+from wyoming.asr import Transcribe, Transcript, TranscriptChunk, TranscriptStart, TranscriptStop
+from wyoming.audio import AudioChunk, AudioStart, AudioStop
+from wyoming.client import AsyncTcpClient
+from wyoming.error import Error
+from wyoming.event import Event
+from wyoming.info import Describe, Info
+
+from deployments.files.decoding import decode_audio
+from devkit.local_service import free_port
+from tests.conftest import Service
+
+ROOT = Path(__file__).resolve().parents[1]
+JFK_WORDS = "what your country can do for you"
+CHUNK_BYTES = 2048  # 64 ms of 16 kHz 16-bit mono, about what Home Assistant sends at a time
+
+
+def start_wyoming(service: Service, *options: str) -> Iterator[int]:
+    port = free_port()
+    env = {**os.environ, "STT_BASE_URL": service.base_url, "STT_API_KEY": service.api_key}
+    command = [sys.executable, "-m", "stt_cli.main", "wyoming", "--uri", f"tcp://127.0.0.1:{port}", *options]
+    process = subprocess.Popen(command, cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert process.poll() is None, process.stderr.read() if process.stderr else ""
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            assert time.monotonic() < deadline, "stt wyoming did not listen within 60 s"
+            time.sleep(0.2)
+        yield port
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+@pytest.fixture(scope="module")
+def streaming_port(service: Service) -> Iterator[int]:
+    yield from start_wyoming(service, "--language", "en")
+
+
+@pytest.fixture(scope="module")
+def plain_port(service: Service) -> Iterator[int]:
+    yield from start_wyoming(service, "--no-streaming")
+
+
+@pytest.fixture(scope="module")
+def jfk_pcm(jfk_flac: Path) -> bytes:
+    return (np.clip(decode_audio(jfk_flac).samples, -1, 1) * 32767).astype("<i2").tobytes()
+
+
+async def exchange(port: int, events: list[Event], until: str) -> list[Event]:
+    """Send `events`, then read what comes back up to and including the first event of type `until`."""
+    async with AsyncTcpClient("127.0.0.1", port) as client:
+        for event in events:
+            await client.write_event(event)
+        answers: list[Event] = []
+        while True:
+            answer = await asyncio.wait_for(client.read_event(), timeout=300)
+            assert answer is not None, f"the server closed the connection after {answers}"
+            answers.append(answer)
+            if answer.type in (until, "error"):
+                return answers
+
+
+def utterance(pcm: bytes, transcribe: Transcribe) -> list[Event]:
+    chunks = [AudioChunk(16_000, 2, 1, pcm[at : at + CHUNK_BYTES]).event() for at in range(0, len(pcm), CHUNK_BYTES)]
+    return [transcribe.event(), AudioStart(16_000, 2, 1).event(), *chunks, AudioStop().event()]
+
+
+def words(text: str) -> str:
+    return " ".join("".join(c for c in text.lower() if c.isalpha() or c.isspace()).split())
+
+
+def test_describe_lists_the_service_s_models(streaming_port: int, service: Service) -> None:
+    [answer] = asyncio.run(exchange(streaming_port, [Describe().event()], "info"))
+    info = Info.from_event(answer)
+    [program] = info.asr
+    with service.client() as client:
+        served = [model["id"] for model in client.get("/v1/models").json()["data"]]
+    assert [model.name for model in program.models] == served
+    assert all(model.languages == ["en"] for model in program.models)
+    assert program.supports_transcript_streaming and program.attribution.name
+
+
+def test_jfk_in_chunks_streams_its_words_then_the_transcript(streaming_port: int, jfk_pcm: bytes) -> None:
+    answers = asyncio.run(exchange(streaming_port, utterance(jfk_pcm, Transcribe(language="en")), "transcript"))
+    types = [answer.type for answer in answers]
+    assert types[0] == TranscriptStart.from_event(answers[0]).event().type == "transcript-start"
+    assert types[-2:] == ["transcript-stop", "transcript"] and "transcript-chunk" in types
+    transcript = Transcript.from_event(answers[-1])
+    assert JFK_WORDS in words(transcript.text)
+    chunks = "".join(TranscriptChunk.from_event(a).text for a in answers if a.type == "transcript-chunk")
+    assert words(chunks) == words(transcript.text)
+    assert TranscriptStop.is_type(answers[-2].type)
+
+
+def test_without_streaming_only_the_transcript_comes_and_the_connection_serves_again(
+    plain_port: int, jfk_pcm: bytes, service: Service
+) -> None:
+    with service.client() as client:
+        model = client.get("/v1/models").json()["data"][-1]["id"]
+    answers = asyncio.run(exchange(plain_port, utterance(jfk_pcm, Transcribe(name=model)), "transcript"))
+    assert [answer.type for answer in answers] == ["transcript"]
+    assert JFK_WORDS in words(Transcript.from_event(answers[0]).text)
+    refused = asyncio.run(exchange(plain_port, utterance(jfk_pcm[:3200], Transcribe(name="no-such")), "transcript"))
+    assert [answer.type for answer in refused] == ["error"]
+    assert "no-such" in Error.from_event(refused[0]).text
