@@ -267,7 +267,7 @@ def test_a_phrase_said_twice_is_transcribed_twice(service: Service, tmp_path: Pa
             async for _ in session.stream(paced(pcm)):
                 pass
             assert session.ended is not None
-            return session.ended.text
+            return str(session.ended.text)
 
     text = asyncio.run(run()).lower()
     assert text.count("thank you") == 2 and "tomorrow" in text, text
