@@ -24,6 +24,7 @@ from deployments.config import (
     UrlInputConfig,
     WhisperModelConfig,
 )
+from serve_app.assemblyai.config import AssemblyAIConfig
 
 OPENAI_TRANSCRIBE_MODELS = ("gpt-4o-transcribe", "gpt-4o-mini-transcribe", "gpt-4o-transcribe-diarize")
 """OpenAI's current transcription model ids, which its SDK's examples send (diarized_json with the last)."""
@@ -50,6 +51,9 @@ class AppConfig(StrictModel):
     live: LiveConfig = LiveConfig()
     analysis: AnalysisConfig = AnalysisConfig()
     callbacks: CallbacksConfig = CallbacksConfig()
+    assemblyai: AssemblyAIConfig = Field(
+        AssemblyAIConfig(), description="AssemblyAI's API: its model names and uploads (docs/api/assemblyai.md)."
+    )
 
 
 class SecretSettings(BaseSettings):

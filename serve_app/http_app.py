@@ -6,6 +6,7 @@ line in `EDGES`."""
 from fastapi import FastAPI
 
 from serve_app.admin import routes as admin
+from serve_app.assemblyai import routes as assemblyai
 from serve_app.common import factory
 from serve_app.common.edge import CallbackFormat, Edge
 from serve_app.common.services import Services
@@ -20,6 +21,7 @@ EDGES: tuple[Edge, ...] = (
     Edge(live.router),  # the nexara live WebSocket
     Edge(realtime.router),  # OpenAI realtime transcription sessions
     Edge(admin.router),  # API keys managed at run time
+    assemblyai.EDGE,  # AssemblyAI's API: uploads, transcripts on our jobs, LeMUR on our Analyzer
 )
 
 CALLBACK_FORMATS: dict[str, CallbackFormat] = dict(edge.callbacks for edge in EDGES if edge.callbacks is not None)
