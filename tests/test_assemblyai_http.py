@@ -262,4 +262,7 @@ def test_a_full_running_job_cap_is_a_429_in_assemblyais_shape(inprocess) -> None
         submit(inprocess, audio_url=upload(inprocess))
     answer = aai_call(inprocess, "POST", "/v2/transcript", json={"audio_url": upload(inprocess)})
     assert answer.status_code == 429 and "too many running jobs" in answer.json()["error"]
+    (running, *_) = aai_call(inprocess, "GET", "/v2/transcript").json()["transcripts"]
+    deleting = aai_call(inprocess, "DELETE", f"/v2/transcript/{running['id']}")
+    assert deleting.status_code == 400 and "still processing" in deleting.json()["error"]
     inprocess.pipeline.gate.set()

@@ -59,7 +59,8 @@ def test_a_file_is_transcribed_exported_asked_about_and_deleted(sdk: None, servi
     cues = [line for line in vtt.splitlines()[1:] if line and "-->" not in line]
     assert vtt.startswith("WEBVTT") and cues and all(len(cue) <= 32 for cue in cues)
     sentences = transcript.get_sentences()
-    assert len(sentences) >= 2 and sentences[0].start < sentences[-1].end and sentences[0].words
+    assert [word.text for sentence in sentences for word in sentence.words] == [word.text for word in words]
+    assert all(sentence.start < sentence.end and sentence.text for sentence in sentences)
     paragraphs = transcript.get_paragraphs()
     assert paragraphs and " ".join(p.text for p in paragraphs).lower().count("country") >= 2
 

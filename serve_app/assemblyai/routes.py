@@ -33,7 +33,6 @@ from serve_app.common.dependencies import (
     CurrentKey,
     FundedKey,
     KeyPrice,
-    LedgerDependency,
     PipelineDependency,
     ServicesDependency,
     TrackerDependency,
@@ -292,17 +291,10 @@ def _resource_url(request: Request, transcript_id: str) -> str:
 
 
 @router.post("/lemur/v3/generate/task")
-async def lemur_task(
-    request: Request,
-    key: FundedKey,
-    price: KeyPrice,
-    config: ConfigDependency,
-    services: ServicesDependency,
-    pipeline: PipelineDependency,
-    ledger: LedgerDependency,
-) -> dict[str, Any]:
+async def lemur_task(request: Request, key: FundedKey, price: KeyPrice, services: ServicesDependency) -> dict[str, Any]:
     """The prompt answered over the transcripts by the service's LLM; charged by its tokens."""
     params = await read_json(request, LEMUR_FIELDS, LemurTaskParams)
+    config = services.config
     lemur.check(params, config)
     if params.transcript_ids:
         ids = params.transcript_ids
@@ -313,7 +305,7 @@ async def lemur_task(
         transcript = lemur.text_transcript(params.input_text or "")
     options = AnalysisOptions(prompt=lemur.prompt_of(params), max_output_tokens=lemur.max_output_tokens(params, config))
     try:
-        analysis: Analysis = await pipeline.analyze.remote(transcript, options)
+        analysis: Analysis = await services.pipeline.analyze.remote(transcript, options)
     except AnalysisError as error:
         failure = analysis_failure(error)
         if failure is None:
@@ -322,7 +314,7 @@ async def lemur_task(
             raise HTTPException(status.HTTP_504_GATEWAY_TIMEOUT, "the LLM did not answer in time; try again") from None
         raise HTTPException(status.HTTP_502_BAD_GATEWAY, analysis_error_message(failure)) from None
     request_id = await lemur.charge(
-        ledger, key.owner, price, params, analysis.llm_input_tokens, analysis.llm_output_tokens
+        services.ledger, key.owner, price, params, analysis.llm_input_tokens, analysis.llm_output_tokens
     )
     return {
         "request_id": request_id,
