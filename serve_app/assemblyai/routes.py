@@ -45,7 +45,8 @@ from serve_app.config import AppConfig
 from serve_app.rest.form_intake import body_issues
 from serve_app.rest.jobs import too_many_jobs
 
-router = APIRouter(tags=["AssemblyAI"], dependencies=[Depends(require_api_key)])
+router = APIRouter(dependencies=[Depends(require_api_key)], include_in_schema=False)
+"""Not in /openapi.json: the API is AssemblyAI's, documented by AssemblyAI and docs/api/assemblyai.md."""
 MAX_JSON_BYTES = 2 * 1024**2
 _sweeper = Sweeper()  # this replica's: expired uploads go at most once a minute
 
