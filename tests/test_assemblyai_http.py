@@ -12,7 +12,7 @@ import pytest
 
 from deployments.callbacks.store import CallbackState
 from deployments.types import Analysis, AnalysisOptions
-from serve_app.assemblyai.uploads import UPLOADS_DIR, Uploads
+from serve_app.assemblyai.uploads import Uploads
 from serve_app.assemblyai.webhooks import webhook
 from serve_app.common.auth import INVALID_CREDENTIALS
 from tests.fakes import Remote
@@ -67,24 +67,23 @@ def test_an_upload_is_transcribed_in_milliseconds_as_the_sdk_parses_it(inprocess
     assert request.options.language == "en" and request.options.word_timestamps and request.diarization is None
 
 
-def test_an_upload_serves_several_transcripts_and_expires(inprocess) -> None:
+def test_an_upload_becomes_the_jobs_input_and_an_unused_one_expires(inprocess) -> None:
     url = upload(inprocess)
-    first, second = submit(inprocess, audio_url=url), submit(inprocess, audio_url=url)
-    assert finished(inprocess, first["id"])["status"] == finished(inprocess, second["id"])["status"] == "completed"
-    uploads_dir = inprocess.state_dir / "spool" / UPLOADS_DIR
-    assert [path.name for path in inprocess.spooled()] == [UPLOADS_DIR]  # the jobs' links are gone
-    (kept,) = [file for folder in uploads_dir.iterdir() for file in folder.iterdir()]
+    assert finished(inprocess, submit(inprocess, audio_url=url)["id"])["status"] == "completed"
+    assert inprocess.spooled() == []  # the job removed its input, the upload
+    again = aai_call(inprocess, "POST", "/v2/transcript", json={"audio_url": url})
+    assert again.status_code == 400 and "used it already" in again.json()["error"]
+    upload(inprocess)
+    assert [path.name.startswith("assemblyai-upload-") for path in inprocess.spooled()] == [True]
     uploads = Uploads(inprocess.state_dir / "spool", ttl_s=60, max_bytes=1024)
     assert uploads.sweep() == 0
-    assert uploads.sweep(now=time.time() + 61) == 1 and not kept.exists() and list(uploads_dir.iterdir()) == []
-    gone = aai_call(inprocess, "POST", "/v2/transcript", json={"audio_url": url})
-    assert gone.status_code == 400 and "upload the file again" in gone.json()["error"]
+    assert uploads.sweep(now=time.time() + 61) == 1 and inprocess.spooled() == []
 
 
 def test_another_keys_upload_is_not_found(inprocess) -> None:
     url = upload(inprocess, key=PRICED_KEY)
     answer = aai_call(inprocess, "POST", "/v2/transcript", json={"audio_url": url})
-    assert answer.status_code == 400 and answer.json()["error"].startswith("audio_url: this upload does not exist")
+    assert answer.status_code == 400 and "no such upload for this key" in answer.json()["error"]
 
 
 def test_an_upload_over_the_limit_leaves_nothing(inprocess) -> None:
@@ -92,8 +91,7 @@ def test_an_upload_over_the_limit_leaves_nothing(inprocess) -> None:
     assert answer.status_code == 413 and "too large" in answer.json()["error"]
     empty = aai_call(inprocess, "POST", "/v2/upload", content=b"")
     assert empty.status_code == 400 and set(empty.json()) == {"error"}
-    uploads_dir = inprocess.state_dir / "spool" / UPLOADS_DIR
-    assert [file for folder in uploads_dir.iterdir() for file in folder.iterdir()] == []
+    assert inprocess.spooled() == []
 
 
 def test_speaker_labels_give_utterances_by_letter(inprocess) -> None:

@@ -41,6 +41,6 @@ class AssemblyAIConfig(StrictModel):
     upload_ttl_s: float = Field(
         3600,
         gt=0,
-        description="How long a file of `POST /v2/upload` is kept for transcripts to use (each transcript takes a"
-        " link of its own, removed with its job); after that it is deleted and its upload_url is a 400.",
+        description="How long a file of `POST /v2/upload` waits for the transcript that uses it (which takes it as"
+        " its job's input, removed with the job); after that it is deleted and its upload_url is a 400.",
     )

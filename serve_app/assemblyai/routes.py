@@ -120,7 +120,7 @@ async def create_transcript(
     with Intake(config, price) as intake:
         intake.check_model(form.model)
         if upload_id is not None:
-            uploads.link_for_job(key.owner, upload_id, intake.spool_path)
+            uploads.take_for_job(key.owner, upload_id, intake.spool_path)
         else:  # refused now if not public; the job checks again when it fetches
             await pipeline.check_url.remote(params.audio_url)
         job_request = intake.job_request(form, stored.render(), params.webhook_url)
@@ -128,7 +128,7 @@ async def create_transcript(
             job: Job = await tracker.submit.remote(key.owner, job_request, intake.request_id, max_running)
         except TooManyJobsError as error:
             raise too_many_jobs(error.args[0]) from None
-        intake.hand_over()  # the job removes its link to the upload when it is done
+        intake.hand_over()  # the job removes the upload when it is done
     return rendering.transcript_object(job, stored, None)
 
 

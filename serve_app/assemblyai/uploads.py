@@ -1,11 +1,10 @@
 """`POST /v2/upload`'s files: the raw body streamed to the spool (never whole in memory, the jobs' upload limit
-enforced while reading), kept under the key's own folder for `upload_ttl_s`, and handed to each transcript that
-names its `upload_url` as a hard link of its own (the job removes its link when it ends; the upload stays until
-it expires, so one upload may serve several transcripts, as AssemblyAI's does). Expired uploads are deleted by
-the next upload or transcript request on any replica (at most one sweep a minute each)."""
+enforced while reading), named for the key that sent it. A transcript that names its `upload_url` takes the
+file as its job's input (a rename: no copy, nothing downloaded), and the job removes it when it ends, as any
+job's upload; so an upload serves one transcript. One never used is deleted after `upload_ttl_s`, by the next
+upload or transcript request on any replica (at most one sweep a minute each)."""
 
 import asyncio
-import contextlib
 import os
 import re
 import time
@@ -16,20 +15,21 @@ from urllib.parse import urlsplit
 from fastapi import HTTPException, Request, status
 from starlette.requests import ClientDisconnect
 
-UPLOADS_DIR = "assemblyai-uploads"
+PREFIX = "assemblyai-upload-"
 SWEEP_INTERVAL_S = 60.0
 UPLOAD_PATH = re.compile(r"/v2/upload/([0-9a-f]{32})")
 
 
 class Uploads:
-    """The uploads of every key, in `spool_dir/assemblyai-uploads/<owner>/<id>`."""
+    """The uploads of every key, in the spool as `assemblyai-upload-<owner>-<id>` (files only: the spool holds
+    nothing else between requests)."""
 
     def __init__(self, spool_dir: Path, ttl_s: float, max_bytes: int) -> None:
-        self.root = spool_dir / UPLOADS_DIR
+        self.spool_dir = spool_dir
         self.ttl_s, self.max_bytes = ttl_s, max_bytes
 
     def path(self, owner: str, upload_id: str) -> Path:
-        return self.root / owner / upload_id
+        return self.spool_dir / f"{PREFIX}{owner}-{upload_id}"
 
     async def receive(self, request: Request, owner: str) -> str:
         """Stream the body to a new upload of `owner`'s; its id. Nothing is left behind on any failure."""
@@ -58,32 +58,28 @@ class Uploads:
             raise HTTPException(status.HTTP_400_BAD_REQUEST, "the upload is empty: send the file's bytes as the body")
         return upload_id
 
-    def link_for_job(self, owner: str, upload_id: str, job_path: Path) -> None:
-        """Give a job its own name for the upload (a hard link: no copy), or 400 when the upload is gone."""
-        job_path.parent.mkdir(parents=True, exist_ok=True)
+    def take_for_job(self, owner: str, upload_id: str, job_path: Path) -> None:
+        """Make the upload the job's input, or 400 when there is no such upload of `owner`'s (any more)."""
         try:
-            os.link(self.path(owner, upload_id), job_path)
+            os.rename(self.path(owner, upload_id), job_path)
         except FileNotFoundError:
             raise HTTPException(
                 status.HTTP_400_BAD_REQUEST,
-                "audio_url: this upload does not exist for this key (it expired, or another key uploaded it);"
-                " upload the file again",
+                "audio_url: no such upload for this key (a transcript used it already, it expired, or another key"
+                " uploaded it); upload the file again",
             ) from None
 
     def sweep(self, now: float | None = None) -> int:
-        """Delete uploads older than `ttl_s` (and emptied key folders); how many files went."""
+        """Delete uploads older than `ttl_s` that no transcript took; how many."""
         cutoff = (time.time() if now is None else now) - self.ttl_s
         removed = 0
-        for folder in self.root.iterdir() if self.root.exists() else ():
-            for file in folder.iterdir():
-                try:
-                    if file.stat().st_mtime < cutoff:
-                        file.unlink(missing_ok=True)
-                        removed += 1
-                except FileNotFoundError:
-                    continue
-            with contextlib.suppress(OSError):
-                folder.rmdir()  # only when empty
+        for file in self.spool_dir.glob(f"{PREFIX}*"):
+            try:
+                if file.stat().st_mtime < cutoff:
+                    file.unlink(missing_ok=True)
+                    removed += 1
+            except FileNotFoundError:
+                continue
         return removed
 
 
