@@ -328,6 +328,9 @@ class AnalysisOptions(BaseModel):
     timeout_s: float | None = Field(
         None, gt=0, description="A budget shorter than `analysis.timeout_s` (a synchronous request's); None: that."
     )
+    max_output_tokens: int | None = Field(
+        None, ge=1, description="A shorter longest answer to `prompt` than `analysis.max_output_tokens`; None: that."
+    )
 
     @property
     def wanted(self) -> bool:

@@ -25,6 +25,7 @@ from deployments.config import (
     WhisperModelConfig,
 )
 from serve_app.asr_webservice.config import AsrWebserviceConfig
+from serve_app.assemblyai.config import AssemblyAIConfig
 
 OPENAI_TRANSCRIBE_MODELS = ("gpt-4o-transcribe", "gpt-4o-mini-transcribe", "gpt-4o-transcribe-diarize")
 """OpenAI's current transcription model ids, which its SDK's examples send (diarized_json with the last)."""
@@ -52,6 +53,9 @@ class AppConfig(StrictModel):
     analysis: AnalysisConfig = AnalysisConfig()
     callbacks: CallbacksConfig = CallbacksConfig()
     asr_webservice: AsrWebserviceConfig = AsrWebserviceConfig()
+    assemblyai: AssemblyAIConfig = Field(
+        AssemblyAIConfig(), description="AssemblyAI's API: its model names and uploads (docs/api/assemblyai.md)."
+    )
 
 
 class SecretSettings(BaseSettings):

@@ -7,6 +7,7 @@ from fastapi import FastAPI
 
 from serve_app.admin import routes as admin
 from serve_app.asr_webservice import routes as asr_webservice
+from serve_app.assemblyai import routes as assemblyai
 from serve_app.common import factory
 from serve_app.common.edge import CallbackFormat, Edge
 from serve_app.common.services import Services
@@ -22,6 +23,7 @@ EDGES: tuple[Edge, ...] = (
     Edge(realtime.router),  # OpenAI realtime transcription sessions
     Edge(admin.router),  # API keys managed at run time
     Edge(asr_webservice.router),  # whisper-asr-webservice's /asr for subtitle tools (off unless enabled)
+    assemblyai.EDGE,  # AssemblyAI's API: uploads, transcripts on our jobs, LeMUR on our Analyzer
 )
 
 CALLBACK_FORMATS: dict[str, CallbackFormat] = dict(edge.callbacks for edge in EDGES if edge.callbacks is not None)

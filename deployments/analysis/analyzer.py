@@ -17,9 +17,8 @@ def analyze(
     session = Session(backend, deadline=time.monotonic() + budget)
     result = Analysis()
     if options.prompt is not None:  # also over an empty transcript: the client gets an answer of the asked shape
-        result.llm_output = prompt.answer(
-            session, transcript, options.prompt, options.json_schema, config.max_output_tokens
-        )
+        max_tokens = min(options.max_output_tokens or config.max_output_tokens, config.max_output_tokens)
+        result.llm_output = prompt.answer(session, transcript, options.prompt, options.json_schema, max_tokens)
     if options.roles is not None and isinstance(transcript, DiarizedTranscript):
         result.roles = roles.assign(session, transcript, options.roles)
     if options.emotions:

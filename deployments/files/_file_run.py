@@ -197,13 +197,7 @@ class FileRun:
             raise AnalysisTimeout("the audio emotions ran past the analysis's budget") from None
 
     async def _ask_analyzer(self, transcript: PipelineResult, options: AnalysisOptions) -> Analysis:
-        analyzer = self.pipeline.analyzer
-        if analyzer is None:
-            raise RuntimeError("an analysis was asked of a pipeline built without an Analyzer")
-        try:
-            return await retry_on_worker_loss(lambda: analyzer.analyze.remote(transcript, options), "analysis")
-        except AnalysisError as error:
-            raise analysis_failure(error) or error from None
+        return await ask_analyzer(self.pipeline.analyzer, transcript, options)
 
     async def _diarize(self, options: DiarizationOptions) -> Diarization:
         if not self.sender.transcripts:  # no speech was found, so there is no one to find
@@ -211,3 +205,16 @@ class FileRun:
         diarizer, path = self.pipeline.diarizer, str(self.decoded_path)
         options = options.model_copy(update={"known_speakers": self.known_speakers})  # the decoded clips
         return await retry_on_worker_loss(lambda: diarizer.diarize_file.remote(path, options), "diarization")
+
+
+async def ask_analyzer(
+    analyzer: DeploymentHandle[Any] | None, transcript: PipelineResult, options: AnalysisOptions
+) -> Analysis:
+    """The Analyzer's answer; its errors raised as themselves, not wrapped in this replica's RayTaskError, so the
+    edge and the job runner recognise them."""
+    if analyzer is None:
+        raise RuntimeError("an analysis was asked of a pipeline built without an Analyzer")
+    try:
+        return await retry_on_worker_loss(lambda: analyzer.analyze.remote(transcript, options), "analysis")
+    except AnalysisError as error:
+        raise analysis_failure(error) or error from None

@@ -27,9 +27,9 @@ from ray.serve.handle import DeploymentHandle
 
 from deployments.config import PipelineConfig
 from deployments.files._chunking import SpeechChunker
-from deployments.files._file_run import FileRun
+from deployments.files._file_run import FileRun, ask_analyzer
 from deployments.files._url_fetch import check_url
-from deployments.types import PipelineProgress, PipelineRequest, PipelineResult, PipelineText
+from deployments.types import Analysis, AnalysisOptions, PipelineProgress, PipelineRequest, PipelineResult, PipelineText
 
 PipelineEvent = PipelineProgress | PipelineText | PipelineResult
 
@@ -61,6 +61,11 @@ class TranscriptionPipeline:
     async def check_url(self, url: str) -> None:
         """Refuse a URL now if it is malformed or resolves to a non-public address (UrlRejectedError)."""
         await check_url(url, self.config.url_input)
+
+    async def analyze(self, transcript: PipelineResult, options: AnalysisOptions) -> Analysis:
+        """What `options` asks of a transcript finished earlier (a stored job's: a protocol that asks questions of
+        past transcripts), by this deployment's Analyzer handle, so the edge needs none of its own."""
+        return await ask_analyzer(self.analyzer, transcript, options)
 
     async def transcribe(self, request: PipelineRequest) -> PipelineResult:
         """The whole result at once: for synchronous requests."""

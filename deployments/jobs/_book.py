@@ -141,6 +141,10 @@ class JobBook:
         done = job.completed_at
         return done is not None and (self.clock() - done).total_seconds() >= self.config.retention_s
 
+    def forget(self, job: Job) -> None:
+        """Delete a finished job before it expires (its owner asked)."""
+        self._forget([job])
+
     def _forget(self, jobs: list[Job]) -> None:
         if not jobs:
             return

@@ -101,6 +101,13 @@ class SQLJobStore:
         record = current_record(json.loads(text)) if text is not None else None
         return Job.model_validate(record) if record is not None else None
 
+    def load_owned(self, owner: str) -> list[Job]:
+        """Every job of `owner`'s as stored (for listings), in no particular order."""
+        with self.engine.connect() as connection:
+            texts = connection.execute(select(jobs.c.record).where(jobs.c.owner == owner)).scalars().all()
+        records = (current_record(json.loads(text)) for text in texts)
+        return [Job.model_validate(record) for record in records if record is not None]
+
     def delete(self, job_ids: list[str]) -> None:
         if not job_ids:
             return

@@ -50,6 +50,16 @@ class JobReader:
             return None
         return job
 
+    def owned(self, owner: str) -> list[Job]:
+        """`owner`'s jobs that are not expired, newest first (a listing: each record is read whole, and jobs live
+        `retention_s`, so a key's list is as long as the jobs it made in that time)."""
+        with database_storage("the job store"):
+            owned = self.store.load_owned(owner)
+        now = self.clock()
+        kept = [job for job in owned if job.completed_at is None
+                or (now - job.completed_at).total_seconds() < self.config.retention_s]  # fmt: skip
+        return sorted(kept, key=lambda job: job.created_at, reverse=True)
+
     def callback(self, job: Job) -> CallbackState | None:
         """The callback of a job submitted with a `callback_url` (pending until its end is stored); None for a
         job without one."""

@@ -47,6 +47,10 @@ class TooManyJobsError(RuntimeError):
     """The key already has its maximum of running jobs."""
 
 
+class JobRunningError(RuntimeError):
+    """The job has not ended: it cannot be deleted yet."""
+
+
 class JobTracker:
     """`pipeline` is the TranscriptionPipeline deployment's handle, `ledger` the UsageLedger actor's (in tests,
     anything with the same calls)."""
@@ -111,6 +115,17 @@ class JobTracker:
         """The job if it exists, is not expired, and belongs to `owner`; None otherwise. (The ingress reads polls
         from the store instead: deployments/jobs/reader.py.)"""
         return self.book.get(job_id, owner)
+
+    async def delete(self, job_id: str, owner: str) -> Job | None:
+        """Delete `owner`'s finished job now, before its retention ends (its record and its callback); the job
+        as it was, or None when there is no such job. Raises JobRunningError for a job still running."""
+        job = self.book.get(job_id, owner)
+        if job is None:
+            return None
+        if job.status == JobStatus.in_progress:
+            raise JobRunningError(job_id)
+        self.book.forget(job)
+        return job
 
     async def sweep(self) -> int:
         """Delete finished jobs older than the retention period; returns how many."""

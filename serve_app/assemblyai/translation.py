@@ -1,0 +1,103 @@
+"""An AssemblyAI transcript request as this service's job: the options the pipeline runs with, and what the job
+keeps for rendering (`Stored`, the job's render dict: the request's fields to echo, and the webhook's header)."""
+
+from typing import Any, Literal
+
+from fastapi import HTTPException, status
+from pydantic import BaseModel
+
+from deployments.transcriber.languages import is_whisper_language
+from deployments.types import AnalysisOptions, DiarizationOptions, TranscriptionOptions
+from serve_app.assemblyai.config import AssemblyAIConfig
+from serve_app.assemblyai.schemas import TranscriptParams
+from serve_app.common.edge import PROTOCOL_KEY
+
+PROTOCOL: Literal["assemblyai"] = "assemblyai"
+DEFAULT_LANGUAGE_CODE = "en_us"
+"""AssemblyAI's language when a request names none and does not ask for detection."""
+
+
+class Stored(BaseModel):
+    """What an AssemblyAI job keeps besides the domain request: how to answer its polls and its webhook."""
+
+    protocol: Literal["assemblyai"] = PROTOCOL
+    audio_url: str
+    echo: dict[str, Any]
+    """The request's fields as given (the webhook's secret left out), echoed as AssemblyAI echoes them."""
+    model: str
+    """The id of `model_ids` the transcript is billed as (`speech_model_used`)."""
+    language_code: str | None
+    """As given (or AssemblyAI's default); None: detected."""
+    punctuate: bool
+    speaker_labels: bool
+    webhook_header: tuple[str, str] | None = None
+
+    def render(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+
+class AudioForm:
+    """The request as `serve_app.common.intake.Intake` reads one (`AudioRequest`)."""
+
+    def __init__(self, params: TranscriptParams, config: AssemblyAIConfig, url: str | None) -> None:
+        self.params, self.url = params, url
+        self.model = _model(params.speech_model, config)
+        self.language_code = params.language_code or (None if params.language_detection else DEFAULT_LANGUAGE_CODE)
+        self.language = whisper_language(self.language_code) if self.language_code else None
+
+    def transcription_options(self) -> TranscriptionOptions:
+        return TranscriptionOptions(
+            language=self.language,
+            word_timestamps=True,
+            profanity_filter=bool(self.params.filter_profanity),
+            temperature=self.params.temperature or 0.0,
+        )
+
+    def diarization_options(self) -> DiarizationOptions | None:
+        if not self.params.speaker_labels:
+            return None
+        bounds = self.params.speaker_options
+        return DiarizationOptions(
+            num_speakers=self.params.speakers_expected,
+            min_speakers=bounds.min_speakers_expected if bounds else None,
+            max_speakers=bounds.max_speakers_expected if bounds else None,
+        )
+
+    def analysis_options(self) -> AnalysisOptions | None:
+        return None
+
+    def stored(self) -> Stored:
+        params = self.params
+        header = (params.webhook_auth_header_name, params.webhook_auth_header_value)
+        return Stored(
+            audio_url=params.audio_url,
+            echo=params.model_dump(exclude_none=True, exclude={"audio_url", "webhook_auth_header_value"}),
+            model=self.model,
+            language_code=self.language_code,
+            punctuate=params.punctuate is not False,
+            speaker_labels=bool(params.speaker_labels),
+            webhook_header=header if header[0] is not None and header[1] is not None else None,
+        )
+
+
+def _model(speech_model: str | None, config: AssemblyAIConfig) -> str:
+    if speech_model is None:
+        return config.default_model
+    if speech_model not in config.speech_models:
+        offered = ", ".join(config.speech_models)
+        raise HTTPException(
+            status.HTTP_400_BAD_REQUEST, f"speech_model {speech_model[:64]!r} is not offered: one of {offered}"
+        )
+    return config.speech_models[speech_model]
+
+
+def whisper_language(code: str) -> str:
+    """AssemblyAI's code (`en_us`, `es`, `pt`, ...) as Whisper's, or 400."""
+    language = code.lower().replace("-", "_").partition("_")[0]
+    if not is_whisper_language(language):
+        raise HTTPException(status.HTTP_400_BAD_REQUEST, f"language_code {code[:16]!r} is not supported")
+    return language
+
+
+def is_ours(render: dict[str, Any]) -> bool:
+    return render.get(PROTOCOL_KEY) == PROTOCOL
