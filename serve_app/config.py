@@ -24,6 +24,7 @@ from deployments.config import (
     UrlInputConfig,
     WhisperModelConfig,
 )
+from serve_app.deepgram.config import DeepgramConfig
 
 OPENAI_TRANSCRIBE_MODELS = ("gpt-4o-transcribe", "gpt-4o-mini-transcribe", "gpt-4o-transcribe-diarize")
 """OpenAI's current transcription model ids, which its SDK's examples send (diarized_json with the last)."""
@@ -50,6 +51,9 @@ class AppConfig(StrictModel):
     live: LiveConfig = LiveConfig()
     analysis: AnalysisConfig = AnalysisConfig()
     callbacks: CallbacksConfig = CallbacksConfig()
+    deepgram: DeepgramConfig = Field(
+        DeepgramConfig(), description="The Deepgram protocol (`/v1/listen`): the model names it answers to."
+    )
 
 
 class SecretSettings(BaseSettings):

@@ -9,6 +9,7 @@ from serve_app.admin import routes as admin
 from serve_app.common import factory
 from serve_app.common.edge import CallbackFormat, Edge
 from serve_app.common.services import Services
+from serve_app.deepgram import routes as deepgram
 from serve_app.live import route as live
 from serve_app.realtime import route as realtime
 from serve_app.rest import routes as rest
@@ -20,6 +21,7 @@ EDGES: tuple[Edge, ...] = (
     Edge(live.router),  # the nexara live WebSocket
     Edge(realtime.router),  # OpenAI realtime transcription sessions
     Edge(admin.router),  # API keys managed at run time
+    deepgram.EDGE,  # Deepgram's /v1/listen, pre-recorded and live
 )
 
 CALLBACK_FORMATS: dict[str, CallbackFormat] = dict(edge.callbacks for edge in EDGES if edge.callbacks is not None)
