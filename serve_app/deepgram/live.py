@@ -10,7 +10,6 @@ parameter). Control messages: `KeepAlive`, `Finalize` (everything sent so far is
 
 import asyncio
 import json
-import uuid
 from typing import Any, cast
 
 from fastapi import APIRouter, HTTPException, WebSocket
@@ -119,7 +118,6 @@ class DeepgramConnection:
         self.websocket, self.services, self.key, self.options = websocket, services, key, options
         self.socket = DeepgramSocket(websocket)
         self.meter = SessionMeter(options.settings, funds)
-        self.events = DeepgramEvents(options, str(uuid.uuid4()), services.config.whisper.model)
 
     async def run(self) -> None:
         live = self.services.live
@@ -128,6 +126,7 @@ class DeepgramConnection:
         if isinstance(opened, SessionFailed):
             return await self.socket.close_with(opened)
         session_id = self.socket.session_id = opened
+        self.events = DeepgramEvents(self.options, session_id, self.services.config.whisper.model)  # its charge's id
         try:
             events = cast(DeploymentResponseGenerator[Any], live.options(stream=True).events.remote(session_id))
             ready = await anext(events)  # the stream is in place before any audio is sent
