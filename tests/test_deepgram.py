@@ -21,7 +21,6 @@ from starlette.testclient import TestClient, WebSocketDenialResponse
 from starlette.websockets import WebSocketDisconnect
 
 from deployments.billing.ledger import UsageLedger
-from deployments.billing.rate_limiter import RequestRateLimiter
 from deployments.callbacks.store import CallbackState
 from deployments.jobs.records import Job, JobRequest
 from deployments.live.events import (
@@ -35,17 +34,16 @@ from deployments.live.events import (
     TurnEnded,
 )
 from deployments.types import TranscriptionOptions
-from serve_app.common.auth import ApiKey, ApiKeys
-from serve_app.common.services import Services
+from serve_app.common.auth import ApiKey
 from serve_app.deepgram._live_events import DeepgramEvents
 from serve_app.deepgram._live_params import live_options
 from serve_app.deepgram._params import listen_options
 from serve_app.deepgram.config import DEEPGRAM_MODELS
 from serve_app.deepgram.listen import callback_delivery
 from serve_app.deepgram.results import render_listen
-from serve_app.http_app import CALLBACK_FORMATS, create_app
-from tests.fakes import Actor, Remote
-from tests.inprocess import BROKE_KEY, DIARIZED, KEY, build
+from serve_app.http_app import CALLBACK_FORMATS
+from tests.fakes import Remote
+from tests.inprocess import BROKE_KEY, DIARIZED, KEY, live_app
 from tests.test_job_tracker import TRANSCRIPT
 
 HELLO = [LiveWord(text="Hello,", start=80, end=400), LiveWord(text="world.", start=480, end=880)]
@@ -96,20 +94,8 @@ class FakeLive:
 
 @pytest.fixture
 def app(tmp_path: Path) -> Iterator[tuple[TestClient, FakeLive, UsageLedger]]:
-    config, pipeline, ledger, _ = build(tmp_path)
-    keys = ApiKeys([ApiKey(key=KEY), ApiKey(key=BROKE_KEY, balance_seconds=0)])
     fake = FakeLive()
-    services = Services(
-        config,
-        keys,
-        pipeline,  # type: ignore[arg-type]  # a fake for the Ray handle
-        None,  # type: ignore[arg-type]  # no jobs here: no tracker
-        None,
-        Actor(ledger),  # type: ignore[arg-type]  # a fake for the Ray handle
-        Actor(RequestRateLimiter()),  # type: ignore[arg-type]  # a fake for the Ray handle
-        live=fake,  # type: ignore[arg-type]  # a fake for the Ray handle
-    )
-    with TestClient(create_app(services)) as client:
+    with live_app(tmp_path, fake, [ApiKey(key=KEY), ApiKey(key=BROKE_KEY, balance_seconds=0)]) as (client, ledger):
         yield client, fake, ledger
 
 

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from pydantic import BaseModel
 
 from deployments.live.events import SAMPLE_RATES, Encoding, SessionSettings
-from serve_app.deepgram._params import OFF, REFUSED, bad_request, flag, whisper_language
+from serve_app.deepgram._params import REFUSED, asked, asks_nothing, bad_request, flag, offered_model, whisper_language
 
 ENCODINGS: dict[str, Encoding] = {"linear16": "pcm_s16le", "mulaw": "pcm_mulaw", "alaw": "pcm_alaw"}
 DEFAULT_ENDPOINTING_MS = 220
@@ -39,9 +39,7 @@ class LiveOptions(BaseModel):
 
 
 def live_options(query: Iterable[tuple[str, str]], models: list[str]) -> LiveOptions:
-    given: dict[str, list[str]] = {}
-    for name, value in query:
-        given.setdefault(name, []).append(value)
+    given = asked(query, LIVE_REFUSED, PASSED)
     model, encoding, rate, channels = models[0], None, None, 1
     language: str | None = "en"
     multichannel = diarize = punctuated = vad_events = False
@@ -50,17 +48,9 @@ def live_options(query: Iterable[tuple[str, str]], models: list[str]) -> LiveOpt
     detect = False
     for name, values in given.items():
         last = values[-1]
-        if name in LIVE_REFUSED:
-            if all(value.strip().lower() in OFF for value in values):
-                continue
-            raise bad_request(f"{name}: {LIVE_REFUSED[name]}")
-        if name in PASSED:
-            continue
         match name:
             case "model":
-                if last not in models:
-                    raise bad_request(f"model {last[:64]!r} is not offered here: use one of {', '.join(models)}")
-                model = last
+                model = offered_model(last, models)
             case "language":
                 language = whisper_language(last)
             case "detect_language":
@@ -101,9 +91,7 @@ def live_options(query: Iterable[tuple[str, str]], models: list[str]) -> LiveOpt
             case "version":
                 if last != "latest":
                     raise bad_request(f"version: only 'latest' is served; got {last[:32]!r}")
-            case _:
-                if all(value.strip().lower() in OFF for value in values):
-                    continue
+            case _ if not asks_nothing(values):
                 raise bad_request(f"{name[:64]}: not a parameter this service supports")
     if encoding is None:
         raise bad_request(f"encoding is required: send raw audio as one of {', '.join(ENCODINGS)}, with sample_rate")

@@ -2,7 +2,7 @@
 pipeline is asked for and how its transcript is rendered back. A parameter the service cannot honour is a 400
 naming it; an "off" value (`false`, `0`) of one asks for nothing and passes."""
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 from fastapi import HTTPException, status
@@ -108,25 +108,43 @@ class ListenOptions(BaseModel):
         return DiarizationOptions() if self.diarize else None
 
 
-def listen_options(query: Iterable[tuple[str, str]], models: list[str]) -> ListenOptions:
-    """The request's options from its query string, or a 400 naming the first parameter it cannot honour."""
+def asked(
+    query: Iterable[tuple[str, str]], refused: Mapping[str, str], passed: Collection[str]
+) -> dict[str, list[str]]:
+    """The parameters that may ask for something, by name, with every value given; a 400 for a refused one
+    that does. Those accepted without effect, and refused ones that ask for nothing, are left out."""
     given: dict[str, list[str]] = {}
     for name, value in query:
         given.setdefault(name, []).append(value)
+    kept = {}
+    for name, values in given.items():
+        if name in passed or (name in refused and asks_nothing(values)):
+            continue
+        if name in refused:
+            raise bad_request(f"{name}: {refused[name]}")
+        kept[name] = values
+    return kept
+
+
+def asks_nothing(values: list[str]) -> bool:
+    return all(value.strip().lower() in OFF for value in values)
+
+
+def offered_model(name: str, models: list[str]) -> str:
+    if name not in models:
+        raise bad_request(f"model {name[:64]!r} is not offered here: use one of {', '.join(models)}")
+    return name
+
+
+def listen_options(query: Iterable[tuple[str, str]], models: list[str]) -> ListenOptions:
+    """The request's options from its query string, or a 400 naming the first parameter it cannot honour."""
+    given = asked(query, REFUSED, PASSED)
     values: dict[str, Any] = {"model": models[0]}
     for name, all_values in given.items():
         last = all_values[-1]
-        if name in REFUSED:
-            if all(value.strip().lower() in OFF for value in all_values):
-                continue
-            raise bad_request(f"{name}: {REFUSED[name]}")
-        if name in PASSED:
-            continue
         match name:
             case "model":
-                if last not in models:
-                    raise bad_request(f"model {last[:64]!r} is not offered here: use one of {', '.join(models)}")
-                values["model"] = last
+                values["model"] = offered_model(last, models)
             case "language":
                 values["language"] = whisper_language(last)
             case "detect_language" | "punctuate" | "smart_format" | "diarize" | "utterances" | "paragraphs":
@@ -159,9 +177,7 @@ def listen_options(query: Iterable[tuple[str, str]], models: list[str]) -> Liste
             case "alternatives":
                 if last.strip() != "1":
                     raise bad_request("alternatives: one alternative is returned; send alternatives=1 or leave it out")
-            case _:
-                if all(value.strip().lower() in OFF for value in all_values):
-                    continue
+            case _ if not asks_nothing(all_values):
                 raise bad_request(f"{name[:64]}: not a parameter this service supports")
     if values.get("detect_language") and "language" not in given:
         values["language"] = None

@@ -16,15 +16,15 @@ from fastapi import APIRouter, HTTPException, WebSocket
 from fastapi.responses import JSONResponse
 from ray.serve.handle import DeploymentResponseGenerator
 
-from deployments.billing import pricing
 from deployments.billing.pricing import Funds
 from deployments.live.events import BYTES_PER_SAMPLE, SessionFailed
-from serve_app.common.auth import TOKEN_SUBPROTOCOL, ApiKey, raise_if_exhausted
-from serve_app.common.dependencies import ServicesDependency, price_of, require_api_key
+from serve_app.common.auth import TOKEN_SUBPROTOCOL, ApiKey
+from serve_app.common.dependencies import ServicesDependency
 from serve_app.common.services import Services
 from serve_app.deepgram._live_events import DeepgramEvents
 from serve_app.deepgram._live_params import LiveOptions, live_options
 from serve_app.deepgram.errors import error_body
+from serve_app.sessions.admission import claim_session, funded_key
 from serve_app.sessions.frames import ClientFrames
 from serve_app.sessions.relay import relay_events
 from serve_app.sessions.socket import ClientSocket
@@ -39,23 +39,17 @@ CLIENT_FAULTS = {"invalid_config", "invalid_audio", "invalid_message", "insuffic
 @router.websocket("/v1/listen")
 async def listen_live(websocket: WebSocket, services: ServicesDependency) -> None:
     try:  # the checks every HTTP route makes, in the same order; a refusal is an HTTP answer
-        key = await require_api_key(websocket, services)
-        funds = await pricing.funds(services.ledger, key.owner, price_of(key, services.config))
-        raise_if_exhausted(funds)
+        key, funds = await funded_key(websocket, services)
         options = live_options(websocket.query_params.multi_items(), services.config.deepgram.models)
+        await claim_session(services, key)
     except HTTPException as refusal:
         return await _refuse(websocket, refusal)
-    rate_limiter = services.rate_limiter
-    limit = services.config.live.max_sessions_per_key
-    if not await rate_limiter.open_session.remote(key.owner, limit):
-        detail = f"this key already has {limit} live sessions open: close one first"
-        return await _refuse(websocket, HTTPException(429, detail))
     try:
         offered = websocket.scope.get("subprotocols", [])
         await websocket.accept(subprotocol=TOKEN_SUBPROTOCOL if TOKEN_SUBPROTOCOL in offered else None)
         await DeepgramConnection(websocket, services, key, options, funds).run()
     finally:
-        await rate_limiter.close_session.remote(key.owner)
+        await services.rate_limiter.close_session.remote(key.owner)
 
 
 async def _refuse(websocket: WebSocket, refusal: HTTPException) -> None:
