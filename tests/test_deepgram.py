@@ -22,7 +22,7 @@ from starlette.websockets import WebSocketDisconnect
 
 from deployments.billing.ledger import UsageLedger
 from deployments.callbacks.store import CallbackState
-from deployments.jobs.records import Job, JobRequest
+from deployments.jobs.records import Job, JobRequest, owner_of
 from deployments.live.events import (
     LiveWord,
     SessionEnded,
@@ -43,7 +43,7 @@ from serve_app.deepgram.listen import callback_delivery
 from serve_app.deepgram.results import render_listen
 from serve_app.http_app import CALLBACK_FORMATS
 from tests.fakes import Remote
-from tests.inprocess import BROKE_KEY, DIARIZED, KEY, live_app
+from tests.inprocess import BROKE_KEY, DIARIZED, KEY, call, live_app
 from tests.test_job_tracker import TRANSCRIPT
 
 HELLO = [LiveWord(text="Hello,", start=80, end=400), LiveWord(text="world.", start=480, end=880)]
@@ -317,3 +317,27 @@ def test_the_key_may_come_as_the_token_subprotocol(app) -> None:
         assert socket.accepted_subprotocol == "token"
         socket.send_text(json.dumps({"type": "CloseStream"}))
         assert parsed(socket.receive_json()).type == "Metadata"
+
+
+def test_a_callback_request_is_a_job_answered_with_its_id(inprocess) -> None:
+    hook = "http://127.0.0.1:9/hook"  # loopback: the in-process service's callbacks.allowed_networks
+    accepted = call(inprocess, "POST", "/v1/listen", params={"callback": hook, "punctuate": "true"}, content=b"audio")
+    assert accepted.status_code == 200 and set(accepted.json()) == {"request_id"}
+    job_id = accepted.json()["request_id"]
+    assert inprocess.services is not None and inprocess.services.jobs is not None
+    for _ in range(200):
+        job = inprocess.services.jobs.get(job_id, owner_of(KEY))
+        if job is not None and job.transcript is not None:
+            break
+        inprocess.loop.run_until_complete(asyncio.sleep(0.01))
+    assert job is not None and job.request.render["protocol"] == "deepgram" and job.request.callback_url == hook
+    delivered = json.loads(callback_delivery(job, CallbackState()).body)
+    assert delivered["metadata"]["request_id"] == job_id and delivered["metadata"]["sha256"]
+    assert delivered["results"]["channels"][0]["alternatives"][0]["words"][0]["punctuated_word"] == "Hello"
+
+
+@pytest.mark.parametrize("hook", ["http://10.1.2.3/hook", "http://169.254.169.254/", "no url"])
+def test_a_non_public_callback_is_a_400_and_nothing_is_kept(inprocess, hook: str) -> None:
+    refused = call(inprocess, "POST", "/v1/listen", params={"callback": hook}, content=b"audio")
+    assert refused.status_code == 400 and refused.json()["err_code"] == "Bad Request"
+    assert inprocess.spooled() == []
