@@ -3,7 +3,7 @@ errors and its live messages, with the SDK itself talking to the app in-process 
 
 import asyncio
 import json
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +43,7 @@ from serve_app.deepgram.listen import callback_delivery
 from serve_app.deepgram.results import render_listen
 from serve_app.http_app import CALLBACK_FORMATS
 from tests.fakes import Remote
-from tests.inprocess import BROKE_KEY, DIARIZED, KEY, call, live_app
+from tests.inprocess import BROKE_KEY, DIARIZED, KEY, UPLOAD_LIMIT, call, live_app
 from tests.test_job_tracker import TRANSCRIPT
 
 HELLO = [LiveWord(text="Hello,", start=80, end=400), LiveWord(text="world.", start=480, end=880)]
@@ -340,4 +340,19 @@ def test_a_callback_request_is_a_job_answered_with_its_id(inprocess) -> None:
 def test_a_non_public_callback_is_a_400_and_nothing_is_kept(inprocess, hook: str) -> None:
     refused = call(inprocess, "POST", "/v1/listen", params={"callback": hook}, content=b"audio")
     assert refused.status_code == 400 and refused.json()["err_code"] == "Bad Request"
+    assert inprocess.spooled() == []
+
+
+def test_a_body_over_the_limit_is_a_413_and_nothing_is_kept(inprocess) -> None:
+    too_large = call(inprocess, "POST", "/v1/listen", content=b"\0" * (UPLOAD_LIMIT + 1))
+    assert too_large.status_code == 413 and too_large.json()["err_code"] == "PAYLOAD_TOO_LARGE"
+
+    async def pieces() -> AsyncIterator[bytes]:  # no Content-Length: the limit holds while reading
+        yield b"\0" * UPLOAD_LIMIT
+        yield b"\0"
+
+    streamed = call(inprocess, "POST", "/v1/listen", content=pieces())
+    assert streamed.status_code == 413
+    bad_json = call(inprocess, "POST", "/v1/listen", content=b"{", headers={"Content-Type": "application/json"})
+    assert bad_json.status_code == 400 and "url" in bad_json.json()["err_msg"]
     assert inprocess.spooled() == []
