@@ -31,7 +31,7 @@ async def stream(service: Service, pcm: bytes) -> list[Any]:
     received: list[Any] = []
     async with client.listen.v1.connect(
         model="nova-3", encoding="linear16", sample_rate=16000, punctuate="true", interim_results="true",
-        utterance_end_ms="1000", vad_events="true", endpointing="300",
+        utterance_end_ms="1000", vad_events="true",
     ) as socket:  # fmt: skip
 
         async def listen() -> None:
@@ -77,8 +77,9 @@ def test_the_sdk_streams_the_call_at_real_time(service: Service, call_samples: n
     assert filed.status_code == 200, filed.text
     live_wer, file_wer = word_error_rate(reference, live_text), word_error_rate(reference, filed.json()["text"])
     print(f"\ndeepgram live WER {live_wer:.3f} vs file {file_wer:.3f}; {len(results)} Results")
-    # the goal is 3 points; one word of the call's 81 is 1.2 points and a streamed session's words move by a word
-    # between runs (tests/test_openai_realtime_service.py), so the test allows 5
+    # The goal is 3 points; one word of the call's 81 is 1.2 points. Measured here 3.7 points with endpointing
+    # absent, 500 or false, and 4.9 with 300 (the live worker's words, the same under every protocol; the OpenAI
+    # session's test measured 2.4 or 3.7), so the test allows 5, as tests/test_openai_realtime_service.py does.
     assert live_wer <= file_wer + 0.05, (live_wer, file_wer)
 
     after = charges_of({"state_dir": str(service.state_dir)}, KEY)
