@@ -26,6 +26,7 @@ from deployments.config import (
 )
 from serve_app.asr_webservice.config import AsrWebserviceConfig
 from serve_app.assemblyai.config import AssemblyAIConfig
+from serve_app.deepgram.config import DeepgramConfig
 
 OPENAI_TRANSCRIBE_MODELS = ("gpt-4o-transcribe", "gpt-4o-mini-transcribe", "gpt-4o-transcribe-diarize")
 """OpenAI's current transcription model ids, which its SDK's examples send (diarized_json with the last)."""
@@ -52,9 +53,16 @@ class AppConfig(StrictModel):
     live: LiveConfig = LiveConfig()
     analysis: AnalysisConfig = AnalysisConfig()
     callbacks: CallbacksConfig = CallbacksConfig()
-    asr_webservice: AsrWebserviceConfig = AsrWebserviceConfig()
+    asr_webservice: AsrWebserviceConfig = Field(
+        AsrWebserviceConfig(),
+        description="whisper-asr-webservice's `/asr` for subtitle tools that send no key: off unless enabled"
+        " (docs/api/asr-webservice.md).",
+    )
     assemblyai: AssemblyAIConfig = Field(
         AssemblyAIConfig(), description="AssemblyAI's API: its model names and uploads (docs/api/assemblyai.md)."
+    )
+    deepgram: DeepgramConfig = Field(
+        DeepgramConfig(), description="The Deepgram protocol (`/v1/listen`): the model names it answers to."
     )
 
 

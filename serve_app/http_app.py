@@ -11,6 +11,7 @@ from serve_app.assemblyai import routes as assemblyai
 from serve_app.common import factory
 from serve_app.common.edge import CallbackFormat, Edge
 from serve_app.common.services import Services
+from serve_app.deepgram import routes as deepgram
 from serve_app.live import route as live
 from serve_app.realtime import route as realtime
 from serve_app.rest import routes as rest
@@ -24,6 +25,7 @@ EDGES: tuple[Edge, ...] = (
     Edge(admin.router),  # API keys managed at run time
     Edge(asr_webservice.router),  # whisper-asr-webservice's /asr for subtitle tools (off unless enabled)
     assemblyai.EDGE,  # AssemblyAI's API: uploads, transcripts on our jobs, LeMUR on our Analyzer
+    deepgram.EDGE,  # Deepgram's /v1/listen, pre-recorded and live
 )
 
 CALLBACK_FORMATS: dict[str, CallbackFormat] = dict(edge.callbacks for edge in EDGES if edge.callbacks is not None)

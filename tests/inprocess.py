@@ -9,11 +9,13 @@ auth, rate, funds, form validation, limits, media types, error shapes, rendering
 
 import asyncio
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
 import pytest
+from starlette.testclient import TestClient
 
 from deployments.analysis.emotions import emotion
 from deployments.billing.ledger import UsageLedger
@@ -213,6 +215,25 @@ def inprocess(tmp_path: Path) -> Iterator[InProcessService]:
         task.cancel()
     loop.run_until_complete(client.aclose())
     loop.close()
+
+
+@contextmanager
+def live_app(tmp_path: Path, live: object, keys: list[ApiKey]) -> Iterator[tuple[TestClient, UsageLedger]]:
+    """The app with `live` as its LiveTranscriber (a fake), the real ledger and rate limiter and no job tracker,
+    in a TestClient (which speaks WebSocket), for `keys`."""
+    config, pipeline, ledger, _ = build(tmp_path)
+    services = Services(
+        config,
+        ApiKeys(keys),
+        pipeline,  # type: ignore[arg-type]  # a fake for the Ray handle
+        None,  # type: ignore[arg-type]  # no jobs here: no tracker
+        None,
+        Actor(ledger),  # type: ignore[arg-type]  # a fake for the Ray handle
+        Actor(RequestRateLimiter()),  # type: ignore[arg-type]  # a fake for the Ray handle
+        live=live,  # type: ignore[arg-type]  # a fake for the Ray handle
+    )
+    with TestClient(create_app(services)) as client:
+        yield client, ledger
 
 
 def _auth(key: str) -> dict[str, str]:

@@ -18,7 +18,6 @@ from starlette.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 
 from deployments.billing.ledger import UsageLedger
-from deployments.billing.rate_limiter import RequestRateLimiter
 from deployments.config import LiveConfig
 from deployments.live._session import LiveSession
 from deployments.live.events import (
@@ -31,13 +30,11 @@ from deployments.live.events import (
     TranscriptEvent,
     TurnEnded,
 )
-from serve_app.common.auth import ApiKey, ApiKeys
-from serve_app.common.services import Services
-from serve_app.http_app import create_app
+from serve_app.common.auth import ApiKey
 from serve_app.realtime._config import TranscriptionConfig
 from serve_app.realtime._events import ItemEvents
-from tests.fakes import Actor, Remote
-from tests.inprocess import BROKE_KEY, KEY, build
+from tests.fakes import Remote
+from tests.inprocess import BROKE_KEY, KEY, live_app
 from tests.test_live_session import FakeModels, stream_audio
 
 GA_EVENTS: TypeAdapter = TypeAdapter(RealtimeServerEvent)
@@ -243,20 +240,8 @@ class FakeLive:
 
 @pytest.fixture
 def realtime(tmp_path: Path) -> Iterator[tuple[TestClient, FakeLive, UsageLedger]]:
-    config, pipeline, ledger, _ = build(tmp_path)
-    keys = ApiKeys([ApiKey(key=KEY), ApiKey(key=BROKE_KEY, balance_seconds=0)])
     fake = FakeLive()
-    services = Services(
-        config,
-        keys,
-        pipeline,  # type: ignore[arg-type]  # a fake for the Ray handle
-        None,  # type: ignore[arg-type]  # no jobs here: no tracker
-        None,
-        Actor(ledger),  # type: ignore[arg-type]  # a fake for the Ray handle
-        Actor(RequestRateLimiter()),  # type: ignore[arg-type]  # a fake for the Ray handle
-        live=fake,  # type: ignore[arg-type]  # no jobs here; a fake for the Ray handle
-    )
-    with TestClient(create_app(services)) as client:
+    with live_app(tmp_path, fake, [ApiKey(key=KEY), ApiKey(key=BROKE_KEY, balance_seconds=0)]) as (client, ledger):
         yield client, fake, ledger
 
 

@@ -5,15 +5,15 @@ Before the upgrade the key is checked like any request's, and a refusal is an HT
 a bad query is an `error` frame and close 4000. The session itself runs in `serve_app/live/connection.py`.
 """
 
-from fastapi import APIRouter, HTTPException, WebSocket, status
+from fastapi import APIRouter, HTTPException, WebSocket
 from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 
-from deployments.billing import pricing
-from serve_app.common.auth import BEARER_SUBPROTOCOL, raise_if_exhausted
-from serve_app.common.dependencies import ServicesDependency, price_of, require_api_key
+from serve_app.common.auth import BEARER_SUBPROTOCOL
+from serve_app.common.dependencies import ServicesDependency
 from serve_app.live.connection import LiveConnection
 from serve_app.live.schemas import LiveSessionQuery
+from serve_app.sessions.admission import claim_session, funded_key
 
 router = APIRouter(tags=["live"])
 
@@ -21,16 +21,10 @@ router = APIRouter(tags=["live"])
 @router.websocket("/v1/transcribe")
 async def transcribe_live(websocket: WebSocket, services: ServicesDependency) -> None:
     try:  # the same checks, in the same order, as every HTTP route's; called here, so a refusal is an answer
-        key = await require_api_key(websocket, services)
-        funds = await pricing.funds(services.ledger, key.owner, price_of(key, services.config))
-        raise_if_exhausted(funds)
+        key, funds = await funded_key(websocket, services)
+        await claim_session(services, key)
     except HTTPException as refusal:
         return await _refuse(websocket, refusal)
-    rate_limiter = services.rate_limiter
-    limit = services.config.live.max_sessions_per_key
-    if not await rate_limiter.open_session.remote(key.owner, limit):
-        detail = f"this key already has {limit} live sessions open: close one first"
-        return await _refuse(websocket, HTTPException(status.HTTP_429_TOO_MANY_REQUESTS, detail, {"Retry-After": "1"}))
     try:
         offered = websocket.scope.get("subprotocols", [])  # only one the client offered may be chosen
         subprotocol = next((name for name in (BEARER_SUBPROTOCOL, "realtime") if name in offered), None)
@@ -42,7 +36,7 @@ async def transcribe_live(websocket: WebSocket, services: ServicesDependency) ->
             return await LiveConnection.refuse(websocket, "invalid_config", problems)
         await LiveConnection(websocket, services, key, query, funds).run()
     finally:
-        await rate_limiter.close_session.remote(key.owner)
+        await services.rate_limiter.close_session.remote(key.owner)
 
 
 async def _refuse(websocket: WebSocket, refusal: HTTPException) -> None:

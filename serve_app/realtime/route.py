@@ -9,11 +9,10 @@ rate, or the key's open sessions).
 
 from fastapi import APIRouter, HTTPException, WebSocket, status
 
-from deployments.billing import pricing
-from serve_app.common.auth import raise_if_exhausted
-from serve_app.common.dependencies import ServicesDependency, price_of, require_api_key
+from serve_app.common.dependencies import ServicesDependency
 from serve_app.realtime._events import error_event
 from serve_app.realtime.connection import RealtimeConnection
+from serve_app.sessions.admission import claim_session, funded_key
 
 router = APIRouter(tags=["realtime"])
 
@@ -34,24 +33,21 @@ async def realtime_transcription(websocket: WebSocket, services: ServicesDepende
     beta = "realtime=v1" in websocket.headers.get("openai-beta", "") or BETA_SUBPROTOCOL in offered
     await websocket.accept(subprotocol=subprotocol)  # a browser's socket fails unless its subprotocol is chosen
     try:
-        key = await require_api_key(websocket, services)
-        funds = await pricing.funds(services.ledger, key.owner, price_of(key, services.config))
-        raise_if_exhausted(funds)
+        key, funds = await funded_key(websocket, services)
     except HTTPException as refusal:
         return await _refuse(websocket, refusal)
     if websocket.query_params.get("intent", "transcription") != "transcription":
         message = "this server holds transcription sessions only: connect with intent=transcription"
         await websocket.send_json(error_event("invalid_intent", message, param="intent"))
         return await websocket.close(code=4000)
-    rate_limiter = services.rate_limiter
-    limit = services.config.live.max_sessions_per_key
-    if not await rate_limiter.open_session.remote(key.owner, limit):
-        detail = f"this key already has {limit} live sessions open: close one first"
-        return await _refuse(websocket, HTTPException(status.HTTP_429_TOO_MANY_REQUESTS, detail))
+    try:
+        await claim_session(services, key)
+    except HTTPException as refusal:
+        return await _refuse(websocket, refusal)
     try:
         await RealtimeConnection(websocket, services, key, funds, beta).run()
     finally:
-        await rate_limiter.close_session.remote(key.owner)
+        await services.rate_limiter.close_session.remote(key.owner)
 
 
 async def _refuse(websocket: WebSocket, refusal: HTTPException) -> None:

@@ -1,0 +1,14 @@
+"""The Deepgram protocol as the app serves it: its routes (`/v1/listen`, HTTP and WebSocket), its error shape
+and its callbacks' format."""
+
+from fastapi import APIRouter
+
+from serve_app.common.edge import Edge, ErrorShape
+from serve_app.deepgram import listen, live
+from serve_app.deepgram.errors import PATHS, error_body
+
+router = APIRouter()
+router.include_router(listen.router)
+router.include_router(live.router)
+
+EDGE = Edge(router, errors=ErrorShape(PATHS, error_body), callbacks=(listen.PROTOCOL, listen.callback_delivery))
