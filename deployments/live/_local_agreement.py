@@ -27,6 +27,14 @@ final word's end is still new."""
 LONGEST_REPEAT = 5
 ANCHOR_SLACK_S = 1.5
 """How far a re-read may move the last final word and still be recognised as it."""
+REREAD_SLACK_WORDS = 4
+"""How many more words than were final a re-read may write before the last of them ("it's hard" read again as
+"I'd heard to", "100%" as "100 percent")."""
+MAX_WORDS_PER_S = 8.0
+"""Faster than speech: the final words written again this fast after themselves are a loop of Whisper's (it
+squeezes a repeat of what it wrote into a fraction of a second), not said again."""
+SHORTEST_LOOP = 3
+"""Fewer words squeezed together are as often words piled at the end of the audio read."""
 KEPT_FINAL_WORDS = 200
 """More than the longest buffer holds."""
 
@@ -93,22 +101,26 @@ class LocalAgreement:
     def _after_reread(self, words: list[TimedWord], reread: list[str]) -> list[TimedWord] | None:
         """The words after the last final words read again: their text among the hypothesis's first words
         (the audio read holds `len(reread)` final words, read first), within `ANCHOR_SLACK_S` of where they
-        ended; of several, the one where a reading that wrote all of them again holds them. None when the
-        hypothesis does not hold them there."""
+        ended; of several, the one where a reading that wrote all of them again holds them, or after it the
+        end of a loop of Whisper's. None when the hypothesis does not hold them there."""
         for size in range(min(LONGEST_REPEAT, len(reread)), 0, -1):
             tail = reread[-size:]
-            found = [
-                at
-                for at in range(min(len(words) - size, len(reread) + 1 - size) + 1)
+            ends = [  # where the tail ends in the hypothesis, near where it ended
+                at + size - 1
+                for at in range(len(words) - size + 1)
                 if [word.key for word in words[at : at + size]] == tail
                 and abs(words[at + size - 1].end - self.final_until) <= ANCHOR_SLACK_S
             ]
-            if found:  # where the reading holds them if it wrote them all again, else nearest in time
-                expected = len(reread) - size
-                nearest = min(
-                    found, key=lambda at: (abs(at - expected), abs(words[at + size - 1].end - self.final_until))
-                )
-                return words[nearest + size :]
+            expected = len(reread) - 1  # where a reading that wrote all of them again ends them
+            near = [end for end in ends if end <= expected + REREAD_SLACK_WORDS]
+            if not near:
+                continue
+            chosen = min(near, key=lambda end: (abs(end - expected), abs(words[end].end - self.final_until)))
+            for later in (end for end in ends if end > chosen):
+                looped = later - chosen
+                if looped >= SHORTEST_LOOP and looped > (words[later].end - words[chosen].end) * MAX_WORDS_PER_S:
+                    chosen = later  # the same words again, faster than anyone speaks: Whisper looped
+            return words[chosen + 1 :]
         return None
 
     def _finalise(self, words: list[TimedWord]) -> None:
