@@ -17,6 +17,9 @@ READ_EVERY_S = 0.5
 DELAY_S = 1.0
 PAUSE_S = 0.6
 """A gap this long is a pause: what is before it becomes final and the buffer restarts there."""
+INTO_PAUSE_S = 0.25
+"""How far a reading may move a word into a pause: less than half the shortest pause, where the speech detector
+ends the speech before it."""
 MAX_BUFFER_S = 8.0
 VOCABULARY = ["can", "do", "for", "you", "no", "thank", "ask", "not", "what", "your", "country"]
 
@@ -40,8 +43,8 @@ def reading(words: list[TimedWord], start: float, end: float, offset: float) -> 
     heard = [w for w in words if w.start >= start - 0.05 and w.end <= end]
     moved = []
     for w in heard:
-        low = max([start] + [b.start - 0.3 for a, b in _pauses(words) if b.start <= w.start])
-        high = min([end] + [a.end + 0.3 for a, b in _pauses(words) if a.end >= w.end])
+        low = max([start] + [b.start - INTO_PAUSE_S for a, b in _pauses(words) if b.start <= w.start])
+        high = min([end] + [a.end + INTO_PAUSE_S for a, b in _pauses(words) if a.end >= w.end])
         moved.append(TimedWord(w.text, min(max(w.start + offset, low), high), min(max(w.end + offset, low), high)))
     return moved
 
