@@ -12,6 +12,7 @@ import json
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import urlparse
@@ -34,6 +35,13 @@ errors = Console(stderr=True, soft_wrap=True)  # a message stays one line: grep 
 
 EXTENSIONS = {"text": "txt", "json": "json", "verbose_json": "json", "srt": "srt", "vtt": "vtt"}
 POLL_INTERVAL_S = 1.0
+
+
+class WyomingTransport(StrEnum):
+    """How `stt wyoming` sends an utterance (docs/api/wyoming.md says why live is the default)."""
+
+    live = "live"
+    rest = "rest"
 
 
 def _settings() -> CliSettings:
@@ -243,6 +251,10 @@ def wyoming(
     ] = None,
     streaming: Annotated[bool, typer.Option(help="Send transcript-chunk events as the text arrives.")] = True,
     max_seconds: Annotated[float, typer.Option(help="The longest utterance accepted, in seconds.")] = 300,
+    transport: Annotated[
+        WyomingTransport,
+        typer.Option(help="live: a realtime session streamed as the user speaks; rest: one upload at audio-stop."),
+    ] = WyomingTransport.live,
 ) -> None:
     """A Wyoming speech-to-text server for Home Assistant, transcribing with the service (STT_BASE_URL,
     STT_API_KEY)."""
@@ -254,9 +266,11 @@ def wyoming(
     with connect(settings) as api:
         models = [model.id for model in api.models().data]
     service = Service(settings.base_url, settings.api_key.get_secret_value())
-    errors.print(f"Wyoming speech-to-text at {uri}: models {', '.join(models)} at {settings.base_url}")
+    errors.print(f"Wyoming speech-to-text at {uri} ({transport}): models {', '.join(models)} at {settings.base_url}")
+    languages = language or list(WHISPER_LANGUAGES)
     with suppress(KeyboardInterrupt):  # Ctrl-C stops the server
-        asyncio.run(serve(uri, service, language or list(WHISPER_LANGUAGES), streaming, max_seconds, models))
+        asyncio.run(serve(uri, service, languages, streaming, max_seconds, models,
+                          "live" if transport is WyomingTransport.live else "rest"))  # fmt: skip
 
 
 admin_app = typer.Typer(

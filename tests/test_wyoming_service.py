@@ -1,6 +1,6 @@
 """`stt wyoming` as Home Assistant meets it: the command started as a process on a free port, pointed at the
 running service with a key from the environment; the wyoming package's own client sends `describe` and jfk in
-chunks, as a voice pipeline streams a microphone."""
+chunks, as a voice pipeline streams a microphone (at real time for the live transport)."""
 
 import asyncio
 import os
@@ -8,7 +8,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -29,7 +29,7 @@ JFK_WORDS = "what your country can do for you"
 CHUNK_BYTES = 2048  # 64 ms of 16 kHz 16-bit mono, about what Home Assistant sends at a time
 
 
-def start_wyoming(service: Service, *options: str) -> Iterator[int]:
+def start_wyoming(service: Service, *options: str) -> Generator[int]:
     port = free_port()
     env = {**os.environ, "STT_BASE_URL": service.base_url, "STT_API_KEY": service.api_key}
     command = [sys.executable, "-m", "stt_cli.main", "wyoming", "--uri", f"tcp://127.0.0.1:{port}", *options]
@@ -51,12 +51,17 @@ def start_wyoming(service: Service, *options: str) -> Iterator[int]:
 
 @pytest.fixture(scope="module")
 def streaming_port(service: Service) -> Iterator[int]:
-    yield from start_wyoming(service, "--language", "en")
+    yield from start_wyoming(service, "--language", "en", "--transport", "rest")
 
 
 @pytest.fixture(scope="module")
 def plain_port(service: Service) -> Iterator[int]:
-    yield from start_wyoming(service, "--no-streaming")
+    yield from start_wyoming(service, "--no-streaming", "--transport", "rest")
+
+
+@pytest.fixture(scope="module")
+def live_port(service: Service) -> Iterator[int]:
+    yield from start_wyoming(service)  # the default transport: live
 
 
 @pytest.fixture(scope="module")
@@ -76,6 +81,31 @@ async def exchange(port: int, events: list[Event], until: str) -> list[Event]:
             answers.append(answer)
             if answer.type in (until, "error"):
                 return answers
+
+
+async def paced(port: int, events: list[Event]) -> tuple[list[tuple[float, Event]], float]:
+    """Send `events` with each chunk at its real time, as a satellite streams a microphone, while reading the
+    answers up to the `transcript` (or an `error`): each with when it came, and when `audio-stop` was sent."""
+    async with AsyncTcpClient("127.0.0.1", port) as client:
+        loop = asyncio.get_running_loop()
+        answers: list[tuple[float, Event]] = []
+
+        async def read() -> None:
+            while (answer := await asyncio.wait_for(client.read_event(), timeout=300)) is not None:
+                answers.append((loop.time(), answer))
+                if answer.type in ("transcript", "error"):
+                    return
+
+        reading = asyncio.create_task(read())
+        started = loop.time()
+        for event in events:
+            if AudioChunk.is_type(event.type):
+                started += len(AudioChunk.from_event(event).audio) / 32_000
+                await asyncio.sleep(max(0.0, started - loop.time()))
+            await client.write_event(event)
+        stopped = loop.time()
+        await reading
+        return answers, stopped
 
 
 def utterance(pcm: bytes, transcribe: Transcribe) -> list[Event]:
@@ -121,3 +151,35 @@ def test_without_streaming_only_the_transcript_comes_and_the_connection_serves_a
     refused = asyncio.run(exchange(plain_port, utterance(jfk_pcm[:3200], Transcribe(name="no-such")), "transcript"))
     assert [answer.type for answer in refused] == ["error"]
     assert "no-such" in Error.from_event(refused[0]).text
+
+
+@pytest.mark.paced
+def test_live_jfk_at_real_time_streams_its_words_while_spoken_then_the_transcript(
+    live_port: int, jfk_pcm: bytes
+) -> None:
+    timed, stopped = asyncio.run(paced(live_port, utterance(jfk_pcm, Transcribe(language="en-US"))))
+    answers = [answer for _, answer in timed]
+    types = [answer.type for answer in answers]
+    assert types[0] == "transcript-start" and types[-2:] == ["transcript-stop", "transcript"], types
+    transcript = Transcript.from_event(answers[-1])
+    assert JFK_WORDS in words(transcript.text) and transcript.language == "en-US"
+    chunks = "".join(TranscriptChunk.from_event(a).text for a in answers if a.type == "transcript-chunk")
+    assert words(chunks) == words(transcript.text)
+    assert any(at < stopped and a.type == "transcript-chunk" for at, a in timed), "no words while jfk was spoken"
+
+
+@pytest.mark.bench
+@pytest.mark.paced
+def test_bench_transports(service: Service, jfk_pcm: bytes) -> None:
+    """Latency from `audio-stop` to `transcript` and the words, jfk at real time, each transport in turn."""
+    servers = {name: start_wyoming(service, "--transport", name) for name in ("live", "rest")}
+    opened = {name: next(server) for name, server in servers.items()}
+    try:
+        for run in range(3):
+            for name, port in opened.items():
+                timed, stopped = asyncio.run(paced(port, utterance(jfk_pcm, Transcribe(language="en"))))
+                at, last = timed[-1]
+                print(f"BENCH {name} run {run}: {at - stopped:.3f} s after audio-stop: {last.data.get('text')!r}")
+    finally:
+        for server in servers.values():
+            server.close()

@@ -6,7 +6,7 @@ from functools import partial
 from wyoming.info import AsrModel, AsrProgram, Attribution, Info
 from wyoming.server import AsyncServer
 
-from stt_cli.wyoming.handler import Settings, SttEventHandler
+from stt_cli.wyoming.handler import Settings, SttEventHandler, Transport
 from stt_cli.wyoming.service import Service
 
 logger = logging.getLogger(__name__)
@@ -42,11 +42,17 @@ def program_info(base_url: str, models: list[str], languages: list[str], streami
 
 
 async def serve(
-    uri: str, service: Service, languages: list[str], streaming: bool, max_seconds: float, models: list[str]
+    uri: str,
+    service: Service,
+    languages: list[str],
+    streaming: bool,
+    max_seconds: float,
+    models: list[str],
+    transport: Transport = "live",
 ) -> None:
     """Serve Wyoming at `uri` (tcp://host:port, unix://path or stdio://) until stopped."""
     info = program_info(service.base_url, models, languages, streaming)
-    settings = Settings(service, info, tuple(models), streaming, max_seconds)
+    settings = Settings(service, info, tuple(models), streaming, max_seconds, transport)
     server = AsyncServer.from_uri(uri)
-    logger.info("Wyoming speech-to-text at %s, transcribing with %s", uri, service.base_url)
+    logger.info("Wyoming speech-to-text at %s, transcribing with %s (%s)", uri, service.base_url, transport)
     await server.run(partial(SttEventHandler, settings))
