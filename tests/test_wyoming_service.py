@@ -26,6 +26,7 @@ from tests.conftest import Service
 
 ROOT = Path(__file__).resolve().parents[1]
 JFK_WORDS = "what your country can do for you"
+LIVE_JFK_WORDS = "ask what you can do for your country"
 CHUNK_BYTES = 2048  # 64 ms of 16 kHz 16-bit mono, about what Home Assistant sends at a time
 
 
@@ -162,7 +163,8 @@ def test_live_jfk_at_real_time_streams_its_words_while_spoken_then_the_transcrip
     types = [answer.type for answer in answers]
     assert types[0] == "transcript-start" and types[-2:] == ["transcript-stop", "transcript"], types
     transcript = Transcript.from_event(answers[-1])
-    assert JFK_WORDS in words(transcript.text) and transcript.language == "en-US"
+    said = words(transcript.text)  # tiny.en live hears "what you are can do" where the file has "your country"
+    assert LIVE_JFK_WORDS in said and "my fellow americans" in said and transcript.language == "en-US"
     chunks = "".join(TranscriptChunk.from_event(a).text for a in answers if a.type == "transcript-chunk")
     assert words(chunks) == words(transcript.text)
     assert any(at < stopped and a.type == "transcript-chunk" for at, a in timed), "no words while jfk was spoken"
