@@ -146,11 +146,13 @@ def chunked(seconds: float, pieces: int) -> list[Event]:
     return [AudioStart(16_000, 2, 1).event(), *chunks, AudioStop().event()]
 
 
-async def converse_live(events: list[Event], streaming: bool = True) -> tuple[list[Event], FakeRealtime]:
+async def converse_live(
+    events: list[Event], streaming: bool = True, max_seconds: float = 60
+) -> tuple[list[Event], FakeRealtime]:
     realtime = FakeRealtime()
     async with serve(realtime, "127.0.0.1", 0) as server:
-        port = server.sockets[0].getsockname()[1]
-        answers, _ = await converse(events, streaming, transport="live", base_url=f"http://127.0.0.1:{port}")
+        url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+        answers, _ = await converse(events, streaming, max_seconds, transport="live", base_url=url)
     return answers, realtime
 
 
@@ -191,3 +193,5 @@ def test_live_errors_are_error_events_and_the_connection_serves_again() -> None:
     assert [a.type for a in answers] == ["error"] and answers[0].data["code"] == "failed"
     answers, realtime = asyncio.run(converse_live([Transcribe(name="other").event(), *audio(1)]))
     assert [a.type for a in answers] == ["error"] and "other" in answers[0].data["text"] and not realtime.sessions
+    answers, realtime = asyncio.run(converse_live(chunked(2, 4), max_seconds=1))
+    assert [a.type for a in answers] == ["error"] and "longer than 1 s" in answers[0].data["text"]
