@@ -41,6 +41,7 @@ from serve_app.common.dependencies import (
 from serve_app.common.edge import Edge, ErrorShape
 from serve_app.common.intake import Intake
 from serve_app.common.services import Services
+from serve_app.common.upload import read_json_body
 from serve_app.config import AppConfig
 from serve_app.rest.form_intake import body_issues
 from serve_app.rest.jobs import too_many_jobs
@@ -66,15 +67,7 @@ ParamsT = TypeVar("ParamsT", bound=BaseModel)
 
 async def read_json(request: Request, fields: set[str], model: type[ParamsT]) -> ParamsT:
     """The JSON object, capped while reading; a field asking for what the service does not do is a 400."""
-    body = bytearray()
-    async for piece in request.stream():
-        body += piece
-        if len(body) > MAX_JSON_BYTES:
-            raise HTTPException(status.HTTP_413_CONTENT_TOO_LARGE, f"the body is over {MAX_JSON_BYTES} bytes")
-    try:
-        values = json.loads(body)
-    except ValueError:
-        raise HTTPException(status.HTTP_400_BAD_REQUEST, "the body is not JSON") from None
+    values = await read_json_body(request, MAX_JSON_BYTES)
     if not isinstance(values, dict):
         raise HTTPException(status.HTTP_400_BAD_REQUEST, "the body is not a JSON object")
     refuse_unsupported(values, fields)

@@ -13,7 +13,8 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from fastapi import HTTPException, Request, status
-from starlette.requests import ClientDisconnect
+
+from serve_app.common.upload import receive_raw_body
 
 PREFIX = "assemblyai-upload-"
 SWEEP_INTERVAL_S = 60.0
@@ -33,29 +34,9 @@ class Uploads:
 
     async def receive(self, request: Request, owner: str) -> str:
         """Stream the body to a new upload of `owner`'s; its id. Nothing is left behind on any failure."""
-        declared = request.headers.get("content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
-            raise too_large(self.max_bytes)
         upload_id = uuid.uuid4().hex
-        path = self.path(owner, upload_id)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        size = 0
-        try:
-            with path.open("wb") as file:
-                async for piece in request.stream():
-                    size += len(piece)
-                    if size > self.max_bytes:
-                        raise too_large(self.max_bytes)
-                    file.write(piece)
-        except ClientDisconnect:
-            path.unlink(missing_ok=True)
-            raise HTTPException(status.HTTP_400_BAD_REQUEST, "the client disconnected during the upload") from None
-        except BaseException:
-            path.unlink(missing_ok=True)
-            raise
-        if size == 0:
-            path.unlink(missing_ok=True)
-            raise HTTPException(status.HTTP_400_BAD_REQUEST, "the upload is empty: send the file's bytes as the body")
+        empty = "the upload is empty: send the file's bytes as the body"
+        await receive_raw_body(request, self.path(owner, upload_id), self.max_bytes, empty)
         return upload_id
 
     def take_for_job(self, owner: str, upload_id: str, job_path: Path) -> None:
@@ -112,7 +93,3 @@ def upload_id_in(audio_url: str, request: Request) -> str | None:
 
 def upload_url(request: Request, upload_id: str) -> str:
     return str(request.url.replace(path=f"/v2/upload/{upload_id}", query=""))
-
-
-def too_large(limit: int) -> HTTPException:
-    return HTTPException(status.HTTP_413_CONTENT_TOO_LARGE, f"the file is too large: the limit is {limit} bytes")

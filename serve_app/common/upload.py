@@ -5,9 +5,10 @@ FastAPI's own form parsing is not used on the upload routes: it copies files thr
 thread pool (a second copy on disk, and slower than the network, so the body piles up in memory before it).
 """
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any, Protocol
 from urllib.parse import parse_qsl
 
 import python_multipart
@@ -52,6 +53,54 @@ class ReceivedForm:
 
 def too_large(limit_bytes: int) -> FormRejectedError:
     return FormRejectedError(status.HTTP_413_CONTENT_TOO_LARGE, f"file is too large: the limit is {limit_bytes} bytes")
+
+
+class _Digest(Protocol):
+    def update(self, data: bytes, /) -> None: ...
+
+
+async def receive_raw_body(
+    request: Request, path: Path, max_bytes: int, empty: str, digest: _Digest | None = None
+) -> int:
+    """The body itself as the file (audio sent raw, as Deepgram's and AssemblyAI's clients send it, not in a form),
+    streamed to `path` with the limit enforced on Content-Length and while reading, and fed to `digest`; its
+    size. On any failure, an empty body included (400 saying `empty`), nothing is left at `path`."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > max_bytes:
+        raise too_large(max_bytes)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    size = 0
+    try:
+        with path.open("wb") as spooled:
+            async for piece in request.stream():
+                size += len(piece)
+                if size > max_bytes:
+                    raise too_large(max_bytes)
+                if digest is not None:
+                    digest.update(piece)
+                spooled.write(piece)
+        if size == 0:
+            raise FormRejectedError(status.HTTP_400_BAD_REQUEST, empty)
+    except ClientDisconnect:
+        path.unlink(missing_ok=True)
+        raise FormRejectedError(status.HTTP_400_BAD_REQUEST, "the client disconnected during the upload") from None
+    except BaseException:
+        path.unlink(missing_ok=True)
+        raise
+    return size
+
+
+async def read_json_body(request: Request, max_bytes: int, not_json: str = "the body is not JSON") -> Any:
+    """A JSON body, capped while read (413 over `max_bytes`); 400 saying `not_json` when it is not JSON."""
+    body = bytearray()
+    async for piece in request.stream():
+        body += piece
+        if len(body) > max_bytes:
+            raise FormRejectedError(status.HTTP_413_CONTENT_TOO_LARGE, f"the JSON body is over {max_bytes} bytes")
+    try:
+        return json.loads(body)
+    except ValueError:
+        raise FormRejectedError(status.HTTP_400_BAD_REQUEST, not_json) from None
 
 
 async def receive_form(
