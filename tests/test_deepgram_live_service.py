@@ -46,7 +46,11 @@ async def stream(service: Service, pcm: bytes) -> list[Any]:
             await asyncio.sleep(max(0.0, started + (index + 1) * CHUNK_S - loop.time()))
         await socket.send_keep_alive()
         await socket.send_finalize()
-        await asyncio.sleep(3)
+        for _ in range(20):  # the Finalize's result, keeping the socket alive (the tests' idle timeout is 3 s)
+            await asyncio.sleep(0.5)
+            if any(isinstance(m, ListenV1Results) and m.from_finalize for m in received):
+                break
+            await socket.send_keep_alive()
         await socket.send_close_stream()
         await asyncio.wait_for(listening, 120)
     return received

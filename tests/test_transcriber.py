@@ -124,10 +124,15 @@ def test_an_idle_engine_holds_a_burst_announced_as_on_its_way_for_a_full_batch(t
 
 def test_a_chunk_with_nothing_announced_behind_it_goes_at_once(transcriber) -> None:
     replica, engine, loop = transcriber
-    chunk = np.zeros(16_000, dtype=np.float32)
-    started = time.perf_counter()
-    loop.run_until_complete(replica.transcribe_chunk(chunk, ChunkOptions(), INTERACTIVE))
-    assert time.perf_counter() - started < 0.3 + 0.2  # its batch (0.3 s) and little else
+    replica.reconfigure({"max_batch_size": 8, "batch_wait_timeout_s": 0.05, "gather_s": 1.0})
+    try:
+        chunk = np.zeros(16_000, dtype=np.float32)
+        started = time.perf_counter()
+        loop.run_until_complete(replica.transcribe_chunk(chunk, ChunkOptions(), INTERACTIVE))
+        waited = time.perf_counter() - started
+    finally:
+        replica.reconfigure({"max_batch_size": 8, "batch_wait_timeout_s": 0.05})
+    assert waited < 0.3 + 0.5  # its batch (0.3 s), not the 1 s a chunk announced with more to come would gather
     assert engine.batch_sizes == [1]
 
 

@@ -7,7 +7,8 @@ from serve_app.common.edge import Edge, ErrorShape
 from serve_app.deepgram import listen, live
 from serve_app.deepgram.errors import PATHS, error_body
 
-router = APIRouter()
+# Deepgram's API, documented by Deepgram (and docs/api/deepgram.md), is not in our OpenAPI document.
+router = APIRouter(include_in_schema=False)
 router.include_router(listen.router)
 router.include_router(live.router)
 
