@@ -259,7 +259,7 @@ def _timed(groups: list[list[CueWord]], rules: SubtitleRules) -> list[tuple[floa
         characters = sum(len(word.text) for word in group) + len(group) - 1
         wanted = max(characters / rules.max_chars_per_second, MIN_CUE_DURATION_S)
         end = min(max(end, start + wanted), limit, start + rules.max_cue_duration_s)
-        if end - start < wanted:
+        if end - start < wanted - 1e-6:
             start = max(previous_end, min(start, end - wanted), start - LEAD_IN_S, end - rules.max_cue_duration_s)
         end = max(min(end, limit), start)
         times.append((start, end))
@@ -316,7 +316,8 @@ def _vtt_text(cue: Cue, rules: SubtitleRules) -> str:
     for line in cue.lines:
         parts = []
         for word in line:
-            at = f"<{_clock(word.start)}>" if cue.start < word.start < cue.end else ""
+            inside = _clock(cue.start) < _clock(word.start) < _clock(cue.end)  # strictly, as WebVTT wants
+            at = f"<{_clock(word.start)}>" if inside else ""
             parts.append(f"{at}<c>{_escape(word.text)}</c>")
         lines.append(" ".join(parts))
     return "\n".join(lines)
