@@ -31,8 +31,9 @@ TEXTS = ["the", "a", "and", "country", "ask,", "not.", "what", "you", "extraordi
 @st.composite
 def word_lists(draw: st.DrawFn) -> list[CueWord]:
     count = draw(st.integers(0, 120))
-    speakers = draw(st.sampled_from([[None], ["speaker_0", "speaker_1"], ["host", "a_much_longer_guest_name"]]))
-    at, words = 0.0, []
+    casts: list[list[str | None]] = [[None], ["speaker_0", "speaker_1"], ["host", "a_much_longer_guest_name"]]
+    speakers = draw(st.sampled_from(casts))
+    at, words = 0.0, list[CueWord]()
     for _ in range(count):
         text = draw(st.sampled_from(TEXTS) | st.text("abcdefghij,.", min_size=1, max_size=60))
         at += draw(st.sampled_from([0.0, 0.0, 0.05, 0.3, 2.0]))

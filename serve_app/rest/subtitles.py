@@ -18,6 +18,8 @@ PAUSE_BREAK_S = 1.5
 """A pause this long between words ends a cue: a subtitle should not hang over silence."""
 LEAD_IN_S = 0.25
 """How far before its first word a cue that reads too fast may start, into free time."""
+LAG_S = 0.5
+"""How far after its first word a cue may start to give the cue before it reading time."""
 
 SENTENCE_END = re.compile("[.?!\u2026\u3002\uff1f\uff01]['\"\u201d\u00bb)]*$")
 CLAUSE_END = re.compile("[,;:\u2014\u2013]['\"”»)]*$|-$")
@@ -249,21 +251,33 @@ def group_words(words: list[CueWord], rules: SubtitleRules) -> list[list[CueWord
 def _timed(groups: list[list[CueWord]], rules: SubtitleRules) -> list[tuple[float, float]]:
     """Each cue's start and end: its words' span, lengthened into the free time after it (never over the next cue)
     until it is on screen long enough to read and at least MIN_CUE_DURATION_S, never past max_cue_duration_s; a cue
-    still read too fast may start a little earlier, after the cue before."""
+    still read too fast may start a little earlier, after the cue before, or end a little later, delaying the next
+    cue by at most LAG_S where that one has time to spare."""
     times: list[tuple[float, float]] = []
-    for index, group in enumerate(groups):
+    needs = [max(_characters(group) / rules.max_chars_per_second, MIN_CUE_DURATION_S) for group in groups]
+    for index, (group, wanted) in enumerate(zip(groups, needs, strict=True)):
         start, end = group[0].start, group[-1].end
         previous_end = times[-1][1] if times else 0.0
         start = max(start, previous_end)
         limit = groups[index + 1][0].start if index + 1 < len(groups) else float("inf")
-        characters = sum(len(word.text) for word in group) + len(group) - 1
-        wanted = max(characters / rules.max_chars_per_second, MIN_CUE_DURATION_S)
         end = min(max(end, start + wanted), limit, start + rules.max_cue_duration_s)
         if end - start < wanted - 1e-6:
             start = max(previous_end, min(start, end - wanted), start - LEAD_IN_S, end - rules.max_cue_duration_s)
         end = max(min(end, limit), start)
         times.append((start, end))
+    for index in range(len(times) - 1):
+        (start, end), (next_start, next_end) = times[index], times[index + 1]
+        if end < next_start:
+            continue  # free time was there to take
+        spare = (next_end - next_start) - needs[index + 1]
+        shift = min(start + needs[index] - end, LAG_S, spare, start + rules.max_cue_duration_s - end)
+        if shift > 0:
+            times[index], times[index + 1] = (start, end + shift), (next_start + shift, next_end)
     return times
+
+
+def _characters(group: list[CueWord]) -> int:
+    return sum(len(word.text) for word in group) + len(group) - 1
 
 
 def build_cues(words: list[CueWord], rules: SubtitleRules) -> list[Cue]:
