@@ -4,6 +4,7 @@ Those choices are a `RenderSpec`: made with a synchronous request, or stored wit
 read: `JobRequest.render`) so that the job's result is rendered the same way whenever it is polled.
 """
 
+import dataclasses
 import datetime
 from enum import StrEnum
 from typing import Any, TypeVar
@@ -75,7 +76,12 @@ SUBTITLE_FORMATS = frozenset({ResponseFormat.srt, ResponseFormat.vtt})
 
 def subtitles(transcript: PipelineResult, response_format: ResponseFormat, rules: SubtitleRules) -> str:
     """srt or vtt cues cut from the transcript's words by `rules` (serve_app/rest/subtitles.py)."""
-    cues = build_cues(subtitle_words(transcript.words, transcript.segments), rules)
+    roles = transcript.analysis.roles if isinstance(transcript, DiarizedTranscript) and transcript.analysis else {}
+    words = [
+        dataclasses.replace(word, speaker=roles.get(word.speaker, word.speaker)) if word.speaker else word
+        for word in subtitle_words(transcript.words, transcript.segments)
+    ]  # a speaker shown as its role, where `roles` gave them
+    cues = build_cues(words, rules)
     return srt_document(cues, rules) if response_format == ResponseFormat.srt else vtt_document(cues, rules)
 
 
