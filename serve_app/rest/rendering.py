@@ -26,7 +26,7 @@ from serve_app.rest.schemas.results import (
     TranscriptionVerboseJson,
     TranslationVerboseJson,
 )
-from serve_app.rest.subtitles import SubtitleRules, build_cues, srt_document, subtitle_words, vtt_document
+from serve_app.rest.subtitles import SubtitleRules, build_cues, srt_document, subtitle_words, vtt_document, vtt_time
 
 
 # The shape the edge renders a transcript in (OpenAI's `response_format`).
@@ -100,17 +100,9 @@ def render_srt(segments: list[Segment]) -> str:
     return subrip
 
 
-def _vtt_time(seconds: float) -> str:
-    millis = round(seconds * 1000)
-    hours, millis = divmod(millis, 3_600_000)
-    minutes, millis = divmod(millis, 60_000)
-    secs, millis = divmod(millis, 1000)
-    return f"{hours:02d}:{minutes:02d}:{secs:02d}.{millis:03d}"
-
-
 def render_vtt(segments: list[Segment]) -> str:
     """WebVTT: a `WEBVTT` header, then cues timed `00:00:01.000 --> 00:00:02.500`."""
-    captions = [webvtt.Caption(_vtt_time(s.start), _vtt_time(s.end), s.text.strip()) for s in _spoken(segments)]
+    captions = [webvtt.Caption(vtt_time(s.start), vtt_time(s.end), s.text.strip()) for s in _spoken(segments)]
     return webvtt.WebVTT(captions=captions).content
 
 

@@ -298,10 +298,10 @@ def _longest_prefix(words: list[CueWord], rules: SubtitleRules) -> int:
 
 
 def _srt_time(seconds: float) -> str:
-    return _clock(seconds).replace(".", ",")
+    return vtt_time(seconds).replace(".", ",")
 
 
-def _clock(seconds: float) -> str:
+def vtt_time(seconds: float) -> str:
     millis = round(seconds * 1000)
     hours, millis = divmod(millis, 3_600_000)
     minutes, millis = divmod(millis, 60_000)
@@ -330,8 +330,8 @@ def _vtt_text(cue: Cue, rules: SubtitleRules) -> str:
     for line in cue.lines:
         parts = []
         for word in line:
-            inside = _clock(cue.start) < _clock(word.start) < _clock(cue.end)  # strictly, as WebVTT wants
-            at = f"<{_clock(word.start)}>" if inside else ""
+            inside = vtt_time(cue.start) < vtt_time(word.start) < vtt_time(cue.end)  # strictly, as WebVTT wants
+            at = f"<{vtt_time(word.start)}>" if inside else ""
             parts.append(f"{at}<c>{_escape(word.text)}</c>")
         lines.append(" ".join(parts))
     return "\n".join(lines)
@@ -346,7 +346,7 @@ def vtt_document(cues: list[Cue], rules: SubtitleRules) -> str:
         text = _vtt_text(cue, rules)
         if label:
             text = f"<v {_escape(label)}>{text}"
-        blocks.append(f"{_clock(cue.start)} --> {_clock(cue.end)}\n{text}\n")
+        blocks.append(f"{vtt_time(cue.start)} --> {vtt_time(cue.end)}\n{text}\n")
     return "\n".join(blocks)
 
 

@@ -17,10 +17,9 @@ from serve_app.rest.rendering import SUBTITLE_FORMATS, RenderSpec, ResponseForma
 from serve_app.rest.schemas.audio_form import TEXT_ONLY_FORMATS, AudioForm, language_code
 from serve_app.rest.subtitles import SubtitleRules
 
-SUBTITLE_FIELDS = frozenset(
-    {"max_line_width", "max_line_count", "max_cue_duration_s", "max_chars_per_second", "subtitle_speakers",
-     "subtitle_word_highlights"}
-)  # fmt: skip
+RULE_FIELDS = ("max_line_width", "max_line_count", "max_cue_duration_s", "max_chars_per_second")
+"""The fields named as `SubtitleRules`' own."""
+SUBTITLE_FIELDS = frozenset({*RULE_FIELDS, "subtitle_speakers", "subtitle_word_highlights"})
 """The fields that shape srt and vtt cues: refused with the other formats, which have no cues."""
 
 
@@ -228,17 +227,13 @@ class TranscriptionForm(AudioForm):
             return RenderSpec(
                 response_format=ResponseFormat.verbose_json, timestamp_granularities=[TimestampGranularity.segment]
             )
+        rules = {name: getattr(self, name) for name in RULE_FIELDS}
+        shown = {"show_speakers": self.subtitle_speakers, "word_highlights": self.subtitle_word_highlights}
+        subtitles = SubtitleRules.model_validate(rules | shown)
         return RenderSpec(
             response_format=self.response_format,
             timestamp_granularities=self.timestamp_granularities,
-            subtitles=SubtitleRules(
-                max_line_width=self.max_line_width,
-                max_line_count=self.max_line_count,
-                max_cue_duration_s=self.max_cue_duration_s,
-                max_chars_per_second=self.max_chars_per_second,
-                show_speakers=self.subtitle_speakers,
-                word_highlights=self.subtitle_word_highlights,
-            ),
+            subtitles=subtitles,
         )
 
     def transcription_options(self) -> TranscriptionOptions:
