@@ -5,18 +5,15 @@ read: `JobRequest.render`) so that the job's result is rendered the same way whe
 """
 
 import dataclasses
-import datetime
 from enum import StrEnum
 from typing import Any, TypeVar
 
-import srt
-import webvtt
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from pydantic import BaseModel, Field
 
 from deployments.transcriber.languages import language_name
 from deployments.transcriber.segmenting import sentence_groups
-from deployments.types import DiarizedTranscript, PipelineResult, Segment, Transcript, Word
+from deployments.types import DiarizedTranscript, PipelineResult, Transcript, Word
 from serve_app.rest.schemas.results import (
     DiarizedTranscription,
     LLMResult,
@@ -26,7 +23,7 @@ from serve_app.rest.schemas.results import (
     TranscriptionVerboseJson,
     TranslationVerboseJson,
 )
-from serve_app.rest.subtitles import SubtitleRules, build_cues, srt_document, subtitle_words, vtt_document, vtt_time
+from serve_app.rest.subtitles import SubtitleRules, build_cues, srt_document, subtitle_words, vtt_document
 
 
 # The shape the edge renders a transcript in (OpenAI's `response_format`).
@@ -66,11 +63,6 @@ class RenderSpec(BaseModel):
 WordT = TypeVar("WordT", bound=Word)
 
 
-def _spoken(segments: list[Segment]) -> list[Segment]:
-    """Segments with text: an empty cue is invalid in both subtitle formats."""
-    return [segment for segment in segments if segment.text.strip()]
-
-
 SUBTITLE_FORMATS = frozenset({ResponseFormat.srt, ResponseFormat.vtt})
 
 
@@ -83,27 +75,6 @@ def subtitles(transcript: PipelineResult, response_format: ResponseFormat, rules
     ]  # a speaker shown as its role, where `roles` gave them
     cues = build_cues(words, rules)
     return srt_document(cues, rules) if response_format == ResponseFormat.srt else vtt_document(cues, rules)
-
-
-def render_srt(segments: list[Segment]) -> str:
-    """SubRip: cues numbered from 1, `00:00:01,000 --> 00:00:02,500`."""
-    cues = [
-        srt.Subtitle(
-            index=number,
-            start=datetime.timedelta(seconds=segment.start),
-            end=datetime.timedelta(seconds=segment.end),
-            content=segment.text.strip(),
-        )
-        for number, segment in enumerate(_spoken(segments), start=1)
-    ]
-    subrip: str = srt.compose(cues, reindex=False)
-    return subrip
-
-
-def render_vtt(segments: list[Segment]) -> str:
-    """WebVTT: a `WEBVTT` header, then cues timed `00:00:01.000 --> 00:00:02.500`."""
-    captions = [webvtt.Caption(vtt_time(s.start), vtt_time(s.end), s.text.strip()) for s in _spoken(segments)]
-    return webvtt.WebVTT(captions=captions).content
 
 
 def stripped(words: list[WordT]) -> list[WordT]:

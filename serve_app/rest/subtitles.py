@@ -40,7 +40,7 @@ BINDERS = frozenset(_BINDERS_TEXT.split())
 class SubtitleRules(BaseModel):
     """How srt and vtt cues are cut: chosen with the request (form fields of the same names), stored with a job."""
 
-    max_line_width: int = Field(42, ge=10, le=200, description="At most this many characters a subtitle line.")
+    max_line_width: int = Field(42, ge=1, le=1000, description="At most this many characters a subtitle line.")
     max_line_count: int = Field(2, ge=1, le=10, description="At most this many lines a cue.")
     max_cue_duration_s: float = Field(7.0, ge=1.0, le=60.0, description="At most this many seconds a cue.")
     max_chars_per_second: float = Field(
@@ -116,8 +116,8 @@ def _in_order(words: list[CueWord]) -> list[CueWord]:
 
 
 def _label(speaker: str | None, rules: SubtitleRules) -> str | None:
-    """The speaker as a cue shows it, when asked: at most a third of a line."""
-    if not rules.show_speakers or not speaker:
+    """The speaker as a cue shows it, when asked: at most a third of a line (none on lines under 10 characters)."""
+    if not rules.show_speakers or not speaker or rules.max_line_width < 10:  # no room for it on a line
         return None
     return speaker[: max(1, rules.max_line_width // 3 - 3)]
 
