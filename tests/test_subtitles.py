@@ -192,3 +192,10 @@ def test_a_job_stored_before_the_rules_renders_with_the_defaults() -> None:
     body = render_body(old, spec.response_format, [TimestampGranularity.segment], spec.subtitles)
     assert isinstance(body, str) and all(len(cue) <= 2 for cue in _cue_lines(body))
     assert render_body(old, ResponseFormat.text, [TimestampGranularity.segment]) == old.text
+
+
+@pytest.mark.unit
+def test_a_translation_as_srt_is_cut_from_words(inprocess: InProcessService) -> None:
+    answer = call(inprocess, "POST", "/v1/audio/translations", files=AUDIO, data={"response_format": "srt"})
+    assert answer.status_code == 200 and answer.text.startswith("1\n00:00:00,000 --> "), answer.text
+    assert inprocess.pipeline.requests[-1].options.word_timestamps
