@@ -252,7 +252,8 @@ def _timed(groups: list[list[CueWord]], rules: SubtitleRules) -> list[tuple[floa
     """Each cue's start and end: its words' span, lengthened into the free time after it (never over the next cue)
     until it is on screen long enough to read and at least MIN_CUE_DURATION_S, never past max_cue_duration_s; a cue
     still read too fast may start a little earlier, after the cue before, or end a little later, delaying the next
-    cue by at most LAG_S where that one has time to spare."""
+    cue by at most LAG_S; and where two cues meet, the one read too fast takes time the other can spare (at most
+    LAG_S after, LEAD_IN_S before)."""
     times: list[tuple[float, float]] = []
     needs = [max(_characters(group) / rules.max_chars_per_second, MIN_CUE_DURATION_S) for group in groups]
     for index, (group, wanted) in enumerate(zip(groups, needs, strict=True)):
@@ -270,8 +271,11 @@ def _timed(groups: list[list[CueWord]], rules: SubtitleRules) -> list[tuple[floa
         if end < next_start:
             continue  # free time was there to take
         spare = (next_end - next_start) - needs[index + 1]
-        shift = min(start + needs[index] - end, LAG_S, spare, start + rules.max_cue_duration_s - end)
-        if shift > 0:
+        later = min(start + needs[index] - end, LAG_S, spare, start + rules.max_cue_duration_s - end)
+        earlier = min(next_start + needs[index + 1] - next_end, LEAD_IN_S, (end - start) - needs[index],
+                      next_start + rules.max_cue_duration_s - next_end)  # fmt: skip
+        shift = later if later > 0 else -earlier if earlier > 0 else 0.0
+        if shift:
             times[index], times[index + 1] = (start, end + shift), (next_start + shift, next_end)
     return times
 
