@@ -41,7 +41,6 @@ from pathlib import Path
 
 import httpx
 import numpy as np
-import srt
 import yaml
 from faster_whisper import BatchedInferencePipeline, WhisperModel
 
@@ -58,7 +57,6 @@ from devkit.media import JFK_REFERENCE, SHARED_AUDIO, encode, pyannote_sample
 from devkit.percentiles import percentile
 from devkit.wer import matched_words, stm_transcript, word_error_rate
 from serve_app.config import AppConfig
-from serve_app.rest.rendering import render_srt
 
 CONCURRENT_REQUESTS = 16
 BASELINE_BATCH_SIZE = 8  # BatchedInferencePipeline's, and the engines' in sections 4 and 5
@@ -202,8 +200,8 @@ def timestamp_rows(clips: list[Clip], whisper: WhisperModelConfig, batch_size: i
     alignment (now), on the same chunks and weights, batched alike; and the text alone for reference.
 
     Accuracy is measured with words asked for on both sides (the words both decodes have, matched in order),
-    and on the subtitles: both sides' segments rendered as SRT, parsed back with `srt`, and each
-    timestamp-token cue's start compared with the nearest cue start of the alignment's subtitles."""
+    and on the segments' starts (where a cue started when srt had a cue per segment): each timestamp-token
+    segment's start compared with the nearest segment start of the alignment's."""
     chunker = SpeechChunker(use_vad=True)
     spans = [chunker.chunks(clip.samples) for clip in clips]
     chunks = [(index, chunk_audio(clip.samples, pieces)) for index, clip in enumerate(clips) for pieces in spans[index]]
@@ -262,9 +260,9 @@ def timestamp_rows(clips: list[Clip], whisper: WhisperModelConfig, batch_size: i
     ]
     cue_starts = []
     for before, now in zip(timed["timestamp tokens (before)"], timed["text only + alignment (now)"], strict=True):
-        now_starts = np.array([cue.start.total_seconds() for cue in srt.parse(render_srt(now.segments))])
-        cue_starts += [
-            np.abs(now_starts - cue.start.total_seconds()).min() for cue in srt.parse(render_srt(before.segments))
+        now_starts = np.array([segment.start for segment in now.segments if segment.text.strip()])
+        cue_starts += [  # a segment's start: where its cue started when a cue was a segment
+            np.abs(now_starts - segment.start).min() for segment in before.segments if segment.text.strip()
         ]
     rows[-1].note += (
         f"; word starts vs tokens: median {statistics.median(word_starts):.3f} s,"

@@ -17,7 +17,8 @@ from deployments.types import (
     Transcript,
     Word,
 )
-from serve_app.rest.rendering import ResponseFormat, TimestampGranularity, render, render_srt, render_vtt, sentences
+from serve_app.rest.rendering import ResponseFormat, TimestampGranularity, render, sentences
+from serve_app.rest.subtitles import SubtitleRules, build_cues, srt_document, vtt_document, words_of_segments
 
 SEGMENT, WORD = [TimestampGranularity.segment], [TimestampGranularity.word]
 
@@ -36,16 +37,18 @@ TRANSCRIPT = Transcript(
 
 
 def test_srt_cues_are_numbered_from_one_and_skip_empty_text() -> None:
-    cues = list(srt.parse(render_srt(SEGMENTS)))
+    document = srt_document(build_cues(words_of_segments(SEGMENTS), SubtitleRules()), SubtitleRules())
+    cues = list(srt.parse(document))
     assert [(cue.index, cue.content) for cue in cues] == [(1, "Hello there."), (2, "Bye.")]
     assert cues[1].start.total_seconds() == 3661.25
-    assert "01:01:01,250 --> 01:01:02,000" in render_srt(SEGMENTS)
+    # "Bye." is on screen 5/6 s, longer than its 0.75 s of speech: the free time after it is taken (subtitles.py)
+    assert "01:01:01,250 --> 01:01:02,083" in document
 
 
 def test_vtt_has_header_and_dotted_times() -> None:
-    document = render_vtt(SEGMENTS)
+    document = vtt_document(build_cues(words_of_segments(SEGMENTS), SubtitleRules()), SubtitleRules())
     assert document.startswith("WEBVTT\n")
-    assert "01:01:01.250 --> 01:01:02.000" in document
+    assert "01:01:01.250 --> 01:01:02.083" in document
     captions = webvtt.from_buffer(io.StringIO(document)).captions
     assert [caption.text for caption in captions] == ["Hello there.", "Bye."]
 

@@ -1,14 +1,16 @@
 """`/asr`'s `output` formats, as whisper-asr-webservice writes them (its `WriteTXT`, `WriteSRT`, ...): txt one
-line per segment, srt and vtt cues, tsv `start\\tend\\ttext` in integer milliseconds under a header, json
-Whisper's result dict `{"text", "segments", "language"}`. A diarized segment's text starts with
-`[speaker_0]: `, as WhisperX (that project's diarizing engine) writes it."""
+line per segment, tsv `start\\tend\\ttext` in integer milliseconds under a header, json Whisper's result dict
+`{"text", "segments", "language"}`; a diarized segment's text starts with `[speaker_0]: `, as WhisperX (that
+project's diarizing engine) writes it. srt and vtt cues are cut from the words by the service's subtitle rules
+(`serve_app/rest/subtitles.py`), a diarized cue led by `[speaker_0] ` (srt) or `<v speaker_0>` (vtt)."""
 
 import json
 from enum import StrEnum
 from typing import Any
 
 from deployments.types import DiarizedTranscript, PipelineResult, Segment, Word
-from serve_app.rest.rendering import render_srt, render_vtt, stripped
+from serve_app.rest.rendering import stripped
+from serve_app.rest.subtitles import SubtitleRules, build_cues, srt_document, subtitle_words, vtt_document
 
 
 class Output(StrEnum):
@@ -37,15 +39,21 @@ def cues(result: PipelineResult) -> list[Segment]:
     ]
 
 
+def subtitles(result: PipelineResult, output: Output) -> str:
+    """srt or vtt cues cut from the words by the service's subtitle rules (serve_app/rest/subtitles.py), a
+    diarized result's cues one speaker each with the speaker shown."""
+    rules = SubtitleRules(show_speakers=isinstance(result, DiarizedTranscript))
+    cues = build_cues(subtitle_words(result.words, result.segments), rules)
+    return srt_document(cues, rules) if output == Output.srt else vtt_document(cues, rules)
+
+
 def render_output(result: PipelineResult, output: Output, word_timestamps: bool) -> str:
     segments = cues(result)
     match output:
         case Output.txt:
             return "".join(segment.text.strip() + "\n" for segment in segments)
-        case Output.srt:
-            return render_srt(segments)
-        case Output.vtt:
-            return render_vtt(segments)
+        case Output.srt | Output.vtt:
+            return subtitles(result, output)
         case Output.tsv:
             rows = [f"{round(s.start * 1000)}\t{round(s.end * 1000)}\t{s.text.strip().replace(chr(9), ' ')}\n"
                     for s in segments]  # fmt: skip

@@ -92,9 +92,11 @@ async def asr(  # whisper-asr-webservice's query parameters, one argument each
         raise HTTPException(status.HTTP_400_BAD_REQUEST, f"language {language[:16]!r} is not a Whisper language code")
     if not diarize and (min_speakers is not None or max_speakers is not None):
         raise HTTPException(status.HTTP_400_BAD_REQUEST, "min_speakers and max_speakers need diarize=true")
+    subtitles = output in (Output.srt, Output.vtt)  # their cues are cut from the words
     asr_request = AsrRequest(
-        config.model_ids[0], task, language, initial_prompt, word_timestamps, diarize, min_speakers, max_speakers
-    )
+        config.model_ids[0], task, language, initial_prompt, word_timestamps or subtitles, diarize, min_speakers,
+        max_speakers,
+    )  # fmt: skip
     with Intake(config, price_of(key, config)) as intake:
         result, filename = await transcribe(request, intake, asr_request, encode, pipeline)
         await intake.charge(ledger, key.owner, asr_request)(result)

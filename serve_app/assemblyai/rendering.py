@@ -12,13 +12,11 @@ from deployments.jobs.records import Job, JobStatus
 from deployments.transcriber.segmenting import sentence_groups
 from deployments.types import DiarizedTranscript, PipelineResult, Segment, Word
 from serve_app.assemblyai.translation import Stored
-from serve_app.rest.rendering import render_srt, render_vtt
+from serve_app.rest.subtitles import CueWord, SubtitleRules, build_cues, srt_document, vtt_document
 
 PARAGRAPH_PAUSE_S = 2.0
 """A pause at least this long between sentences starts a paragraph (so does a change of speaker)."""
 PARAGRAPH_MAX_S = 60.0
-CAPTION_MAX_WORDS = 16
-"""A caption without `chars_per_caption` is a sentence, cut after this many words."""
 _MARKS = string.punctuation.replace("'", "") + "¿¡…«»“”„"
 PUNCTUATION = re.compile(f"[{re.escape(_MARKS)}]+")
 """What `punctuate: false` takes out of words (an apostrophe inside a word stays: didn't)."""
@@ -209,46 +207,22 @@ def paragraphs(result: PipelineResult, stored: Stored) -> list[dict[str, Any]]:
     ]
 
 
-def caption_groups(result: PipelineResult, stored: Stored, chars_per_caption: int | None) -> list[list[dict[str, Any]]]:
-    """Without `chars_per_caption`: a sentence each (cut after CAPTION_MAX_WORDS); with it: the words packed
-    into captions of at most that many characters (a longer word alone)."""
-    if chars_per_caption is None:
-        captions = []
-        for sentence in sentences(result, stored):
-            words = sentence["words"]
-            captions += [words[i : i + CAPTION_MAX_WORDS] for i in range(0, len(words), CAPTION_MAX_WORDS)]
-        return captions
-    groups: list[list[dict[str, Any]]] = []
-    length = 0
-    for word in timed_words(result, stored):
-        if groups and length + 1 + len(word["text"]) <= chars_per_caption:
-            groups[-1].append(word)
-            length += 1 + len(word["text"])
-        else:
-            groups.append([word])
-            length = len(word["text"])
-    return groups
-
-
 def plain_segment(index: int, start: float, end: float, text: str) -> Segment:
     """A segment of text and times only (a caption, a line of text for the LLM)."""
     return Segment(id=index, seek=0, start=start, end=end, text=text, tokens=[], temperature=0.0,
                    avg_logprob=0.0, compression_ratio=0.0, no_speech_prob=0.0)  # fmt: skip
 
 
-def _cues(groups: list[list[dict[str, Any]]]) -> list[Segment]:
-    return [
-        plain_segment(index, words[0]["start"] / 1000, words[-1]["end"] / 1000, " ".join(w["text"] for w in words))
-        for index, words in enumerate(groups)
-    ]
-
-
 def subtitles(result: PipelineResult, stored: Stored, kind: str, chars_per_caption: int | None) -> str:
-    cues = _cues(caption_groups(result, stored, chars_per_caption))
-    return render_srt(cues) if kind == "srt" else render_vtt(cues)
-
-
-# ---- word search ----
+    """srt or vtt captions cut from the words by the service's subtitle rules (serve_app/rest/subtitles.py), a
+    caption per speaker's turn with speaker_labels; `chars_per_caption` makes a caption one line of at most that
+    many characters (a longer word cut)."""
+    rules = SubtitleRules()
+    if chars_per_caption is not None:
+        rules = SubtitleRules(max_line_width=chars_per_caption, max_line_count=1)
+    words = [CueWord(w["text"], w["start"] / 1000, w["end"] / 1000, w["speaker"]) for w in timed_words(result, stored)]
+    cues = build_cues(words, rules)
+    return srt_document(cues, rules) if kind == "srt" else vtt_document(cues, rules)
 
 
 def _normal(text: str) -> str:

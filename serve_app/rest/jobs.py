@@ -134,4 +134,4 @@ def _rendered(job: Job) -> dict[str, Any] | str | None:
     if job.transcript is None:
         return None
     spec = RenderSpec.model_validate(job.request.render)
-    return render_body(job.transcript, spec.response_format, spec.timestamp_granularities)
+    return render_body(job.transcript, spec.response_format, spec.timestamp_granularities, spec.subtitles)

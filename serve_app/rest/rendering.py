@@ -4,18 +4,16 @@ Those choices are a `RenderSpec`: made with a synchronous request, or stored wit
 read: `JobRequest.render`) so that the job's result is rendered the same way whenever it is polled.
 """
 
-import datetime
+import dataclasses
 from enum import StrEnum
 from typing import Any, TypeVar
 
-import srt
-import webvtt
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from pydantic import BaseModel, Field
 
 from deployments.transcriber.languages import language_name
 from deployments.transcriber.segmenting import sentence_groups
-from deployments.types import DiarizedTranscript, PipelineResult, Segment, Transcript, Word
+from deployments.types import DiarizedTranscript, PipelineResult, Transcript, Word
 from serve_app.rest.schemas.results import (
     DiarizedTranscription,
     LLMResult,
@@ -25,6 +23,7 @@ from serve_app.rest.schemas.results import (
     TranscriptionVerboseJson,
     TranslationVerboseJson,
 )
+from serve_app.rest.subtitles import SubtitleRules, build_cues, srt_document, subtitle_words, vtt_document
 
 
 # The shape the edge renders a transcript in (OpenAI's `response_format`).
@@ -52,6 +51,9 @@ class RenderSpec(BaseModel):
     timestamp_granularities: list[TimestampGranularity] = Field(
         default_factory=lambda: [TimestampGranularity.segment], description="As the client gave them."
     )
+    subtitles: SubtitleRules = Field(
+        default_factory=SubtitleRules, description="How srt and vtt cues are cut (defaults for jobs stored before)."
+    )
 
     def stored(self) -> dict[str, Any]:
         """As a job stores it (`JobRequest.render`): JSON data, read back with `RenderSpec.model_validate`."""
@@ -61,38 +63,18 @@ class RenderSpec(BaseModel):
 WordT = TypeVar("WordT", bound=Word)
 
 
-def _spoken(segments: list[Segment]) -> list[Segment]:
-    """Segments with text: an empty cue is invalid in both subtitle formats."""
-    return [segment for segment in segments if segment.text.strip()]
+SUBTITLE_FORMATS = frozenset({ResponseFormat.srt, ResponseFormat.vtt})
 
 
-def render_srt(segments: list[Segment]) -> str:
-    """SubRip: cues numbered from 1, `00:00:01,000 --> 00:00:02,500`."""
-    cues = [
-        srt.Subtitle(
-            index=number,
-            start=datetime.timedelta(seconds=segment.start),
-            end=datetime.timedelta(seconds=segment.end),
-            content=segment.text.strip(),
-        )
-        for number, segment in enumerate(_spoken(segments), start=1)
-    ]
-    subrip: str = srt.compose(cues, reindex=False)
-    return subrip
-
-
-def _vtt_time(seconds: float) -> str:
-    millis = round(seconds * 1000)
-    hours, millis = divmod(millis, 3_600_000)
-    minutes, millis = divmod(millis, 60_000)
-    secs, millis = divmod(millis, 1000)
-    return f"{hours:02d}:{minutes:02d}:{secs:02d}.{millis:03d}"
-
-
-def render_vtt(segments: list[Segment]) -> str:
-    """WebVTT: a `WEBVTT` header, then cues timed `00:00:01.000 --> 00:00:02.500`."""
-    captions = [webvtt.Caption(_vtt_time(s.start), _vtt_time(s.end), s.text.strip()) for s in _spoken(segments)]
-    return webvtt.WebVTT(captions=captions).content
+def subtitles(transcript: PipelineResult, response_format: ResponseFormat, rules: SubtitleRules) -> str:
+    """srt or vtt cues cut from the transcript's words by `rules` (serve_app/rest/subtitles.py)."""
+    roles = transcript.analysis.roles if isinstance(transcript, DiarizedTranscript) and transcript.analysis else {}
+    words = [
+        dataclasses.replace(word, speaker=roles.get(word.speaker, word.speaker)) if word.speaker else word
+        for word in subtitle_words(transcript.words, transcript.segments)
+    ]  # a speaker shown as its role, where `roles` gave them
+    cues = build_cues(words, rules)
+    return srt_document(cues, rules) if response_format == ResponseFormat.srt else vtt_document(cues, rules)
 
 
 def stripped(words: list[WordT]) -> list[WordT]:
@@ -123,7 +105,10 @@ def verbose_json(transcript: Transcript, granularities: list[TimestampGranularit
 
 
 def render_body(
-    transcript: PipelineResult, response_format: ResponseFormat, granularities: list[TimestampGranularity]
+    transcript: PipelineResult,
+    response_format: ResponseFormat,
+    granularities: list[TimestampGranularity],
+    rules: SubtitleRules | None = None,
 ) -> dict[str, Any] | str:
     """The body for `response_format`: a JSON object for the JSON formats, a string for the others.
     A diarized transcript is always its JSON object (with roles and emotions where its analysis has them), in
@@ -136,12 +121,17 @@ def render_body(
         else:
             body = verbose_json(transcript, granularities).model_dump(exclude_none=True)
         return LLMResult(transcription=body, llm_output=transcript.analysis.llm_output).model_dump()
-    return _transcription_body(transcript, response_format, granularities)
+    return _transcription_body(transcript, response_format, granularities, rules or SubtitleRules())
 
 
 def _transcription_body(
-    transcript: PipelineResult, response_format: ResponseFormat, granularities: list[TimestampGranularity]
+    transcript: PipelineResult,
+    response_format: ResponseFormat,
+    granularities: list[TimestampGranularity],
+    rules: SubtitleRules,
 ) -> dict[str, Any] | str:
+    if response_format in SUBTITLE_FORMATS and (rules.show_speakers or not isinstance(transcript, DiarizedTranscript)):
+        return subtitles(transcript, response_format, rules)
     if isinstance(transcript, DiarizedTranscript):
         transcription = DiarizedTranscription.of(transcript, stripped(transcript.words))
         if response_format == ResponseFormat.diarized_json:
@@ -152,22 +142,23 @@ def _transcription_body(
             return TranscriptionJson(text=transcript.text).model_dump()
         case ResponseFormat.verbose_json | ResponseFormat.diarized_json:  # diarized_json always has speakers
             return verbose_json(transcript, granularities).model_dump(exclude_none=True)
-        case ResponseFormat.text:
+        case _:  # text (srt and vtt are subtitles, above)
             return transcript.text
-        case ResponseFormat.srt:
-            return render_srt(transcript.segments)
-        case ResponseFormat.vtt:
-            return render_vtt(transcript.segments)
 
 
 def render(
-    transcript: PipelineResult, response_format: ResponseFormat, granularities: list[TimestampGranularity]
+    transcript: PipelineResult,
+    response_format: ResponseFormat,
+    granularities: list[TimestampGranularity],
+    rules: SubtitleRules | None = None,
 ) -> Response:
     """The HTTP response for one transcript, with the media type each format calls for."""
-    return as_response(render_body(transcript, response_format, granularities), response_format)
+    return as_response(render_body(transcript, response_format, granularities, rules), response_format)
 
 
-def render_translation(translation: Transcript, response_format: ResponseFormat) -> Response:
+def render_translation(
+    translation: Transcript, response_format: ResponseFormat, rules: SubtitleRules | None = None
+) -> Response:
     """The HTTP response for a translation (a transcript decoded with task=translate): as a transcript's,
     but verbose_json is OpenAI's translation shape (task translate, language english)."""
     if response_format == ResponseFormat.verbose_json:
@@ -175,7 +166,9 @@ def render_translation(translation: Transcript, response_format: ResponseFormat)
             duration=round(translation.duration, 3), text=translation.text, segments=translation.segments
         ).model_dump(exclude_none=True)
     else:
-        body = _transcription_body(translation, response_format, [TimestampGranularity.segment])
+        body = _transcription_body(
+            translation, response_format, [TimestampGranularity.segment], rules or SubtitleRules()
+        )
     return as_response(body, response_format)
 
 

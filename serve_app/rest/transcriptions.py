@@ -65,4 +65,4 @@ async def create_transcription(
         )
         await charge(result)
     spec = form.render_spec()
-    return render(result, spec.response_format, spec.timestamp_granularities)
+    return render(result, spec.response_format, spec.timestamp_granularities, spec.subtitles)

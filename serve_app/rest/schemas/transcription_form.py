@@ -13,8 +13,14 @@ from deployments.types import (
     SpeechDetection,
     TranscriptionOptions,
 )
-from serve_app.rest.rendering import RenderSpec, ResponseFormat, TimestampGranularity
+from serve_app.rest.rendering import SUBTITLE_FORMATS, RenderSpec, ResponseFormat, TimestampGranularity
 from serve_app.rest.schemas.audio_form import TEXT_ONLY_FORMATS, AudioForm, language_code
+from serve_app.rest.subtitles import SubtitleRules
+
+RULE_FIELDS = ("max_line_width", "max_line_count", "max_cue_duration_s", "max_chars_per_second")
+"""The fields named as `SubtitleRules`' own."""
+SUBTITLE_FIELDS = frozenset({*RULE_FIELDS, "subtitle_speakers", "subtitle_word_highlights"})
+"""The fields that shape srt and vtt cues: refused with the other formats, which have no cues."""
 
 
 class Task(StrEnum):
@@ -100,6 +106,27 @@ class TranscriptionForm(AudioForm):
         " response_format=verbose_json.",
     )
     profanity_filter: bool = Field(False, description="Mask profane words in the text, segments, words, subtitles.")
+    max_line_width: int = Field(
+        42, ge=10, le=200, description="srt and vtt: at most this many characters a subtitle line."
+    )
+    max_line_count: int = Field(2, ge=1, le=10, description="srt and vtt: at most this many lines a cue.")
+    max_cue_duration_s: float = Field(7.0, ge=1.0, le=60.0, description="srt and vtt: at most this many seconds a cue.")
+    max_chars_per_second: float = Field(
+        20.0,
+        ge=5.0,
+        le=100.0,
+        description="srt and vtt: reading speed; a cue stays up for its characters / this, into the free time after"
+        " it.",
+    )
+    subtitle_speakers: bool = Field(
+        False,
+        description="srt and vtt with task=diarize: a cue per speaker's turn, the speaker shown (`<v speaker_0>` in"
+        " VTT, `[speaker_0]` in SRT; the role with roles). Without it task=diarize answers its JSON object.",
+    )
+    subtitle_word_highlights: bool = Field(
+        False, description="vtt: each word timed inside its cue (`<00:00:01.200><c>word</c>`), for karaoke-style"
+        " highlighting.",
+    )  # fmt: skip
     stream: bool = Field(
         False,
         description="Synchronous requests only: answer text/event-stream, `transcript.text.delta` events as the"
@@ -162,6 +189,14 @@ class TranscriptionForm(AudioForm):
                     raise ValueError(f"{name} requires task=diarize")
         if self.min_speakers is not None and self.max_speakers is not None and self.min_speakers > self.max_speakers:
             raise ValueError("min_speakers must not exceed max_speakers")
+        if self.response_format not in SUBTITLE_FORMATS:
+            for name in sorted(SUBTITLE_FIELDS):
+                if getattr(self, name) != type(self).model_fields[name].default:
+                    raise ValueError(f"{name} requires response_format srt or vtt")
+        if self.subtitle_word_highlights and self.response_format != ResponseFormat.vtt:
+            raise ValueError("subtitle_word_highlights requires response_format=vtt")
+        if self.subtitle_speakers and self.task != Task.diarize:
+            raise ValueError("subtitle_speakers requires task=diarize: speakers are known only then")
         if self.stream and self.response_format not in TEXT_ONLY_FORMATS:
             raise ValueError("stream=true sends text as it is transcribed: use response_format json or text")
         return self
@@ -192,14 +227,23 @@ class TranscriptionForm(AudioForm):
             return RenderSpec(
                 response_format=ResponseFormat.verbose_json, timestamp_granularities=[TimestampGranularity.segment]
             )
-        return RenderSpec(response_format=self.response_format, timestamp_granularities=self.timestamp_granularities)
+        rules = {name: getattr(self, name) for name in RULE_FIELDS}
+        shown = {"show_speakers": self.subtitle_speakers, "word_highlights": self.subtitle_word_highlights}
+        subtitles = SubtitleRules.model_validate(rules | shown)
+        return RenderSpec(
+            response_format=self.response_format,
+            timestamp_granularities=self.timestamp_granularities,
+            subtitles=subtitles,
+        )
 
     def transcription_options(self) -> TranscriptionOptions:
         render = self.render_spec()
         return TranscriptionOptions(
             language=self.language,
             # task=diarize turns word times on in the pipeline: speakers go to words; sentences are timed by them
-            word_timestamps=any(
+            # srt and vtt cues are cut from the words (which json bodies still show only when asked)
+            word_timestamps=render.response_format in SUBTITLE_FORMATS
+            or any(
                 granularity in render.timestamp_granularities
                 for granularity in (TimestampGranularity.word, TimestampGranularity.sentence)
             ),

@@ -3,7 +3,7 @@
 from pydantic import Field, field_validator, model_validator
 
 from deployments.types import AnalysisOptions, DiarizationOptions, TranscriptionOptions
-from serve_app.rest.rendering import ResponseFormat
+from serve_app.rest.rendering import SUBTITLE_FORMATS, ResponseFormat
 from serve_app.rest.schemas.audio_form import TEXT_ONLY_FORMATS, AudioForm, language_code
 
 TRANSLATION_FORMATS = (
@@ -54,6 +54,7 @@ class TranslationForm(AudioForm):
         return TranscriptionOptions(
             language=self.language,
             task="translate",
+            word_timestamps=self.response_format in SUBTITLE_FORMATS,  # cues are cut from the words
             segment_timestamps=self.response_format not in TEXT_ONLY_FORMATS,
             prompt=self.prompt,
             temperature=self.temperature,
