@@ -122,30 +122,29 @@ def test_an_idle_engine_holds_a_burst_announced_as_on_its_way_for_a_full_batch(t
     assert engine.batch_sizes == [8]
 
 
-def test_a_chunk_with_nothing_announced_behind_it_goes_at_once(transcriber) -> None:
-    replica, engine, loop = transcriber
-    replica.reconfigure({"max_batch_size": 8, "batch_wait_timeout_s": 0.05, "gather_s": 1.0})
+def one_chunk_with_gathering(transcriber, gather_s: float, hints: BatchHints) -> float:
+    """Seconds one chunk sent with `hints` took, the replica gathering announced chunks for `gather_s`."""
+    replica, _, loop = transcriber
+    replica.reconfigure({"max_batch_size": 8, "batch_wait_timeout_s": 0.05, "gather_s": gather_s})
     try:
         chunk = np.zeros(16_000, dtype=np.float32)
         started = time.perf_counter()
-        loop.run_until_complete(replica.transcribe_chunk(chunk, ChunkOptions(), INTERACTIVE))
-        waited = time.perf_counter() - started
+        loop.run_until_complete(replica.transcribe_chunk(chunk, ChunkOptions(), hints))
+        return time.perf_counter() - started
     finally:
         replica.reconfigure({"max_batch_size": 8, "batch_wait_timeout_s": 0.05})
+
+
+def test_a_chunk_with_nothing_announced_behind_it_goes_at_once(transcriber) -> None:
+    _, engine, _ = transcriber
+    waited = one_chunk_with_gathering(transcriber, 1.0, INTERACTIVE)
     assert waited < 0.3 + 0.5  # its batch (0.3 s), not the 1 s a chunk announced with more to come would gather
     assert engine.batch_sizes == [1]
 
 
 def test_announced_chunks_that_never_come_hold_the_engine_only_for_the_gathering_time(transcriber) -> None:
-    replica, engine, loop = transcriber
-    replica.reconfigure({"max_batch_size": 8, "batch_wait_timeout_s": 0.05, "gather_s": 0.2})
-    try:
-        chunk = np.zeros(16_000, dtype=np.float32)
-        started = time.perf_counter()
-        loop.run_until_complete(replica.transcribe_chunk(chunk, ChunkOptions(), MORE_COMING))
-        waited = time.perf_counter() - started
-    finally:
-        replica.reconfigure({"max_batch_size": 8, "batch_wait_timeout_s": 0.05})
+    replica, engine, _ = transcriber
+    waited = one_chunk_with_gathering(transcriber, 0.2, MORE_COMING)
     assert 0.2 + 0.3 <= waited < 0.2 + 0.3 + 0.3
     assert engine.batch_sizes == [1] and replica.interactive.admitted == 0 and not replica.interactive.held
 
