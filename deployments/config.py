@@ -10,10 +10,20 @@ Each owner gets its own object: the Transcriber a `WhisperModelConfig` (and `Bat
 import ipaddress
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 from sqlalchemy.engine import URL, make_url
+
+
+def _networks(networks: list[str]) -> list[str]:
+    for network in networks:
+        ipaddress.ip_network(network, strict=False)  # raises ValueError, which fails the deploy
+    return networks
+
+
+Networks = Annotated[list[str], AfterValidator(_networks)]
+"""CIDRs, each checked when the config is read."""
 
 
 class StrictModel(BaseModel):
@@ -173,7 +183,7 @@ class LimitsConfig(StrictModel):
 class UrlInputConfig(StrictModel):
     """Fetching a client's `url`. Non-public addresses are refused unless `allowed_networks` names them."""
 
-    allowed_networks: list[str] = Field(
+    allowed_networks: Networks = Field(
         default_factory=list,
         description="CIDRs that may be fetched even though they are private or loopback (e.g. 10.0.0.0/8 for a"
         " private deployment's own media store). Empty: public addresses only.",
@@ -181,13 +191,6 @@ class UrlInputConfig(StrictModel):
     max_redirects: int = Field(5, ge=0, le=20, description="Redirects followed, each hop's address checked again.")
     connect_timeout_s: float = Field(10, gt=0, description="Longest wait to connect to the server.")
     read_timeout_s: float = Field(30, gt=0, description="Longest wait for the next bytes from the server.")
-
-    @field_validator("allowed_networks")
-    @classmethod
-    def valid_networks(cls, networks: list[str]) -> list[str]:
-        for network in networks:
-            ipaddress.ip_network(network, strict=False)  # raises ValueError, which fails the deploy
-        return networks
 
 
 class StorageConfig(StrictModel):
@@ -258,7 +261,7 @@ class CallbacksConfig(StrictModel):
     """Job callbacks (`callback_url`): the job object POSTed to the client's server when a job ends, from every
     ingress replica, retried with backoff while the result is kept (`jobs.retention_s`)."""
 
-    allowed_networks: list[str] = Field(
+    allowed_networks: Networks = Field(
         default_factory=list,
         description="CIDRs a callback may be sent to even though they are private or loopback (as"
         " url_input.allowed_networks). Empty: public addresses only.",
@@ -284,13 +287,6 @@ class CallbacksConfig(StrictModel):
     max_response_bytes: int = Field(
         65536, ge=0, description="Bytes of a receiver's answer read at most (the rest is dropped)."
     )
-
-    @field_validator("allowed_networks")
-    @classmethod
-    def valid_networks(cls, networks: list[str]) -> list[str]:
-        for network in networks:
-            ipaddress.ip_network(network, strict=False)  # raises ValueError, which fails the deploy
-        return networks
 
     @model_validator(mode="after")
     def lease_outlasts_a_send(self) -> "CallbacksConfig":
