@@ -8,6 +8,8 @@ from typing import Annotated, Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from deployments.vocabulary.terms import Vocabulary
+
 SAMPLE_RATE = 16_000
 """Every deployment works on 16 kHz mono float32 PCM, the rate Whisper was trained on."""
 
@@ -54,6 +56,9 @@ class TranscriptionOptions(BaseModel):
         None,
         description="The VAD settings to cut this file's chunks with (OpenAI's chunking_strategy); None: the"
         " configured chunking.",
+    )
+    vocabulary: Vocabulary | None = Field(
+        None, description="Terms the recording will contain: Whisper's prompt is biased to them, and words corrected."
     )
 
 

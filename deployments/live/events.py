@@ -7,6 +7,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
+from deployments.vocabulary.terms import Vocabulary
+
 Encoding = Literal["pcm_s16le", "pcm_f32le", "pcm_mulaw", "pcm_alaw"]
 TurnDetection = Literal["none", "smart", "vad", "manual"]
 """none: no turns; smart: Smart Turn judges each pause; vad: every pause ends a turn; manual: only the
@@ -33,6 +35,7 @@ class SessionSettings(BaseModel):
     silence_ms: int = Field(220, ge=32, le=10_000, description="Silence that ends speech (rounded up to 32 ms).")
     preroll_ms: int = Field(300, ge=0, le=2000, description="Audio kept before speech starts.")
     language: str | None = Field(None, description="Whisper's language; None: detected on the first 3 s of speech.")
+    vocabulary: Vocabulary | None = Field(None, description="Terms the session will contain (hotwords, dictionary).")
 
     @property
     def channels_transcribed(self) -> int:
