@@ -1,11 +1,12 @@
 """One request's vocabulary as the pipeline and a live channel apply it: the prompt each reading gets
 (`prompt.py`), and the correction of the words written (`correction.py`), per language."""
 
+from collections.abc import Callable
 from functools import lru_cache
 
 from deployments.config import VocabularyConfig
 from deployments.types import ChunkTranscript, Word
-from deployments.vocabulary.correction import Corrector, correct_chunk, correct_words
+from deployments.vocabulary.correction import Corrector, Item, apply, correct_chunk, correct_words
 from deployments.vocabulary.dictionaries import Lexicon, lexicon
 from deployments.vocabulary.prompt import biasing_prompt, choose_terms, fits
 from deployments.vocabulary.terms import Spelling, Vocabulary
@@ -70,6 +71,13 @@ class AppliedVocabulary:
     def correct_words(self, words: list[Word], language: str | None) -> list[Word]:
         corrector = self.corrector(language)
         return words if corrector is None else correct_words(corrector, words)
+
+    def correct_items(
+        self, items: list[Item], texts: list[str], merge: Callable[[Item, Item, str], Item], language: str | None
+    ) -> list[Item]:
+        """Any words (a live channel's), given their texts and how to merge a run into one."""
+        corrector = self.corrector(language)
+        return items if corrector is None else apply(items, corrector.replacements(texts), merge)
 
 
 @lru_cache(maxsize=32)

@@ -53,7 +53,9 @@ def choose_terms(terms: Sequence[str], reading: str, budget: int) -> list[str]:
         return []
     keys = [sound_key(term) for term in terms]
     scores = process.cdist(keys, sorted(runs), scorer=fuzz.ratio, dtype=np.uint8).max(axis=1)
-    ranked = sorted((index for index in range(len(terms)) if scores[index] >= MIN_LIKENESS), key=lambda i: -scores[i])
+    ranked = sorted(
+        (index for index in range(len(terms)) if scores[index] >= MIN_LIKENESS), key=lambda i: -int(scores[i])
+    )
     return fitting([terms[index] for index in ranked], budget)
 
 
