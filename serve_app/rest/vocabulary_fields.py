@@ -6,8 +6,7 @@ from fastapi import HTTPException, status
 from pydantic import ValidationError
 
 from deployments.config import VocabularyConfig
-from deployments.vocabulary import Vocabulary, split_terms
-from deployments.vocabulary.dictionaries import unknown_dictionary
+from deployments.vocabulary import Vocabulary, split_terms, unknown_dictionary
 from serve_app.rest.schemas.transcription_form import TranscriptionForm
 
 
