@@ -42,7 +42,7 @@ def test_a_lexicon_puts_the_clients_terms_first_and_splits_by_script() -> None:
 
 
 def test_the_prompt_lists_the_terms_before_the_clients_prompt() -> None:
-    assert biasing_prompt(["Nexara", "Zolvadex"], "Earlier: a call.") == "Nexara, Zolvadex. Earlier: a call."
+    assert biasing_prompt(["Nexara", "Zolvadex"], "Earlier: a call.") == " Nexara, Zolvadex. Earlier: a call."
     assert biasing_prompt([], "Earlier: a call.") == "Earlier: a call." and biasing_prompt([], None) is None
 
 
@@ -94,8 +94,8 @@ def test_words_and_segment_text_are_corrected_alike() -> None:
 def test_a_request_vocabulary_prompts_and_corrects_in_its_language() -> None:
     applied = AppliedVocabulary.of(Vocabulary(terms=("Nexara", "метформин")), CONFIG, "Previously.")
     assert applied is not None and applied.fits("en")
-    assert applied.first_prompt("en") == "Nexara. Previously."
-    assert applied.first_prompt("ru") == "метформин. Previously."
+    assert applied.first_prompt("en") == " Nexara. Previously."
+    assert applied.first_prompt("ru") == " метформин. Previously."
     medical = AppliedVocabulary.of(Vocabulary(dictionary="medical"), CONFIG, None)
     assert medical is not None and not medical.fits("en") and medical.first_prompt("en") is None
     off = AppliedVocabulary.of(Vocabulary(terms=("Nexara",)), VocabularyConfig(correction=False), None)

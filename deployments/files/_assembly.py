@@ -123,7 +123,8 @@ class TranscriptAssembly:
         )
         transcripts = list(transcripts)
         for index, transcript in zip(again, read, strict=True):
-            transcripts[index] = transcript
+            if self.vocabulary.keeps(transcripts[index], transcript):
+                transcripts[index] = transcript
         return transcripts
 
     def _corrected(self, transcripts: list[ChunkTranscript]) -> list[ChunkTranscript]:

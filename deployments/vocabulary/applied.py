@@ -8,7 +8,7 @@ from deployments.config import VocabularyConfig
 from deployments.types import ChunkTranscript, Word
 from deployments.vocabulary.correction import Corrector, Item, apply, correct_chunk, correct_words
 from deployments.vocabulary.dictionaries import Lexicon, lexicon
-from deployments.vocabulary.prompt import biasing_prompt, choose_terms, fits
+from deployments.vocabulary.prompt import biasing_prompt, choose_terms, echoes, fits
 from deployments.vocabulary.terms import Spelling, Vocabulary
 
 
@@ -48,6 +48,12 @@ class AppliedVocabulary:
         text = " ".join(segment.text for segment in reading.segments)
         chosen = choose_terms(terms, text, self.config.prompt_tokens)
         return biasing_prompt(chosen, self.client_prompt) if chosen else None
+
+    def keeps(self, first: ChunkTranscript, second: ChunkTranscript) -> bool:
+        """Whether a second reading (with the terms) stands, or echoes its prompt (`echoes`) and the first does."""
+        text = " ".join(segment.text for segment in second.segments)
+        first_text = " ".join(segment.text for segment in first.segments)
+        return not echoes(text, first_text, self.lexicon.for_language(second.language))
 
     def prompt_for(self, language: str | None, recent_text: str) -> str | None:
         """A live reading's prompt: all the terms if they fit, else those like words of the session's recent text."""

@@ -59,9 +59,18 @@ def choose_terms(terms: Sequence[str], reading: str, budget: int) -> list[str]:
     return fitting([terms[index] for index in ranked], budget)
 
 
+def echoes(reading: str, first_reading: str, terms: Sequence[str]) -> bool:
+    """Whether a reading with the terms in its prompt went wrong the way prompted Whisper does: repeating a term
+    (the prompt read back) or writing far more or fewer words than the reading without them."""
+    words, first_words = reading.split(), first_reading.split()
+    if any(reading.lower().count(term.lower()) >= 3 for term in terms):
+        return True
+    return bool(first_words) and not 0.7 <= len(words) / len(first_words) <= 1.4
+
+
 def biasing_prompt(terms: Sequence[str], client_prompt: str | None) -> str | None:
     """Whisper's prompt: the terms, then the client's prompt (None when there is neither)."""
     if not terms:
         return client_prompt
-    listed = ", ".join(terms) + "."
+    listed = " " + ", ".join(terms) + "."  # a leading space, as faster-whisper's hotwords: words' own tokens
     return f"{listed} {client_prompt}" if client_prompt else listed
