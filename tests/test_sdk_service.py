@@ -115,17 +115,6 @@ def test_errors_map_to_the_sdks_exceptions(service: Service, nexara_client: nexa
     assert [patient.billing.balance().currency for _ in range(4)] == ["EUR"] * 4  # retried after Retry-After
 
 
-@pytest.mark.parametrize(
-    ("field", "call"),
-    [("dictionary", {"dictionary": "medical"})],  # roles, emotions, prompt: tests/test_analysis_service.py
-)
-def test_fields_this_service_does_not_implement_are_refused_by_name(
-    nexara_client: nexara.Nexara, greeting: bytes, field: str, call: dict
-) -> None:
-    with pytest.raises(nexara.BadRequestError, match=f"not supported by this service: '{field}'"):
-        nexara_client.transcriptions.create(file=greeting, **call)
-
-
 def test_openai_stream_sends_deltas_before_the_last_chunk_is_transcribed(
     service: Service, call_samples: np.ndarray
 ) -> None:
