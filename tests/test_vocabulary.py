@@ -12,7 +12,7 @@ from deployments.vocabulary import Spelling, Vocabulary
 from deployments.vocabulary.applied import AppliedVocabulary
 from deployments.vocabulary.correction import Corrector, correct_chunk
 from deployments.vocabulary.dictionaries import dictionary_terms, lexicon, read_terms, unknown_dictionary
-from deployments.vocabulary.prompt import biasing_prompt, choose_terms, fits, term_tokens
+from deployments.vocabulary.prompt import biasing_prompt, choose_terms, echoes, fits, term_tokens
 
 CLINIC = Path(__file__).parent / "data" / "vocabulary" / "clinic.txt"
 CONFIG = VocabularyConfig(dictionaries={"clinic": str(CLINIC)})
@@ -100,3 +100,12 @@ def test_a_request_vocabulary_prompts_and_corrects_in_its_language() -> None:
     assert medical is not None and not medical.fits("en") and medical.first_prompt("en") is None
     off = AppliedVocabulary.of(Vocabulary(terms=("Nexara",)), VocabularyConfig(correction=False), None)
     assert off is not None and off.corrector("en") is None
+
+
+def test_a_second_reading_that_reads_its_prompt_back_is_an_echo() -> None:
+    terms = ["ампициллин", "гепатит", "серотонин", "сантонин", "Metformin"]
+    assert echoes("Ампициллин, гепатит, сантонин, серотонин.", "Дмитру Азаши Импицылина Патни.", terms)
+    assert echoes("Metformin, Metformin, Metformin.", "Met for men.", terms)
+    assert echoes("Metformin.", "The patient was started on met for men for her blood sugar.", terms)
+    assert not echoes("The patient was started on metformin for her blood sugar.", "The patient was started on"
+                      " met for men for her blood sugar.", terms)  # fmt: skip
