@@ -16,6 +16,7 @@ AUDIO = {"file": ("a.wav", b"RIFF....WAVEfmt audio")}
         {"hotwords": ["Nexara", "Zolvadex extended"]},
         {"hotwords[]": ["Nexara", "Zolvadex extended"]},
         {"hotwords": "Nexara, Zolvadex  extended"},
+        {"hotwords": "Nexara", "hotwords[]": "Zolvadex extended"},
     ],
 )
 @pytest.mark.parametrize("path", [SYNC, ASYNC])

@@ -84,7 +84,12 @@ def form_values(received: ReceivedForm, known: frozenset[str], list_fields: dict
         if name not in known and all(value.strip().lower() in OFF_VALUES for value in given):
             continue
         if given:
-            values[list_fields.get(name, name)] = given if name in list_fields else given[-1]
+            if name in list_fields:  # `hotwords` and `hotwords[]` together: one list
+                key = list_fields[name]
+                previous = values.get(key)
+                values[key] = [*(previous if isinstance(previous, list) else []), *given]
+            else:
+                values[name] = given[-1]
     if received.file is not None:
         values["file"] = received.file
     return values
