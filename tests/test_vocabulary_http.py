@@ -39,6 +39,8 @@ def test_the_medical_dictionary_reaches_the_pipeline_and_none_asks_for_none(inpr
     [
         ({"hotwords": ", ,"}, "hotwords", "no term"),
         ({"hotwords": ",".join(f"term{i}" for i in range(MAX_TERMS + 1))}, "hotwords", "at most"),
+        ({"hotwords[]": [f"term{i}" for i in range(MAX_TERMS + 1)]}, "hotwords", "at most 200"),
+        ({"hotwords": [f"term{i}" for i in range(300)]}, "hotwords", "at most 256 fields"),
         ({"hotwords": "x" * 65}, "hotwords", "too long"),
         ({"hotwords": "one two three four five six seven"}, "hotwords", "too long"),
         ({"dictionary": "legal"}, "dictionary", "unknown dictionary 'legal'"),

@@ -29,6 +29,11 @@ LARGE_FIELDS = {
     "known_speaker_references": MAX_REFERENCE_FIELD_BYTES,
 }
 MAX_LARGE_FIELDS = 4
+TERM_FIELDS = frozenset({"hotwords", "hotwords[]"})
+"""A vocabulary's terms, one field each as SDKs send lists (`deployments.vocabulary.MAX_TERMS` of them): counted
+apart from MAX_FIELDS, each at most TERM_FIELD_BYTES (a comma-separated list of them all fits)."""
+MAX_TERM_FIELDS = 256
+TERM_FIELD_BYTES = 16 * 1024
 FORM_OVERHEAD_BYTES = MAX_FIELDS * MAX_FIELD_BYTES + MAX_LARGE_FIELDS * MAX_REFERENCE_FIELD_BYTES
 """Room for the non-file fields and part headers when checking Content-Length against the file limit."""
 MAX_URLENCODED_BYTES = MAX_FIELDS * MAX_FIELD_BYTES
@@ -176,6 +181,7 @@ class _MultipartReceiver:
         self._file: IO[bytes] | None = None
         self._file_size = 0
         self._field_count = 0
+        self._term_count = 0
         self._large_count = 0
 
     def callbacks(self) -> "MultipartCallbacks":
@@ -216,6 +222,11 @@ class _MultipartReceiver:
             raise FormRejectedError(status.HTTP_400_BAD_REQUEST, "a multipart part has no name")
         self._name = options[b"name"].decode("utf-8", errors="replace")
         self._filename = options[b"filename"].decode("utf-8", errors="replace") if b"filename" in options else None
+        if self._filename is None and self._name in TERM_FIELDS:
+            self._term_count += 1
+            if self._term_count > MAX_TERM_FIELDS:
+                raise FormRejectedError(status.HTTP_400_BAD_REQUEST, f"{self._name}: at most {MAX_TERM_FIELDS} fields")
+            return
         if self._filename is None:
             self._field_count += 1
             if self._field_count > MAX_FIELDS:
@@ -242,7 +253,7 @@ class _MultipartReceiver:
             self._file.write(data[start:end])
             return
         self._value += data[start:end]
-        limit = LARGE_FIELDS.get(self._name, MAX_FIELD_BYTES)
+        limit = LARGE_FIELDS.get(self._name, TERM_FIELD_BYTES if self._name in TERM_FIELDS else MAX_FIELD_BYTES)
         if len(self._value) > limit:
             raise FormRejectedError(
                 status.HTTP_413_CONTENT_TOO_LARGE, f"form field {self._name[:64]!r} is too long: at most {limit} bytes"
