@@ -71,8 +71,10 @@ def test_a_misheard_term_takes_its_spelling(heard: str, written: str) -> None:
 
 
 def test_common_words_are_never_replaced() -> None:
-    corrector = Corrector([*TERMS, "Nextera", "Famly", "Dinnor", "Evrything"])
+    corrector = Corrector([*TERMS, "Nextera", "Famly", "Dinnor", "Evrything", "indwelling", "methotrexate"])
     assert corrector.correct_text(COMMON) == COMMON
+    assert corrector.correct_text(" It comes thus well-ing on the left.") == " It comes thus well-ing on the left."
+    assert corrector.correct_text(" A small methorex on the left.").endswith(" on the left.")  # a run ends on a term
 
 
 def test_correction_is_idempotent_and_spellings_replace_exactly() -> None:

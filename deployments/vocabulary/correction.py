@@ -61,8 +61,16 @@ def _parts(token: str) -> tuple[str, str, str, str]:
 
 
 def _common(word: str) -> bool:
-    """Right as written: a common word, or one of one or two letters (in, и, a: too short to be a misheard term)."""
+    """Right as written: a common word, or one of one or two letters (in, и, a: too short to be a misheard term);
+    hyphenated, when each part is common or of at most three letters (`well-ing`, `dip-eye`)."""
+    if "-" in word:
+        return all(len(part) <= 3 or part.lower() in known_words() for part in word.split("-"))
     return len(word) <= 2 or word.lower() in known_words()
+
+
+def _ends_a_run(word: str) -> bool:
+    """A run of words may not end with a short common word (`methorex on the` is not `methotrexate`)."""
+    return not (len(word) <= 3 and _common(word))
 
 
 class Corrector:
@@ -110,6 +118,8 @@ class Corrector:
                 break  # already written as a term: right as written
             if all(_common(word) for word in run):
                 continue  # common words: right as written
+            if len(run) > 1 and not _ends_a_run(run[-1]):
+                continue
             key = sound_key("".join(run))
             if len(key) < MIN_KEY_CHARS or not self.keys:
                 continue
