@@ -2,12 +2,14 @@
 Whisper's prompt, and the correction after decoding (a misheard term fixed, a common word never touched,
 idempotent, words and text alike)."""
 
+import asyncio
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from deployments.config import VocabularyConfig
-from deployments.types import ChunkTranscript, Segment, Word
+from deployments.types import ChunkOptions, ChunkTranscript, Segment, Word
 from deployments.vocabulary import Spelling, Vocabulary
 from deployments.vocabulary.applied import AppliedVocabulary
 from deployments.vocabulary.correction import Corrector, correct_chunk
@@ -111,3 +113,22 @@ def test_a_second_reading_that_reads_its_prompt_back_is_an_echo() -> None:
     assert echoes("Metformin.", "The patient was started on met for men for her blood sugar.", terms)
     assert not echoes("The patient was started on metformin for her blood sugar.", "The patient was started on"
                       " met for men for her blood sugar.", terms)  # fmt: skip
+
+
+def test_a_live_session_prompts_each_reading_with_its_terms_and_keeps_its_words(monkeypatch) -> None:
+    from deployments.live.events import SessionSettings, TranscriptEvent
+    from tests import test_live_session as live
+
+    prompts: list[str | None] = []
+    transcribe = live.FakeModels.transcribe
+
+    async def prompted(self: live.FakeModels, samples: np.ndarray, options: ChunkOptions) -> ChunkTranscript:
+        prompts.append(options.prompt)
+        return await transcribe(self, samples, options)
+
+    monkeypatch.setattr(live.FakeModels, "transcribe", prompted)
+    settings = SessionSettings(vocabulary=Vocabulary(terms=("Nexara", "Zolvadex")))
+    events, models = asyncio.run(live.run_session(settings))
+    assert prompts and set(prompts) == {" Nexara, Zolvadex."}
+    words = [w.text for e in events if isinstance(e, TranscriptEvent) for w in e.words]
+    assert words == [text for text, _, _ in models.script]  # nothing there sounds like a term
