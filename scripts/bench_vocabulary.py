@@ -5,8 +5,9 @@ vocabulary and with each mechanism: decoding bias only (the terms in Whisper's p
 Each sentence names what a request would: `dictionary=medical` for the medical sentences, the set's names and
 products of its language as `hotwords` for the others. The engine alone (CTranslate2, 2 threads) reads each
 sentence as the pipeline reads a one-chunk file (language given, plain text), with the pipeline's own steps
-(`AppliedVocabulary`): all the terms in the prompt when they fit, else a first reading and a second one with the
-terms like its words; correction after. English-only models (`.en`) read the English sentences only.
+(`AppliedVocabulary`): all the terms in the prompt when they fit (read again without them where the reading wrote
+them back), else a first reading and a second one with the terms like its words; correction after. English-only
+models (`.en`) read the English sentences only.
 
     .venv/bin/python -m scripts.bench_vocabulary [--models embedded:base,embedded:tiny.en] [--speed 140]
 """
@@ -47,6 +48,8 @@ def readings(
         (biased,) = engine.transcribe_batch([samples], options.model_copy(update={"prompt": prompt}))
         if not applied.fits(sentence.language) and not applied.keeps(plain, biased):
             biased = plain  # as the pipeline: a second reading that echoes its prompt is dropped
+        elif applied.fits(sentence.language) and applied.reads_back(biased):
+            biased = plain  # as the pipeline: a reading that wrote its prompt back is read again without it
     return {
         "none": text_of(plain),
         "bias": text_of(biased),

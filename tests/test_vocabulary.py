@@ -9,12 +9,13 @@ import numpy as np
 import pytest
 
 from deployments.config import VocabularyConfig
-from deployments.types import ChunkOptions, ChunkTranscript, Segment, Word
+from deployments.types import BatchHints, ChunkOptions, ChunkTranscript, Segment, Transcript, Word
 from deployments.vocabulary import Spelling, Vocabulary
 from deployments.vocabulary.applied import AppliedVocabulary
 from deployments.vocabulary.correction import Corrector, correct_chunk
 from deployments.vocabulary.dictionaries import dictionary_terms, lexicon, read_terms, unknown_dictionary
-from deployments.vocabulary.prompt import biasing_prompt, choose_terms, echoes, fits, term_tokens
+from deployments.vocabulary.prompt import biasing_prompt, choose_terms, echoes, fits, reads_back, term_tokens
+from tests import test_pipeline as pipeline_tests
 
 CLINIC = Path(__file__).parent / "data" / "vocabulary" / "clinic.txt"
 CONFIG = VocabularyConfig(dictionaries={"clinic": str(CLINIC)})
@@ -132,3 +133,43 @@ def test_a_live_session_prompts_each_reading_with_its_terms_and_keeps_its_words(
     assert prompts and set(prompts) == {" Nexara, Zolvadex."}
     words = [w.text for e in events if isinstance(e, TranscriptEvent) for w in e.words]
     assert words == [text for text, _, _ in models.script]  # nothing there sounds like a term
+
+
+def test_a_reading_of_mostly_terms_reads_its_prompt_back() -> None:
+    terms = ["Евдокия", "Шпаковская", "Ильдар", "Хабибуллин", "Некстара", "Siobhan", "Kowalczyk", "Nexara"]
+    assert reads_back("Сет под готовья Евдокия, Шпаковская, Ильдар, Хабибуллин, Некстара.", terms)
+    assert not reads_back("Siobhan Kowalczyk will present the Nexara roadmap on Monday.", terms)
+
+
+class _Prompted(pipeline_tests._Transcriber):
+    """Writes `Metaformin` unprompted, `metformin` with it in the prompt, and reads any other prompt back."""
+
+    async def _transcribe(self, chunk: np.ndarray, options: ChunkOptions, hints: BatchHints) -> ChunkTranscript:
+        transcript = await super()._transcribe(chunk, options, hints)
+        prompt = options.prompt or ""
+        text = " Take metformin twice." if "metformin" in prompt else " Nexara, Nexara, Nexara." if prompt else ""
+        segment = transcript.segments[0].model_copy(update={"text": text or " Take Metaformin twice."})
+        return transcript.model_copy(update={"segments": [segment]})
+
+
+@pytest.mark.parametrize(
+    ("vocabulary", "prompts"),
+    [
+        (Vocabulary(dictionary="medical"), [None, "metformin"]),  # too many terms: a first reading chooses them
+        (Vocabulary(terms=("Nexara",)), [" Nexara.", None]),  # all fit; the prompt read back: read again without
+    ],
+)
+def test_the_pipeline_reads_again_with_the_terms_or_without_them_and_corrects(
+    tmp_path: Path, vocabulary: Vocabulary, prompts: list[str | None]
+) -> None:
+    transcriber = _Prompted()
+    path = pipeline_tests._wav(tmp_path, [(0.0, 3.0)])
+    request = pipeline_tests._request(path, language="en")
+    request.options.vocabulary = vocabulary
+    transcript = asyncio.run(pipeline_tests._pipeline(tmp_path, transcriber).transcribe(request))
+    assert isinstance(transcript, Transcript)
+    sent = [call.prompt for call in transcriber.calls]
+    assert len(sent) == 2 and sent[0] == prompts[0]
+    assert sent[1] is None if prompts[1] is None else prompts[1] in (sent[1] or "")
+    expected = " Take metformin twice." if vocabulary.dictionary else " Take Metaformin twice."
+    assert transcript.text == expected.strip() and pipeline_tests._decoded_copies(tmp_path) == []

@@ -46,6 +46,7 @@ class TranscriptAssembly:
         rule: LanguageRule = LanguageRule(),
         vocabulary: AppliedVocabulary | None = None,
         second_reading: bool = False,
+        rereads: bool = False,
     ) -> None:
         self.sender = sender
         self.options = sender.options
@@ -54,6 +55,7 @@ class TranscriptAssembly:
         self.rule = rule
         self.vocabulary = vocabulary  # terms to correct the words with (deployments/vocabulary/)
         self.second_reading = second_reading  # each chunk read again with the terms like its words
+        self.rereads = rereads  # or, all the terms in the prompt, a chunk that read them back read again without
         self.in_order: asyncio.Task[list[ChunkTranscript]] | None = None
         if stream_text:
             self.in_order = asyncio.ensure_future(self._texts_in_order())
@@ -96,6 +98,8 @@ class TranscriptAssembly:
             transcripts[index] = transcript
         if self.second_reading:
             transcripts = await self._read_with_terms(transcripts)
+        elif self.rereads:
+            transcripts = await self._read_without_terms(transcripts)
         if options.language is not None or not self.rule.per_chunk:
             return join_chunks(self._corrected(transcripts), sender.pieces, duration, language)
         beside_change = changes(transcripts)
@@ -125,6 +129,23 @@ class TranscriptAssembly:
         for index, transcript in zip(again, read, strict=True):
             if self.vocabulary.keeps(transcripts[index], transcript):
                 transcripts[index] = transcript
+        return transcripts
+
+    async def _read_without_terms(self, transcripts: list[ChunkTranscript]) -> list[ChunkTranscript]:
+        """A chunk whose reading wrote the terms of its prompt back instead of the speech, read again with the
+        client's prompt alone (the terms still correct its words)."""
+        assert self.vocabulary is not None
+        again = [index for index, transcript in enumerate(transcripts) if self.vocabulary.reads_back(transcript)]
+        options = [
+            self.options.model_copy(
+                update={"language": transcripts[index].language, "prompt": self.vocabulary.client_prompt}
+            )
+            for index in again
+        ]
+        read = await asyncio.gather(*(self.sender.resend(index, o) for index, o in zip(again, options, strict=True)))
+        transcripts = list(transcripts)
+        for index, transcript in zip(again, read, strict=True):
+            transcripts[index] = transcript
         return transcripts
 
     def _corrected(self, transcripts: list[ChunkTranscript]) -> list[ChunkTranscript]:

@@ -60,12 +60,12 @@ class FileRun:
         # Decoded audio goes to disk when it is needed again: by the Diarizer, or to decode a chunk again
         # in the file's language once that is known (an unsurely detected chunk's, or with one language per file).
         # The vocabulary's terms are the prompt; when there are more than fit, each chunk is read a second time
-        # with those like its first reading's words (not when its text streams: text sent is final).
+        # with those like its first reading's words, else a chunk that read the prompt back is read again without
+        # it (not when its text streams: text sent is final). Both read the chunk from the decoded spool.
         self.vocabulary = AppliedVocabulary.of(options.vocabulary, pipeline.config.vocabulary, options.prompt)
-        second_reading = (
-            self.vocabulary is not None and not self.vocabulary.fits(options.language) and not request.stream_text
-        )
-        needs_decoded = request.diarization is not None or request.options.language is None or second_reading
+        rereads = self.vocabulary is not None and not request.stream_text
+        second_reading = rereads and self.vocabulary is not None and not self.vocabulary.fits(options.language)
+        needs_decoded = request.diarization is not None or request.options.language is None or rereads
         self.decoded_path = decoded_copy_path(request.source_path) if needs_decoded else None
         self.progress = FileProgress(on_event)
         prompt = options.prompt if self.vocabulary is None else self.vocabulary.first_prompt(options.language)
@@ -90,6 +90,7 @@ class FileRun:
             rule=LanguageRule(chunking.language_per_chunk, chunking.language_min_probability),
             vocabulary=self.vocabulary,
             second_reading=second_reading,
+            rereads=rereads,
         )
 
     async def result(self) -> PipelineResult:

@@ -8,7 +8,7 @@ from deployments.config import VocabularyConfig
 from deployments.types import ChunkTranscript, Word
 from deployments.vocabulary.correction import Corrector, Item, apply, correct_chunk, correct_words
 from deployments.vocabulary.dictionaries import Lexicon, lexicon
-from deployments.vocabulary.prompt import biasing_prompt, choose_terms, echoes, fits
+from deployments.vocabulary.prompt import biasing_prompt, choose_terms, echoes, fits, reads_back
 from deployments.vocabulary.terms import Spelling, Vocabulary
 
 
@@ -54,6 +54,11 @@ class AppliedVocabulary:
         text = " ".join(segment.text for segment in second.segments)
         first_text = " ".join(segment.text for segment in first.segments)
         return not echoes(text, first_text, self.lexicon.for_language(second.language))
+
+    def reads_back(self, reading: ChunkTranscript) -> bool:
+        """Whether a reading with all the terms in its prompt wrote the prompt back instead of the speech."""
+        text = " ".join(segment.text for segment in reading.segments)
+        return reads_back(text, self.lexicon.for_language(reading.language))
 
     def prompt_for(self, language: str | None, recent_text: str) -> str | None:
         """A live reading's prompt: all the terms if they fit, else those like words of the session's recent text."""

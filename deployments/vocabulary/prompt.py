@@ -63,15 +63,24 @@ def echoes(reading: str, first_reading: str, terms: Sequence[str]) -> bool:
     """Whether a reading with the terms in its prompt went wrong the way prompted Whisper does: the prompt read
     back (a term three times, or mostly terms: three or more, and more than half the words, where the first
     reading had at most one), or far more or fewer words than the reading without them."""
-    words, first_words = reading.lower().split(), first_reading.lower().split()
-    if any(reading.lower().count(term.lower()) >= 3 for term in terms):
-        return True
-    term_words = {word for term in terms for word in term.lower().split()}
-    listed = sum(word.strip(".,;:!?") in term_words for word in words)
-    first_listed = sum(word.strip(".,;:!?") in term_words for word in first_words)
-    if listed >= 3 and listed > len(words) / 2 and first_listed <= 1:
+    words, first_words = reading.split(), first_reading.split()
+    if reads_back(reading, terms) and _listed(first_reading, terms) <= 1:
         return True
     return bool(first_words) and not 0.7 <= len(words) / len(first_words) <= 1.4
+
+
+def _listed(reading: str, terms: Sequence[str]) -> int:
+    term_words = {word for term in terms for word in term.lower().split()}
+    return sum(word.strip(".,;:!?") in term_words for word in reading.lower().split())
+
+
+def reads_back(reading: str, terms: Sequence[str]) -> bool:
+    """Whether a reading is its prompt read back rather than the speech: a term written three times, or three or
+    more terms' words making more than half of its words."""
+    if any(reading.lower().count(term.lower()) >= 3 for term in terms):
+        return True
+    listed = _listed(reading, terms)
+    return listed >= 3 and listed > len(reading.split()) / 2
 
 
 def biasing_prompt(terms: Sequence[str], client_prompt: str | None) -> str | None:
