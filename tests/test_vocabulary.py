@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from deployments.config import VocabularyConfig
+from deployments.errors import InputRejectedError
 from deployments.types import BatchHints, ChunkOptions, ChunkTranscript, Segment, Transcript, Word
 from deployments.vocabulary import Spelling, Vocabulary
 from deployments.vocabulary.applied import AppliedVocabulary
@@ -42,6 +43,8 @@ def test_a_lexicon_puts_the_clients_terms_first_and_splits_by_script() -> None:
     both = lexicon(Vocabulary(terms=("метформин", "Metformin")), CONFIG)
     assert both is not None and both.for_language("ru") == ("метформин",) and both.for_language("en") == ("Metformin",)
     assert lexicon(Vocabulary(), CONFIG) is None and lexicon(None, CONFIG) is None
+    with pytest.raises(InputRejectedError, match="dictionary: unknown dictionary 'legal'"):
+        lexicon(Vocabulary(dictionary="legal"), CONFIG)
 
 
 def test_the_prompt_lists_the_terms_before_the_clients_prompt() -> None:

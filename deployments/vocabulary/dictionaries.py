@@ -8,6 +8,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from deployments.config import VocabularyConfig
+from deployments.errors import InputRejectedError
 from deployments.vocabulary.terms import Spelling, Vocabulary
 
 SHIPPED_DIR = Path(__file__).parent / "dictionaries"
@@ -81,6 +82,8 @@ def lexicon(vocabulary: Vocabulary | None, config: VocabularyConfig) -> Lexicon 
     if vocabulary is None or vocabulary.empty:
         return None
     terms = vocabulary.terms
+    if (reason := unknown_dictionary(vocabulary.dictionary, config)) is not None:
+        raise InputRejectedError(f"dictionary: {reason}")  # the edges check first; a job outliving a config too
     if vocabulary.dictionary is not None:
         terms = tuple(dict.fromkeys((*terms, *dictionary_terms(vocabulary.dictionary, config))))
     return Lexicon(terms, vocabulary.spellings)
