@@ -30,7 +30,7 @@ async def transcribe_live(websocket: WebSocket, services: ServicesDependency) ->
         subprotocol = next((name for name in (BEARER_SUBPROTOCOL, "realtime") if name in offered), None)
         await websocket.accept(subprotocol=subprotocol)  # a browser's socket fails unless its subprotocol is chosen
         try:
-            query = LiveSessionQuery.model_validate(dict(websocket.query_params))
+            query = LiveSessionQuery.from_query(websocket.query_params)
         except ValidationError as error:
             problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'query'}: {e['msg']}" for e in error.errors())
             return await LiveConnection.refuse(websocket, "invalid_config", problems)

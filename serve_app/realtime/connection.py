@@ -163,7 +163,7 @@ class RealtimeConnection:
         except ValueError as error:
             return await self._error("invalid_value", str(error), param="session", event=client_event_id)
         if self.settings is not None and config.settings() != self.settings:
-            message = "the audio format, turn detection and language cannot change once audio has been sent"
+            message = "the audio format, turn detection, language and vocabulary cannot change once audio has been sent"
             return await self._error("session_locked", message, param="session", event=client_event_id)
         self.config = config
         await self.socket.send(self._session_event("updated"))
