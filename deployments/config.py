@@ -390,12 +390,39 @@ class DiarizationConfig(StrictModel):
     )
 
 
+class VocabularyConfig(StrictModel):
+    """Domain vocabulary (deployments/vocabulary/): the named dictionaries a request may ask for, and how the
+    terms bias decoding and correct the words written. `medical` ships with the service."""
+
+    dictionaries: dict[str, str] = Field(
+        default_factory=dict,
+        description="Dictionary name -> a UTF-8 term file (one term per line, `#` comments) that requests may name"
+        " (`dictionary=<name>`), besides the shipped `medical`; a name given here replaces a shipped one.",
+    )
+    prompt_tokens: int = Field(
+        120,
+        ge=0,
+        le=220,
+        description="Whisper prompt tokens (of its 223) the terms may take, before the client's own prompt; when more"
+        " terms are given than fit, those closest to words of a first reading go in (0: no decoding bias).",
+    )
+    correction_threshold: float = Field(
+        80,
+        ge=50,
+        le=100,
+        description="Correction after decoding: a word or run of words that is not a common word as written takes a"
+        " term's spelling when their sounds score at least this (RapidFuzz ratio, 0-100) (100: exact only).",
+    )
+    correction: bool = Field(True, description="Correct words after decoding (false: decoding bias only).")
+
+
 class PipelineConfig(StrictModel):
     """The pipeline deployment's settings, assembled by the application builder from the app's args."""
 
     chunking: ChunkingConfig = ChunkingConfig()
     limits: LimitsConfig = LimitsConfig()
     url_input: UrlInputConfig = UrlInputConfig()
+    vocabulary: VocabularyConfig = VocabularyConfig()
 
 
 class LiveConfig(StrictModel):

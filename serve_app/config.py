@@ -22,6 +22,7 @@ from deployments.config import (
     StorageConfig,
     StrictModel,
     UrlInputConfig,
+    VocabularyConfig,
     WhisperModelConfig,
 )
 from serve_app.asr_webservice.config import AsrWebserviceConfig
@@ -60,6 +61,11 @@ class AppConfig(StrictModel):
     )
     assemblyai: AssemblyAIConfig = Field(
         AssemblyAIConfig(), description="AssemblyAI's API: its model names and uploads (docs/api/assemblyai.md)."
+    )
+    vocabulary: VocabularyConfig = Field(
+        VocabularyConfig(),
+        description="Domain vocabulary (`hotwords`, `dictionary`): operators' dictionaries, the terms' share of"
+        " Whisper's prompt and the correction's threshold (docs/vocabulary.md).",
     )
     deepgram: DeepgramConfig = Field(
         DeepgramConfig(), description="The Deepgram protocol (`/v1/listen`): the model names it answers to."

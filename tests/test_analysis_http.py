@@ -63,9 +63,10 @@ def test_every_combination_the_sdk_refuses_is_a_400_saying_what_to_fix(inprocess
     assert inprocess.pipeline.requests == [] and inprocess.spooled() == []
 
 
-def test_dictionary_is_still_refused_by_name(inprocess) -> None:
+def test_a_dictionary_goes_with_an_llm_prompt(inprocess) -> None:
     response = call(inprocess, "POST", SYNC, files=AUDIO, data={"dictionary": "medical", "prompt": "Sum up."})
-    assert response.status_code == 400 and "not supported by this service: 'dictionary'" in response.json()["detail"]
+    assert response.status_code == 200, response.text
+    assert inprocess.pipeline.requests[-1].options.vocabulary.dictionary == "medical"
 
 
 def test_a_prompt_gets_verbose_json_wrapped_with_the_llm_output(inprocess) -> None:

@@ -15,7 +15,7 @@ AUDIO = {"file": ("a.wav", b"RIFF....WAVEfmt audio")}
 
 @pytest.mark.parametrize(
     ("field", "value"),
-    [("dictionary", "medical"), ("colour", "red")],
+    [("vocabulary_boost", "high"), ("colour", "red")],
 )
 @pytest.mark.parametrize("path", [SYNC, ASYNC])
 def test_a_field_this_service_does_not_implement_is_400_naming_it(inprocess, path, field, value) -> None:
@@ -26,7 +26,7 @@ def test_a_field_this_service_does_not_implement_is_400_naming_it(inprocess, pat
 
 
 def test_an_unimplemented_field_that_asks_for_nothing_is_let_through(inprocess) -> None:
-    response = call(inprocess, "POST", SYNC, files=AUDIO, data={"dictionary": "none"})
+    response = call(inprocess, "POST", SYNC, files=AUDIO, data={"colour": "none"})
     assert response.status_code == 200 and response.json() == {"text": "Hello there."}
 
 

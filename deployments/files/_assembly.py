@@ -9,6 +9,7 @@ from deployments.files._chunking import Pieces, file_time, speech_samples
 from deployments.files._profanity import mask_text
 from deployments.files._sending import ChunkSender
 from deployments.types import SAMPLE_RATE, ChunkTranscript, PipelineText, Segment, Transcript, Word
+from deployments.vocabulary.applied import AppliedVocabulary
 
 
 @dataclass(frozen=True)
@@ -43,12 +44,16 @@ class TranscriptAssembly:
         stream_text: bool = False,
         on_text: Callable[[PipelineText], None] | None = None,
         rule: LanguageRule = LanguageRule(),
+        vocabulary: AppliedVocabulary | None = None,
+        second_reading: bool = False,
     ) -> None:
         self.sender = sender
         self.options = sender.options
         self.profanity_filter = profanity_filter
         self.on_text = on_text
         self.rule = rule
+        self.vocabulary = vocabulary  # terms to correct the words with (deployments/vocabulary/)
+        self.second_reading = second_reading  # each chunk read again with the terms like its words
         self.in_order: asyncio.Task[list[ChunkTranscript]] | None = None
         if stream_text:
             self.in_order = asyncio.ensure_future(self._texts_in_order())
@@ -89,15 +94,43 @@ class TranscriptAssembly:
         redone = await asyncio.gather(*(sender.resend(index, settled) for index in redo))
         for index, transcript in zip(redo, redone, strict=True):
             transcripts[index] = transcript
+        if self.second_reading:
+            transcripts = await self._read_with_terms(transcripts)
         if options.language is not None or not self.rule.per_chunk:
-            return join_chunks(transcripts, sender.pieces, duration, language)
+            return join_chunks(self._corrected(transcripts), sender.pieces, duration, language)
         beside_change = changes(transcripts)
         parts = await asyncio.gather(
             *(self._by_pieces(transcript, pieces) if index in beside_change else _kept(transcript, pieces)
               for index, (transcript, pieces) in enumerate(zip(transcripts, sender.pieces, strict=True)))
         )  # fmt: skip
-        parts_transcripts = [transcript for part in parts for transcript, _ in part]
+        parts_transcripts = self._corrected([transcript for part in parts for transcript, _ in part])
         return join_chunks(parts_transcripts, [pieces for part in parts for _, pieces in part], duration, language)
+
+    async def _read_with_terms(self, transcripts: list[ChunkTranscript]) -> list[ChunkTranscript]:
+        """Each chunk read again, in its language, with the vocabulary's terms that sound like words of its first
+        reading as the prompt; a chunk like none of them keeps its first reading."""
+        assert self.vocabulary is not None
+        prompts = [self.vocabulary.second_prompt(transcript) for transcript in transcripts]
+        again = [index for index, prompt in enumerate(prompts) if prompt is not None]
+        read = await asyncio.gather(
+            *(
+                self.sender.resend(
+                    index,
+                    self.options.model_copy(update={"language": transcripts[index].language, "prompt": prompts[index]}),
+                )
+                for index in again
+            )
+        )
+        transcripts = list(transcripts)
+        for index, transcript in zip(again, read, strict=True):
+            if self.vocabulary.keeps(transcripts[index], transcript):
+                transcripts[index] = transcript
+        return transcripts
+
+    def _corrected(self, transcripts: list[ChunkTranscript]) -> list[ChunkTranscript]:
+        if self.vocabulary is None:
+            return transcripts
+        return [self.vocabulary.correct(transcript) for transcript in transcripts]
 
     async def _by_pieces(self, transcript: ChunkTranscript, pieces: Pieces) -> list[tuple[ChunkTranscript, Pieces]]:
         """A chunk beside a change of language may hold both: each of its pieces of speech (cut at pauses) is
@@ -133,6 +166,8 @@ class TranscriptAssembly:
             language = language or transcript.language
             if transcript.language != language and not self.rule.keeps(transcript):
                 transcript = await sender.resend(index, self.options.model_copy(update={"language": language}))
+            if self.vocabulary is not None:
+                transcript = self.vocabulary.correct(transcript)
             settled.append(transcript)
             text = "".join(segment.text for segment in transcript.segments)
             if self.profanity_filter:

@@ -36,6 +36,7 @@ from deployments.types import (
     PipelineResult,
     PipelineText,
 )
+from deployments.vocabulary.applied import AppliedVocabulary
 
 if TYPE_CHECKING:
     from deployments.files.pipeline import TranscriptionPipeline
@@ -58,12 +59,19 @@ class FileRun:
             options = options.model_copy(update={"word_timestamps": True})
         # Decoded audio goes to disk when it is needed again: by the Diarizer, or to decode a chunk again
         # in the file's language once that is known (an unsurely detected chunk's, or with one language per file).
-        needs_decoded = request.diarization is not None or request.options.language is None
+        # The vocabulary's terms are the prompt; when there are more than fit, each chunk is read a second time
+        # with those like its first reading's words (not when its text streams: text sent is final).
+        self.vocabulary = AppliedVocabulary.of(options.vocabulary, pipeline.config.vocabulary, options.prompt)
+        second_reading = (
+            self.vocabulary is not None and not self.vocabulary.fits(options.language) and not request.stream_text
+        )
+        needs_decoded = request.diarization is not None or request.options.language is None or second_reading
         self.decoded_path = decoded_copy_path(request.source_path) if needs_decoded else None
         self.progress = FileProgress(on_event)
+        prompt = options.prompt if self.vocabulary is None else self.vocabulary.first_prompt(options.language)
         self.sender = ChunkSender(
             pipeline.transcriber,
-            ChunkOptions(**options.model_dump()),
+            ChunkOptions(**{**options.model_dump(), "prompt": prompt}),
             interactive=request.interactive,
             max_in_flight=pipeline.config.chunking.max_chunks_in_flight,
             slow_start=request.stream_text,
@@ -80,6 +88,8 @@ class FileRun:
             stream_text=request.stream_text,
             on_text=on_event,
             rule=LanguageRule(chunking.language_per_chunk, chunking.language_min_probability),
+            vocabulary=self.vocabulary,
+            second_reading=second_reading,
         )
 
     async def result(self) -> PipelineResult:

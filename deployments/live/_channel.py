@@ -25,6 +25,7 @@ from deployments.live._speech_activity import SpeechDetector
 from deployments.live._turns import TurnTracker
 from deployments.live.events import FRAME_MS, LiveEvent, LiveWord, SessionSettings, TranscriptEvent
 from deployments.types import SAMPLE_RATE, ChunkOptions
+from deployments.vocabulary.applied import AppliedVocabulary
 
 LANGUAGE_AFTER_S = 3.0
 """The language detected on a reading of at least this much audio is kept for the rest of the session."""
@@ -56,6 +57,7 @@ class ChannelTranscriber:
             WordSpeakers(config.speaker_threshold, models.embed_voices, self.recent) if settings.diarize else None
         )
         self.language = settings.language  # else detected on the first long enough reading, then kept
+        self.vocabulary = AppliedVocabulary.of(settings.vocabulary, models.vocabulary, None)  # prompt, correction
         self.last_reading = 0  # samples received when Whisper last read the buffer
         self.last_word_end_ms = 0
         self.texts: list[str] = []
@@ -150,6 +152,7 @@ class ChannelTranscriber:
             segment_timestamps=False,
             beam_size=1,
             encoder_window=self.encoder_window,
+            prompt=self.vocabulary.prompt_for(self.language, self.text[-500:]) if self.vocabulary else None,
         )
         transcript = await self.models.transcribe(self.buffer.samples, options)
         if self.language is None and len(self.buffer.samples) >= LANGUAGE_AFTER_S * SAMPLE_RATE:
@@ -159,6 +162,9 @@ class ChannelTranscriber:
 
     async def _publish(self, words: list[TimedWord]) -> None:
         """Final words out, as `transcript` events of one speaker each."""
+        if self.vocabulary is not None:
+            merge = lambda first, last, text: TimedWord(text, first.start, last.end)  # noqa: E731
+            words = self.vocabulary.correct_items(words, [word.text for word in words], merge, self.language)
         if not words:
             return
         self.turns.words_final(int(words[0].start * SAMPLE_RATE))

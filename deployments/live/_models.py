@@ -2,10 +2,11 @@
 on the Diarizer, Smart Turn on the LiveTranscriber. Passed in, so that tests drive a session with fakes."""
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
+from deployments.config import VocabularyConfig
 from deployments.types import ChunkOptions, ChunkTranscript
 
 Transcribe = Callable[[np.ndarray, ChunkOptions], Awaitable[ChunkTranscript]]
@@ -18,3 +19,5 @@ class LiveModels:
     transcribe: Transcribe
     embed_voices: EmbedVoices
     turn_probability: TurnProbability
+    vocabulary: VocabularyConfig = field(default_factory=VocabularyConfig)
+    """The dictionaries a session's vocabulary may name, and how its terms are applied."""

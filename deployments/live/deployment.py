@@ -20,7 +20,7 @@ from ray import serve
 from ray.serve.config import RequestRouterConfig
 from ray.serve.handle import DeploymentHandle
 
-from deployments.config import LiveConfig
+from deployments.config import LiveConfig, VocabularyConfig
 from deployments.live._models import LiveModels
 from deployments.live._routing import SessionAffinityRouter, session_id_on
 from deployments.live._session import LiveSession
@@ -39,7 +39,13 @@ SESSION_GONE = "the session is not on this server any more (it restarted): open 
     request_router_config=RequestRouterConfig(request_router_class=SessionAffinityRouter),  # type: ignore[arg-type]
 )
 class LiveTranscriber:
-    def __init__(self, transcriber: DeploymentHandle[Any], diarizer: DeploymentHandle[Any], config: LiveConfig) -> None:
+    def __init__(
+        self,
+        transcriber: DeploymentHandle[Any],
+        diarizer: DeploymentHandle[Any],
+        config: LiveConfig,
+        vocabulary: VocabularyConfig | None = None,
+    ) -> None:
         self.transcriber = transcriber
         self.diarizer = diarizer
         self.config = config
@@ -47,7 +53,10 @@ class LiveTranscriber:
         self.sessions: dict[str, LiveSession] = {}
         self.metrics = LiveMetrics()
         self.models = LiveModels(
-            transcribe=self._transcribe, embed_voices=self._embed_voices, turn_probability=self._turn_probability
+            transcribe=self._transcribe,
+            embed_voices=self._embed_voices,
+            turn_probability=self._turn_probability,
+            vocabulary=vocabulary or VocabularyConfig(),
         )
 
     async def open(self, settings: SessionSettings) -> str | SessionFailed:

@@ -14,10 +14,13 @@ from serve_app.rest.analysis_fields import analysis_options
 from serve_app.rest.openai_fields import openai_field_names, pop_chunking_strategy, pop_known_speakers
 from serve_app.rest.schemas.transcription_form import ServerVadChunking, Task, TranscriptionForm
 from serve_app.rest.schemas.translation_form import TranslationForm
+from serve_app.rest.vocabulary_fields import vocabulary
 
 LIST_FIELDS = {
     "timestamp_granularities[]": "timestamp_granularities[]",
     "timestamp_granularities": "timestamp_granularities[]",
+    "hotwords[]": "hotwords[]",
+    "hotwords": "hotwords[]",
 }
 FORM_FIELDS = frozenset(
     {field.alias or name for name, field in TranscriptionForm.model_fields.items()}
@@ -56,7 +59,8 @@ async def read_transcription_form(
             "callback_url is for jobs (POST /v1/audio/transcriptions/async): a synchronous request answers itself",
         )
     intake.check_model(form.model)
-    form.complete(known_speakers, analysis_options(form, intake.config.analysis, synchronous))
+    analysis = analysis_options(form, intake.config.analysis, synchronous)
+    form.complete(known_speakers, analysis, vocabulary(form, intake.config.vocabulary))
     return form
 
 

@@ -13,9 +13,21 @@ from deployments.types import (
     SpeechDetection,
     TranscriptionOptions,
 )
+from deployments.vocabulary import MAX_TERM_CHARS, MAX_TERM_WORDS, MAX_TERMS, Vocabulary
 from serve_app.rest.rendering import SUBTITLE_FORMATS, RenderSpec, ResponseFormat, TimestampGranularity
 from serve_app.rest.schemas.audio_form import TEXT_ONLY_FORMATS, AudioForm, language_code
 from serve_app.rest.subtitles import SubtitleRules
+
+HOTWORDS_FIELD_DOC = (
+    f"Words or short phrases the audio contains (names, products, terms), as they should be written: at most"
+    f" {MAX_TERMS}, each at most {MAX_TERM_WORDS} words and {MAX_TERM_CHARS} characters. Repeated `hotwords` (or"
+    " `hotwords[]`) fields, or one comma-separated value. They bias Whisper's decoding and correct the words that"
+    " sound like them (docs: Vocabulary)."
+)
+DICTIONARY_FIELD_DOC = (
+    "A named vocabulary, used as hotwords are: `medical` (English and Russian terms) ships with the service;"
+    " operators add theirs (setting vocabulary.dictionaries). An unknown name is a 400."
+)
 
 RULE_FIELDS = ("max_line_width", "max_line_count", "max_cue_duration_s", "max_chars_per_second")
 """The fields named as `SubtitleRules`' own."""
@@ -147,6 +159,8 @@ class TranscriptionForm(AudioForm):
         description="Data URLs (`data:audio/wav;base64,...`) of 1.5 to 10 s of each known speaker's voice, in any"
         " format `file` may have.",
     )
+    hotwords: list[str] = Field(default_factory=list, alias="hotwords[]", description=HOTWORDS_FIELD_DOC)
+    dictionary: str | None = Field(None, max_length=64, description=DICTIONARY_FIELD_DOC)
     callback_url: str | None = Field(
         None,
         description="Jobs only (POST /v1/audio/transcriptions/async): an http(s) address to which the job object is"
@@ -154,6 +168,8 @@ class TranscriptionForm(AudioForm):
     )
     _known_speakers: list[KnownSpeaker] = PrivateAttr(default_factory=list)
     """The known speakers, their clips spooled (serve_app/rest/openai_fields.py reads the two fields above)."""
+    _vocabulary: Vocabulary | None = PrivateAttr(None)
+    """The hotwords and dictionary, checked (serve_app/rest/vocabulary_fields.py)."""
     _analysis: AnalysisOptions | None = PrivateAttr(None)
     """What the Analyzer is asked, if anything (serve_app/rest/analysis_fields.py reads prompt, json_schema, roles
     and emotions)."""
@@ -167,6 +183,14 @@ class TranscriptionForm(AudioForm):
                 raise ValueError("response_format=diarized_json is task=diarize's answer: remove task")
             values = {**values, "task": Task.diarize}
         return values
+
+    @field_validator("dictionary")
+    @classmethod
+    def no_dictionary(cls, dictionary: str | None) -> str | None:
+        """`none` (or empty) asks for no dictionary, as the nexara SDK may send it."""
+        if dictionary is None or dictionary.strip().lower() in ("", "none", "null", "false"):
+            return None
+        return dictionary.strip()
 
     @field_validator("language")
     @classmethod
@@ -209,11 +233,14 @@ class TranscriptionForm(AudioForm):
     def wants_sentences(self) -> bool:
         return TimestampGranularity.sentence in self.timestamp_granularities
 
-    def complete(self, known_speakers: list[KnownSpeaker], analysis: AnalysisOptions | None) -> None:
+    def complete(
+        self, known_speakers: list[KnownSpeaker], analysis: AnalysisOptions | None, vocabulary: Vocabulary | None = None
+    ) -> None:
         """What the intake read besides the fields (`serve_app/rest/form_intake.py`), set once, before the form is
-        used: the known speakers (checked against `task` already) and the analysis options."""
+        used: the known speakers (checked against `task` already), the analysis options and the vocabulary."""
         self._known_speakers = known_speakers
         self._analysis = analysis
+        self._vocabulary = vocabulary
 
     @property
     def asks_llm(self) -> bool:
@@ -254,6 +281,7 @@ class TranscriptionForm(AudioForm):
             speech_detection=self.chunking_strategy.detection()
             if isinstance(self.chunking_strategy, ServerVadChunking)
             else None,
+            vocabulary=self._vocabulary,
         )
 
     def diarization_options(self) -> DiarizationOptions | None:
