@@ -167,6 +167,8 @@ def test_nexara_live_hotwords_reach_the_session_and_a_breach_is_invalid_config(l
     received, code = test_live_edge.session(client, [], query=f"?{many}")
     assert (received[0]["code"], code) == ("invalid_config", 4000)
     assert received[0]["message"].startswith("hotwords: ") and "at most 200 terms" in received[0]["message"]
+    received, code = test_live_edge.session(client, [], query="?dictionary=legal")
+    assert (received[0]["code"], code) == ("invalid_config", 4000) and received[0]["message"].startswith("dictionary: ")
 
 
 live = test_live_edge.live
@@ -210,6 +212,14 @@ def test_realtime_a_breach_is_an_error_event_naming_the_field(realtime) -> None:
     }
     received = test_openai_realtime.exchange(client, [json.dumps(good)], 1)
     assert received[1]["session"]["audio"]["input"]["transcription"]["hotwords"] == ["Acme"]
+    legal = {"type": "transcription_session.update", "session": {"input_audio_transcription": {"dictionary": "legal"}}}
+    error = test_openai_realtime.exchange(client, [json.dumps(legal)], 1)[1]
+    assert error["type"] == "error" and error["error"]["param"] == "transcription.dictionary"
+    medical = {
+        "type": "transcription_session.update",
+        "session": {"input_audio_transcription": {"dictionary": "medical"}},
+    }
+    assert test_openai_realtime.exchange(client, [json.dumps(medical)], 1)[1]["type"] == "transcription_session.updated"
 
 
 realtime = test_openai_realtime.realtime

@@ -9,6 +9,7 @@ from fastapi import APIRouter, HTTPException, WebSocket
 from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 
+from deployments.vocabulary import unknown_dictionary
 from serve_app.common.auth import BEARER_SUBPROTOCOL
 from serve_app.common.dependencies import ServicesDependency
 from serve_app.live.connection import LiveConnection
@@ -34,6 +35,8 @@ async def transcribe_live(websocket: WebSocket, services: ServicesDependency) ->
         except ValidationError as error:
             problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'query'}: {e['msg']}" for e in error.errors())
             return await LiveConnection.refuse(websocket, "invalid_config", problems)
+        if (unknown := unknown_dictionary(query.dictionary, services.config.vocabulary)) is not None:
+            return await LiveConnection.refuse(websocket, "invalid_config", f"dictionary: {unknown}")
         await LiveConnection(websocket, services, key, query, funds).run()
     finally:
         await services.rate_limiter.close_session.remote(key.owner)
