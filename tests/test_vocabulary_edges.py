@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from deepgram.errors.bad_request_error import BadRequestError
+from deepgram.listen.v1.types import ListenV1ConfigureFailure
 from fastapi import HTTPException
 from starlette.datastructures import QueryParams
 from starlette.testclient import TestClient
@@ -106,6 +107,18 @@ def test_deepgram_sdk_refusal_is_deepgrams_shape(deepgram) -> None:
         test_deepgram.sdk(client).listen.v1.media.transcribe_file(request=b"audio", model="nova-3", keyterm=TOO_MANY)
     assert set(refused.value.body) == {"err_code", "err_msg", "request_id"}
     assert refused.value.body["err_msg"] == "keyterm: at most 200 terms; got 201"
+
+
+def test_deepgram_live_keyterms_reach_the_session_and_configure_is_refused_in_deepgrams_shape(deepgram) -> None:
+    client, fake, _ = deepgram
+    query = "encoding=linear16&sample_rate=16000&keyterm=Acme%20Cloud&keyterm=kubectl"
+    with client.websocket_connect(f"/v1/listen?{query}", headers={"Authorization": f"Token {KEY}"}) as socket:
+        socket.send_text(json.dumps({"type": "Configure", "keyterms": ["Zyrtec"]}))
+        refused = test_deepgram.parsed(socket.receive_json())
+        assert isinstance(refused, ListenV1ConfigureFailure) and refused.code == "CONFIGURE_KEYTERMS_NOT_SUPPORTED"
+        socket.send_text(json.dumps({"type": "CloseStream"}))  # the stream went on
+        assert test_deepgram.parsed(socket.receive_json()).type == "Metadata"
+    assert fake.settings[0].vocabulary == Vocabulary(terms=("Acme Cloud", "kubectl"))
 
 
 # ---- AssemblyAI ----

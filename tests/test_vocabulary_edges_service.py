@@ -23,6 +23,7 @@ from openai import AsyncOpenAI
 
 from devkit.code_switching import espeak_ng, spoken
 from devkit.media import encode
+from devkit.vocabulary_set import voiced
 from tests.conftest import API_KEYS, Service
 from tests.test_deepgram_service import deepgram_client
 
@@ -77,7 +78,7 @@ def test_deepgram_file_with_keyterm_and_keywords(service: Service, sentence_wav:
     assert too_many.value.body["err_msg"] == "keyterm: at most 200 terms; got 201"
 
 
-async def deepgram_live(service: Service, pcm: bytes) -> str:
+async def deepgram_live(service: Service, pcm: bytes, keyterm: list[str] | None) -> str:
     websocket = service.base_url.replace("http", "ws", 1)
     environment = DeepgramClientEnvironment(
         base=service.base_url, production=websocket, agent=websocket, agent_rest=service.base_url
@@ -85,7 +86,7 @@ async def deepgram_live(service: Service, pcm: bytes) -> str:
     client = AsyncDeepgramClient(api_key=KEY, environment=environment)
     received: list[Any] = []
     async with client.listen.v1.connect(
-        model="nova-3", encoding="linear16", sample_rate=16000, keyterm=TERMS, punctuate="true"
+        model="nova-3", encoding="linear16", sample_rate=16000, keyterm=keyterm, punctuate="true"
     ) as socket:
 
         async def listen() -> None:
@@ -111,7 +112,7 @@ async def deepgram_live(service: Service, pcm: bytes) -> str:
 
 def test_deepgram_live_with_keyterm(service: Service, sentence: np.ndarray) -> None:
     silence = np.zeros(16_000, np.float32)
-    transcript = asyncio.run(deepgram_live(service, pcm16(np.concatenate([sentence, silence]))))
+    transcript = asyncio.run(deepgram_live(service, pcm16(np.concatenate([sentence, silence])), TERMS))
     assert heard(transcript), transcript
 
 
@@ -164,18 +165,22 @@ async def paced(pcm: bytes) -> Any:
         await asyncio.sleep(0.05)
 
 
-def test_nexara_live_hotwords_and_dictionary(service: Service, sentence: np.ndarray) -> None:
-    async def run(**query: Any) -> str:
-        async with nexara_session(service, **query) as session:
-            async for _ in session.stream(paced(pcm16(sentence))):
-                pass
-            assert session.ended is not None
-            return str(session.ended.text)
+async def nexara_live(service: Service, samples: np.ndarray, **query: Any) -> str:
+    async with nexara_session(service, **query) as session:
+        async for _ in session.stream(paced(pcm16(samples))):
+            pass
+        assert session.ended is not None
+        return str(session.ended.text)
 
-    text = asyncio.run(run(hotwords=TERMS, dictionary="medical"))
+
+def test_nexara_live_hotwords_and_dictionary(service: Service, sentence: np.ndarray) -> None:
+    def run(**query: Any) -> str:
+        return asyncio.run(nexara_live(service, sentence, **query))
+
+    text = run(hotwords=TERMS, dictionary="medical")
     assert heard(text), text
     with pytest.raises(nexara.RealtimeError) as refused:
-        asyncio.run(run(hotwords=",".join(TOO_MANY)))
+        run(hotwords=",".join(TOO_MANY))
     assert refused.value.reason == "invalid_config" and refused.value.message.startswith("hotwords: ")
 
 
@@ -220,3 +225,58 @@ def test_openai_realtime_hotwords(service: Service, sentence: np.ndarray) -> Non
     error = refused[-1]
     assert error.type == "error" and error.error.param == "transcription.hotwords"
     assert "at most 200 terms" in error.error.message
+
+
+# ---- the terms come out right: each protocol's field against the same request without it ----
+
+NAMES = "Our team keeps the analytics in ClickHouse and the logins in Supabase."
+"""From the labelled set (tests/data/vocabulary/sentences.json): Whisper tiny.en writes neither name right
+without them (tests/test_vocabulary_service.py)."""
+NAME_TERMS = ["ClickHouse", "Supabase"]
+
+
+@pytest.fixture(scope="module")
+def names(tmp_path_factory: pytest.TempPathFactory) -> np.ndarray:
+    silence = np.zeros(8_000, np.float32)
+    return np.concatenate([voiced(NAMES, "en", tmp_path_factory.mktemp("names")), silence])
+
+
+def right(text: str) -> bool:
+    return all(term in text for term in NAME_TERMS)
+
+
+def test_deepgram_keyterm_writes_the_names_right(service: Service, names: np.ndarray) -> None:
+    client, audio = deepgram_client(service), encode(names, "wav")
+
+    def transcript(**vocabulary: Any) -> str:
+        response = client.listen.v1.media.transcribe_file(request=audio, model="nova-3", punctuate=True, **vocabulary)
+        return str((response.results.channels[0].alternatives or [])[0].transcript)
+
+    plain, boosted = transcript(), transcript(keyterm=NAME_TERMS)
+    assert not right(plain) and right(boosted), (plain, boosted)
+    live_plain = asyncio.run(deepgram_live(service, pcm16(names), None))
+    live_boosted = asyncio.run(deepgram_live(service, pcm16(names), NAME_TERMS))
+    assert not right(live_plain) and right(live_boosted), (live_plain, live_boosted)
+
+
+def test_assemblyai_word_boost_writes_the_names_right(sdk: None, names: np.ndarray) -> None:
+    audio = encode(names, "wav")
+    plain = aai.Transcriber(config=aai.TranscriptionConfig()).transcribe(audio).text or ""
+    boosted = aai.Transcriber(config=aai.TranscriptionConfig(word_boost=NAME_TERMS)).transcribe(audio).text or ""
+    assert not right(plain) and right(boosted), (plain, boosted)
+
+
+def test_nexara_live_hotwords_write_the_names_right(service: Service, names: np.ndarray) -> None:
+    plain = asyncio.run(nexara_live(service, names))
+    boosted = asyncio.run(nexara_live(service, names, hotwords=NAME_TERMS))
+    assert not right(plain) and right(boosted), (plain, boosted)
+
+
+def test_openai_realtime_hotwords_write_the_names_right(service: Service, names: np.ndarray) -> None:
+    def transcript(transcription: dict[str, Any]) -> str:
+        received = asyncio.run(openai_session(service, pcm16(names, 24_000), transcription))
+        return str(received[-1].transcript)
+
+    plain = transcript({"model": "whisper-1"})
+    boosted = transcript({"model": "whisper-1", "hotwords": NAME_TERMS})
+    assert not right(plain) and right(boosted), (plain, boosted)
