@@ -121,8 +121,9 @@ def test_language_detection_profanity_and_punctuate_translate(inprocess) -> None
 @pytest.mark.parametrize(
     ("fields", "named"),
     [
-        ({"word_boost": ["Kubernetes"], "boost_param": "high"}, "word_boost (custom vocabulary"),
-        ({"custom_spelling": [{"from": ["a"], "to": "b"}]}, "custom_spelling"),
+        ({"word_boost": ["Kubernetes"] * 201, "boost_param": "high"}, "word_boost: at most 200 terms"),
+        ({"custom_spelling": [{"from": [" "], "to": "b"}]}, "custom_spelling"),
+        ({"keyterms_prompt_options": {"keyterms_match_strength": "high"}}, "keyterms_prompt_options (the keyterms"),
         ({"auto_chapters": True}, "auto_chapters (not supported"),
         ({"redact_pii": True, "redact_pii_policies": ["person_name"]}, "redact_pii_policies"),
         ({"summarization": True}, "summarization"),

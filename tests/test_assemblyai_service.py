@@ -110,11 +110,11 @@ def test_the_webhook_arrives_with_its_header_unsigned(sdk: None, speech_wav: byt
 
 
 def test_refused_fields_and_a_bad_key_are_the_sdks_errors(sdk: None, service: Service, speech_wav: bytes) -> None:
-    boosted = aai.TranscriptionConfig(word_boost=["Kubernetes"], auto_chapters=True)
+    boosted = aai.TranscriptionConfig(auto_highlights=True, auto_chapters=True)
     with pytest.raises(aai.TranscriptError) as refused:  # a URL: refused before anything is fetched
         aai.Transcriber(config=boosted).transcribe("https://example.com/call.wav")
     assert refused.value.status_code == 400
-    assert "word_boost" in str(refused.value) and "auto_chapters" in str(refused.value)
+    assert "auto_highlights" in str(refused.value) and "auto_chapters" in str(refused.value)
     with pytest.raises(aai.TranscriptError) as bad_key:
         aai.Transcriber(api_key="not-a-key").transcribe(speech_wav)
     assert bad_key.value.status_code == 401 and "credentials" in str(bad_key.value)

@@ -119,15 +119,15 @@ def test_parameters_map_to_the_pipelines_options() -> None:
     assert options(diarize_model="latest").diarization_options() is not None
     assert options(profanity_filter="true").transcription_options().profanity_filter
     assert options(smart_format="true").punctuated and options(smart_format="true").with_paragraphs
-    assert options(keyterm="false", multichannel="false", numerals="0").model == DEEPGRAM_MODELS[0]
+    assert options(redact="false", multichannel="false", numerals="0").model == DEEPGRAM_MODELS[0]
     assert options(tag="a", extra="k:v").extra == {"k": "v"}
 
 
 @pytest.mark.parametrize(
     "query, named",
     [
-        ({"keyterm": "Acme"}, "keyterm"),
-        ({"keywords": "Acme:2"}, "keywords"),
+        ({"keyterm": "a b c d e f g"}, "keyterm"),
+        ({"keywords": "Acme:-2"}, "keywords"),
         ({"redact": "pci"}, "redact"),
         ({"summarize": "v2"}, "summarize"),
         ({"multichannel": "true"}, "multichannel"),
@@ -189,8 +189,8 @@ def test_errors_are_the_sdks_own(app) -> None:
         sdk(client, key="wrong").listen.v1.media.transcribe_file(request=b"audio", model="nova-3")
     assert unauthorized.value.status_code == 401 and unauthorized.value.body["err_code"] == "INVALID_AUTH"
     with pytest.raises(BadRequestError) as refused:
-        sdk(client).listen.v1.media.transcribe_file(request=b"audio", model="nova-3", keyterm="Acme")
-    assert refused.value.body["err_code"] == "Bad Request" and "keyterm" in refused.value.body["err_msg"]
+        sdk(client).listen.v1.media.transcribe_file(request=b"audio", model="nova-3", keywords="Acme:-5")
+    assert refused.value.body["err_code"] == "Bad Request" and "keywords" in refused.value.body["err_msg"]
     with pytest.raises(ApiError) as broke:
         sdk(client, key=BROKE_KEY).listen.v1.media.transcribe_file(request=b"audio", model="nova-3")
     assert broke.value.status_code == 402 and broke.value.body["err_code"] == "ASR_PAYMENT_REQUIRED"
@@ -225,7 +225,7 @@ def test_live_parameters() -> None:
     for refused in (
         "encoding=opus&sample_rate=16000",
         "sample_rate=16000",
-        "encoding=linear16&sample_rate=16000&keyterm=a",
+        "encoding=linear16&sample_rate=16000&keywords=a:-1",
     ):
         with pytest.raises(HTTPException) as error:
             live(refused)

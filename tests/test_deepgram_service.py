@@ -109,7 +109,7 @@ def test_errors_are_the_sdks_own_in_deepgrams_shape(service: Service, greeting: 
     with pytest.raises(ApiError) as unauthorized:
         deepgram_client(service, key="not-a-key").listen.v1.media.transcribe_file(request=greeting, model="nova-3")
     assert unauthorized.value.status_code == 401 and unauthorized.value.body["err_code"] == "INVALID_AUTH"
-    for name, value in (("keyterm", "Acme"), ("summarize", "v2"), ("model", "nova-9")):
+    for name, value in (("keywords", "Acme:-2"), ("summarize", "v2"), ("model", "nova-9")):
         with pytest.raises(BadRequestError) as bad:
             deepgram_client(service).listen.v1.media.transcribe_file(request=greeting, **{name: value})
         assert set(bad.value.body) == {"err_code", "err_msg", "request_id"}

@@ -4,19 +4,14 @@ A field is either supported (read here), or refused with a 400 that names it whe
 value other than null, false, 0, "" or []: the SDK sends only the fields a caller set, and an "off" value asks
 for nothing), never silently ignored."""
 
-from typing import Any
+from typing import Any, Literal
 
 from fastapi import HTTPException, status
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-VOCABULARY = "custom vocabulary is not supported yet"
 REFUSED: dict[str, str] = {
-    "word_boost": VOCABULARY,
-    "boost_param": VOCABULARY,
-    "custom_spelling": VOCABULARY,
-    "keyterms_prompt": VOCABULARY,
-    "keyterms_prompt_options": VOCABULARY,
-    "prompt": VOCABULARY,
+    "keyterms_prompt_options": "the keyterms' match strength is not adjustable: leave it out",
+    "prompt": "a free-text prompt is not supported: give the terms in keyterms_prompt or word_boost",
     "format_text": "the text is always formatted (Whisper writes cased text with numerals)",
     "disfluencies": "filler words (um, uh) are not transcribed",
     "audio_start_from": "transcribing part of a file is not supported: cut the file first",
@@ -52,6 +47,15 @@ class SpeakerOptions(BaseModel):
     max_speakers_expected: int | None = Field(None, ge=1)
 
 
+class CustomSpelling(BaseModel):
+    """One `custom_spelling` entry: the words the model may write (`from`), and how to write them (`to`)."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, serialize_by_alias=True)
+
+    from_: list[str] = Field(alias="from", min_length=1, max_length=20)
+    to: str
+
+
 class TranscriptParams(BaseModel):
     """`POST /v2/transcript`: the fields this service reads (the rest: `refuse_unsupported`)."""
 
@@ -67,6 +71,10 @@ class TranscriptParams(BaseModel):
     speaker_options: SpeakerOptions | None = None
     filter_profanity: bool | None = None
     temperature: float | None = Field(None, ge=0, le=1)
+    keyterms_prompt: list[str] | None = None
+    word_boost: list[str] | None = None
+    boost_param: Literal["low", "default", "high"] | None = None
+    custom_spelling: list[CustomSpelling] | None = None
     webhook_url: str | None = Field(None, max_length=2048)
     webhook_auth_header_name: str | None = Field(
         None, min_length=1, max_length=256, pattern=r"^[A-Za-z0-9!#$%&'*+.^_`|~-]+$"

@@ -8,9 +8,11 @@ from pydantic import BaseModel
 
 from deployments.transcriber.languages import is_whisper_language
 from deployments.types import AnalysisOptions, DiarizationOptions, TranscriptionOptions
+from deployments.vocabulary import Vocabulary
 from serve_app.assemblyai.config import AssemblyAIConfig
 from serve_app.assemblyai.schemas import TranscriptParams
 from serve_app.common.edge import PROTOCOL_KEY
+from serve_app.common.vocabulary import VocabularyRefused, spelling_from, vocabulary_from
 
 PROTOCOL: Literal["assemblyai"] = "assemblyai"
 DEFAULT_LANGUAGE_CODE = "en_us"
@@ -44,6 +46,7 @@ class AudioForm:
         self.model = _model(params.speech_model, config)
         self.language_code = params.language_code or (None if params.language_detection else DEFAULT_LANGUAGE_CODE)
         self.language = whisper_language(self.language_code) if self.language_code else None
+        self.vocabulary = vocabulary(params)
 
     def transcription_options(self) -> TranscriptionOptions:
         return TranscriptionOptions(
@@ -51,6 +54,7 @@ class AudioForm:
             word_timestamps=True,
             profanity_filter=bool(self.params.filter_profanity),
             temperature=self.params.temperature or 0.0,
+            vocabulary=self.vocabulary,
         )
 
     def diarization_options(self) -> DiarizationOptions | None:
@@ -89,6 +93,20 @@ def _model(speech_model: str | None, config: AssemblyAIConfig) -> str:
             status.HTTP_400_BAD_REQUEST, f"speech_model {speech_model[:64]!r} is not offered: one of {offered}"
         )
     return config.speech_models[speech_model]
+
+
+def vocabulary(params: TranscriptParams) -> Vocabulary | None:
+    """`keyterms_prompt` and `word_boost` as terms (in that order of priority; `boost_param` does not grade
+    them), `custom_spelling` as spellings; a 400 naming the field for a limit broken."""
+    try:
+        spellings = [spelling_from("custom_spelling", s.from_, s.to) for s in params.custom_spelling or ()]
+        return vocabulary_from(
+            {"keyterms_prompt": params.keyterms_prompt or [], "word_boost": params.word_boost or []},
+            spellings=spellings,
+            spellings_field="custom_spelling",
+        )
+    except VocabularyRefused as refused:
+        raise HTTPException(status.HTTP_400_BAD_REQUEST, str(refused)) from None
 
 
 def whisper_language(code: str) -> str:

@@ -7,7 +7,16 @@ from collections.abc import Iterable
 from pydantic import BaseModel
 
 from deployments.live.events import SAMPLE_RATES, Encoding, SessionSettings
-from serve_app.deepgram._params import REFUSED, asked, asks_nothing, bad_request, flag, offered_model, whisper_language
+from serve_app.deepgram._params import (
+    REFUSED,
+    asked,
+    asks_nothing,
+    bad_request,
+    flag,
+    offered_model,
+    vocabulary_of,
+    whisper_language,
+)
 
 ENCODINGS: dict[str, Encoding] = {"linear16": "pcm_s16le", "mulaw": "pcm_mulaw", "alaw": "pcm_alaw"}
 DEFAULT_ENDPOINTING_MS = 220
@@ -91,6 +100,8 @@ def live_options(query: Iterable[tuple[str, str]], models: list[str]) -> LiveOpt
             case "version":
                 if last != "latest":
                     raise bad_request(f"version: only 'latest' is served; got {last[:32]!r}")
+            case "keyterm" | "keywords":
+                pass  # vocabulary_of
             case _ if not asks_nothing(values):
                 raise bad_request(f"{name[:64]}: not a parameter this service supports")
     if encoding is None:
@@ -110,6 +121,7 @@ def live_options(query: Iterable[tuple[str, str]], models: list[str]) -> LiveOpt
         language=language,
         turn_detection="vad" if endpointing is not None else "manual",
         silence_ms=endpointing if endpointing is not None else DEFAULT_ENDPOINTING_MS,
+        vocabulary=vocabulary_of(given),
     )
     return LiveOptions(
         model=model,

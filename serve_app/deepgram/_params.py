@@ -10,13 +10,12 @@ from pydantic import BaseModel, Field
 
 from deployments.transcriber.languages import is_whisper_language
 from deployments.types import DiarizationOptions, TranscriptionOptions
+from deployments.vocabulary import Vocabulary
+from serve_app.common.vocabulary import VocabularyRefused, vocabulary_from
 
 TRUE, FALSE = frozenset({"true", "1", "yes"}), frozenset({"false", "0", "no"})
 OFF = FALSE | {"", "none", "null"}
-KEYTERMS = ("keyterm", "keywords")
-"""Vocabulary boosting: not yet (the vocabulary issue adds it)."""
 REFUSED = {
-    **dict.fromkeys(KEYTERMS, "vocabulary boosting is not supported yet"),
     "redact": "redaction is not supported",
     "search": "search is not supported",
     "replace": "find-and-replace is not supported",
@@ -90,6 +89,7 @@ class ListenOptions(BaseModel):
     callback: str | None = None
     tags: list[str] = Field(default_factory=list)
     extra: dict[str, str] = Field(default_factory=dict)
+    vocabulary: Vocabulary | None = None
 
     @property
     def punctuated(self) -> bool:
@@ -101,7 +101,10 @@ class ListenOptions(BaseModel):
 
     def transcription_options(self) -> TranscriptionOptions:
         return TranscriptionOptions(
-            language=self.language, word_timestamps=True, profanity_filter=self.profanity_filter
+            language=self.language,
+            word_timestamps=True,
+            profanity_filter=self.profanity_filter,
+            vocabulary=self.vocabulary,
         )
 
     def diarization_options(self) -> DiarizationOptions | None:
@@ -177,11 +180,44 @@ def listen_options(query: Iterable[tuple[str, str]], models: list[str]) -> Liste
             case "alternatives":
                 if last.strip() != "1":
                     raise bad_request("alternatives: one alternative is returned; send alternatives=1 or leave it out")
+            case "keyterm" | "keywords":
+                pass  # vocabulary_of
             case _ if not asks_nothing(all_values):
                 raise bad_request(f"{name[:64]}: not a parameter this service supports")
     if values.get("detect_language") and "language" not in given:
         values["language"] = None
+    values["vocabulary"] = vocabulary_of(given)
     return ListenOptions.model_validate(values)
+
+
+def vocabulary_of(given: Mapping[str, list[str]]) -> Vocabulary | None:
+    """`keyterm` values as terms (a phrase is one value; no commas split them, as Deepgram's), then the words
+    of `keywords`; a 400 naming the field for a limit broken or a boost that cannot be honoured."""
+    terms = {
+        "keyterm": [value.strip() for value in given.get("keyterm", []) if value.strip()],
+        "keywords": [keyword(value) for value in given.get("keywords", []) if value.strip()],
+    }
+    try:
+        return vocabulary_from(terms)
+    except VocabularyRefused as refused:
+        raise bad_request(str(refused)) from None
+
+
+def keyword(value: str) -> str:
+    """The word of `word:intensifier`: a positive intensifier boosts as a term does (its size is not graded);
+    a negative one asks to suppress the word, which the service cannot do."""
+    word, separator, intensifier = value.strip().rpartition(":")
+    if not separator:
+        return value.strip()
+    try:
+        boost = float(intensifier)
+    except ValueError:
+        raise bad_request(f"keywords: the intensifier of {value[:64]!r} must be a number, as in word:2") from None
+    if boost < 0:
+        raise bad_request(f"keywords: {word[:64]!r} has a negative intensifier; suppressing a word is not supported")
+    if not word.strip():
+        raise bad_request(f"keywords: {value[:64]!r} names no word")
+    return word.strip()
 
 
 def _extra(value: str) -> tuple[str, str]:

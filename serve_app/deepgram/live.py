@@ -78,10 +78,18 @@ class DeepgramSocket(ClientSocket):
         await self.close(1008 if failure.code in CLIENT_FAULTS else 1011)
 
 
+CONFIGURE_REFUSED = {
+    "type": "ConfigureFailure",
+    "code": "CONFIGURE_KEYTERMS_NOT_SUPPORTED",
+    "description": "keyterms are fixed for the stream: give them as keyterm parameters when connecting",
+}
+
+
 class DeepgramFrames(ClientFrames):
     """The client's frames, with Deepgram's control messages."""
 
     events: DeepgramEvents
+    socket: DeepgramSocket
 
     async def _control(self, text: str) -> SessionFailed | None:
         try:
@@ -100,6 +108,9 @@ class DeepgramFrames(ClientFrames):
                     return failure
                 self.events.finalize()
                 await self.live.commit.remote(self.session_id)
+                return None
+            case "Configure":  # Deepgram's answer for a stream whose keyterms cannot change; the stream goes on
+                await self.socket.send(CONFIGURE_REFUSED | {"request_id": self.events.request_id})
                 return None
         message = 'text messages must be JSON {"type": "KeepAlive"}, {"type": "Finalize"} or {"type": "CloseStream"}'
         return SessionFailed(code="invalid_message", message=message)
@@ -127,7 +138,7 @@ class DeepgramConnection:
             if isinstance(ready, SessionFailed):
                 return await self.socket.close_with(ready)
             frames = DeepgramFrames(self.websocket, live, session_id, self.services.config.live, self.meter)
-            frames.events = self.events
+            frames.events, frames.socket = self.events, self.socket
             relay = asyncio.create_task(relay_events(events, self.socket, frames, self.events.translate))
             receive = asyncio.create_task(frames.receive())
             ticks = asyncio.create_task(self._tick())

@@ -9,6 +9,7 @@ from fastapi import APIRouter, HTTPException, WebSocket
 from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 
+from deployments.vocabulary import unknown_dictionary
 from serve_app.common.auth import BEARER_SUBPROTOCOL
 from serve_app.common.dependencies import ServicesDependency
 from serve_app.live.connection import LiveConnection
@@ -30,10 +31,12 @@ async def transcribe_live(websocket: WebSocket, services: ServicesDependency) ->
         subprotocol = next((name for name in (BEARER_SUBPROTOCOL, "realtime") if name in offered), None)
         await websocket.accept(subprotocol=subprotocol)  # a browser's socket fails unless its subprotocol is chosen
         try:
-            query = LiveSessionQuery.model_validate(dict(websocket.query_params))
+            query = LiveSessionQuery.from_query(websocket.query_params)
         except ValidationError as error:
             problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'query'}: {e['msg']}" for e in error.errors())
             return await LiveConnection.refuse(websocket, "invalid_config", problems)
+        if (unknown := unknown_dictionary(query.dictionary, services.config.vocabulary)) is not None:
+            return await LiveConnection.refuse(websocket, "invalid_config", f"dictionary: {unknown}")
         await LiveConnection(websocket, services, key, query, funds).run()
     finally:
         await services.rate_limiter.close_session.remote(key.owner)

@@ -1,10 +1,13 @@
 """The nexara live protocol's session parameters (the upgrade's query string) and its first frame."""
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from starlette.datastructures import QueryParams
 
 from deployments.live.events import SAMPLE_RATES, SessionSettings
+from deployments.vocabulary import MAX_TERMS, Vocabulary, split_terms
+from serve_app.common.vocabulary import VocabularyRefused, vocabulary_from
 
 DELAYS_MS = (*range(80, 1201, 80), 2400)
 """The emission delays a live session may ask for (the nexara protocol's set)."""
@@ -24,6 +27,31 @@ class LiveSessionQuery(BaseModel):
     delay_ms: int = Field(480, description="How often the buffer is read: a multiple of 80 up to 1200, or 2400.")
     turn_detection: Literal["none", "smart"] = "none"
     client_id: str | None = Field(None, max_length=128, description="Echoed in session.created.")
+    hotwords: list[str] = Field(
+        default_factory=list,
+        description=f"Terms the session will contain: repeated `hotwords` (or `hotwords[]`) parameters, or one"
+        f" comma-separated value; at most {MAX_TERMS}, each at most 6 words and 64 characters.",
+    )
+    dictionary: str | None = Field(None, max_length=64, description="A named term list, e.g. `medical`.")
+
+    @classmethod
+    def from_query(cls, query: QueryParams) -> "LiveSessionQuery":
+        """The query string, its repeated `hotwords` kept (the nexara SDK sends none; other clients may)."""
+        values: dict[str, Any] = {name: value for name, value in query.items() if name != "hotwords[]"}
+        hotwords = [*query.getlist("hotwords"), *query.getlist("hotwords[]")]
+        if hotwords:
+            values["hotwords"] = hotwords
+        return cls.model_validate(values)
+
+    @field_validator("hotwords")
+    @classmethod
+    def terms_within_limits(cls, hotwords: list[str]) -> list[str]:
+        terms = split_terms(hotwords)
+        try:
+            vocabulary_from({"hotwords": terms})
+        except VocabularyRefused as refused:
+            raise ValueError(str(refused).removeprefix("hotwords: ")) from None
+        return terms
 
     @field_validator("sample_rate")
     @classmethod
@@ -46,7 +74,13 @@ class LiveSessionQuery(BaseModel):
         return self
 
     def settings(self) -> SessionSettings:
-        return SessionSettings(**self.model_dump(exclude={"client_id"}))
+        return SessionSettings(
+            **self.model_dump(exclude={"client_id", "hotwords", "dictionary"}), vocabulary=self.vocabulary
+        )
+
+    @property
+    def vocabulary(self) -> Vocabulary | None:
+        return vocabulary_from({"hotwords": self.hotwords}, dictionary=self.dictionary)
 
 
 class RealtimeAudioInfo(BaseModel):

@@ -14,6 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from deployments.live.events import Encoding, SessionSettings
 from deployments.transcriber.languages import is_whisper_language
+from deployments.vocabulary import Vocabulary, split_terms
+from serve_app.common.vocabulary import VocabularyRefused, vocabulary_from
 
 AudioFormat = Literal["pcm16", "g711_ulaw", "g711_alaw"]
 FORMAT_ENCODINGS: dict[AudioFormat, tuple[Encoding, int]] = {
@@ -49,12 +51,42 @@ class SemanticVad(BaseModel):
 TurnDetection = Annotated[ServerVad | SemanticVad, Field(discriminator="type")]
 
 
+VOCABULARY_FIELDS = ("hotwords", "dictionary")
+"""This service's fields beside OpenAI's in `input_audio_transcription` / `audio.input.transcription` (the SDK
+sends a session as the dict given, and its typed events keep unknown fields); shown only when set."""
+
+
 class Transcription(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     model: str | None = None
     language: str | None = None
     prompt: str | None = None
+    hotwords: list[str] | None = Field(None, description="Terms the session will contain (this service's field).")
+    dictionary: str | None = Field(None, max_length=64, description="A named term list, e.g. `medical`.")
+
+    @field_validator("hotwords", mode="before")
+    @classmethod
+    def terms_within_limits(cls, hotwords: object) -> object:
+        if isinstance(hotwords, str):
+            hotwords = [hotwords]
+        if not isinstance(hotwords, list) or not all(isinstance(term, str) for term in hotwords):
+            return hotwords  # the type's own error
+        terms = split_terms(hotwords)
+        try:
+            vocabulary_from({"hotwords": terms})
+        except VocabularyRefused as refused:
+            raise ValueError(str(refused).removeprefix("hotwords: ")) from None
+        return terms
+
+    @property
+    def vocabulary(self) -> Vocabulary | None:
+        return vocabulary_from({"hotwords": self.hotwords or []}, dictionary=self.dictionary)
+
+    def shown(self) -> dict[str, Any]:
+        """As the session events show it: OpenAI's fields always, ours when set."""
+        shown = self.model_dump()
+        return {name: value for name, value in shown.items() if name not in VOCABULARY_FIELDS or value}
 
     @field_validator("language")
     @classmethod
@@ -78,7 +110,12 @@ class TranscriptionConfig(BaseModel):
     def settings(self) -> SessionSettings:
         """What the LiveTranscriber is asked for: mono audio, one turn per item."""
         encoding, rate = FORMAT_ENCODINGS[self.format]
-        common: dict[str, Any] = {"encoding": encoding, "sample_rate": rate, "language": self.transcription.language}
+        common: dict[str, Any] = {
+            "encoding": encoding,
+            "sample_rate": rate,
+            "language": self.transcription.language,
+            "vocabulary": self.transcription.vocabulary,
+        }
         match self.turn_detection:
             case ServerVad() as vad:
                 return SessionSettings(
@@ -114,7 +151,7 @@ class TranscriptionConfig(BaseModel):
             "id": session_id,
             "object": "realtime.transcription_session",
             "input_audio_format": self.format,
-            "input_audio_transcription": self.transcription.model_dump(),
+            "input_audio_transcription": self.transcription.shown(),
             "turn_detection": self._turn_detection(),
             "input_audio_noise_reduction": self.noise_reduction,
             "include": self.include,
@@ -133,7 +170,7 @@ class TranscriptionConfig(BaseModel):
             "audio": {
                 "input": {
                     "format": audio_format,
-                    "transcription": self.transcription.model_dump(),
+                    "transcription": self.transcription.shown(),
                     "turn_detection": self._turn_detection(),
                     "noise_reduction": self.noise_reduction,
                 }

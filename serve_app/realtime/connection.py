@@ -28,6 +28,7 @@ from ray.serve.handle import DeploymentResponseGenerator
 
 from deployments.billing.pricing import Funds
 from deployments.live.events import BYTES_PER_SAMPLE, CLOSE_CODES, SessionFailed, SessionSettings
+from deployments.vocabulary import unknown_dictionary
 from serve_app.common.auth import ApiKey
 from serve_app.common.services import Services
 from serve_app.realtime._config import TranscriptionConfig
@@ -162,8 +163,13 @@ class RealtimeConnection:
             return await self._error("invalid_value", f"{param}: {problem['msg']}", param=param, event=client_event_id)
         except ValueError as error:
             return await self._error("invalid_value", str(error), param="session", event=client_event_id)
+        if (
+            unknown := unknown_dictionary(config.transcription.dictionary, self.services.config.vocabulary)
+        ) is not None:
+            param = "transcription.dictionary"
+            return await self._error("invalid_value", f"{param}: {unknown}", param=param, event=client_event_id)
         if self.settings is not None and config.settings() != self.settings:
-            message = "the audio format, turn detection and language cannot change once audio has been sent"
+            message = "the audio format, turn detection, language and vocabulary cannot change once audio has been sent"
             return await self._error("session_locked", message, param="session", event=client_event_id)
         self.config = config
         await self.socket.send(self._session_event("updated"))

@@ -1,0 +1,57 @@
+"""The other protocols' vocabulary fields (Deepgram `keyterm`, AssemblyAI `word_boost`, nexara `hotwords`, ...)
+as the service's one `Vocabulary`. A limit broken is a `VocabularyRefused` whose message names the client's own
+field, so that each edge answers it in its protocol's error shape."""
+
+from collections.abc import Callable, Mapping, Sequence
+
+from pydantic import ValidationError
+
+from deployments.vocabulary import MAX_TERM_CHARS, MAX_TERMS, Spelling, Vocabulary
+
+
+class VocabularyRefused(ValueError):
+    """A vocabulary field the service cannot take; the message starts with the field's name."""
+
+
+def vocabulary_from(
+    terms: Mapping[str, Sequence[str]],
+    *,
+    dictionary: str | None = None,
+    spellings: Sequence[Spelling] = (),
+    spellings_field: str = "spellings",
+) -> Vocabulary | None:
+    """One request's terms (by the field that carried them, in priority order), dictionary and spellings;
+    None when it names nothing."""
+    for name, values in terms.items():
+        if len(values) > MAX_TERMS:
+            raise VocabularyRefused(f"{name}: at most {MAX_TERMS} terms; got {len(values)}")
+        _checked(name, lambda: Vocabulary(terms=tuple(values)))  # noqa: B023  called at once
+    every = [term for values in terms.values() for term in values]
+    named = [name for name, values in terms.items() if values]
+    if len(every) > MAX_TERMS:
+        raise VocabularyRefused(f"{' and '.join(named)}: at most {MAX_TERMS} terms in all; got {len(every)}")
+    if len(spellings) > MAX_TERMS:
+        raise VocabularyRefused(f"{spellings_field}: at most {MAX_TERMS} spellings; got {len(spellings)}")
+    vocabulary = _checked(
+        " and ".join(named) or "vocabulary",
+        lambda: Vocabulary(terms=tuple(every), dictionary=dictionary, spellings=tuple(spellings)),
+    )
+    return None if vocabulary.empty else vocabulary
+
+
+def _checked(field: str, build: Callable[[], Vocabulary]) -> Vocabulary:
+    try:
+        return build()
+    except ValidationError as error:
+        message = str(error.errors()[0]["msg"]).removeprefix("Value error, ")
+        raise VocabularyRefused(f"{field}: {message}") from None
+
+
+def spelling_from(field: str, heard: Sequence[str], written: str) -> Spelling:
+    """One spelling: the words the model may write (`heard`), and the term as it should be written."""
+    heard = [" ".join(words.split()) for words in heard]
+    if not heard or not all(heard) or not written.strip():
+        raise VocabularyRefused(f"{field}: each spelling needs words to replace and what to write instead")
+    if max(len(words) for words in (*heard, written)) > MAX_TERM_CHARS:
+        raise VocabularyRefused(f"{field}: a spelling's words are at most {MAX_TERM_CHARS} characters")
+    return Spelling(heard=tuple(heard), written=written.strip())
