@@ -378,6 +378,8 @@ def _recut(words: list[CueWord], rules: SubtitleRules, start: float, end: float)
     for b in range(1, n + 1):
         characters = -1
         for a in range(b - 1, -1, -1):
+            if a < b - 1 and _hard_break(words[a], words[a + 1]):
+                break  # a cue never runs over a pause or a change of speaker
             group, characters = words[a:b], characters + len(words[a].text) + 1
             too_long = group[-1].end - group[0].start > rules.max_cue_duration_s and len(group) > 1
             if characters > room or too_long:
@@ -408,10 +410,10 @@ def _latest_start(group: list[CueWord], time: tuple[float, float], rules: Subtit
 
 def resplit(groups: list[list[CueWord]], rules: SubtitleRules) -> list[list[CueWord]]:
     """Where a cue still reads too fast (fast speech with the next cue right behind), it and up to RESPLIT_REACH
-    cues on each side, as far as no pause or change of speaker parts them, are cut again so that words move to
-    a neighbour with time to spare, as subtitlers re-split; kept only where fewer cues then read too fast, in each
-    window and in the whole."""
-    cut, times = groups, _timed(groups, rules)
+    cues on each side are cut again (never over a pause or a change of speaker) so that words move to a neighbour
+    with time to spare, as subtitlers re-split; kept only where fewer cues then read too fast, in each window and
+    in the whole."""
+    cut, times = groups, _cue_times(groups, rules)
     index = 0
     while index < len(groups):
         start, end = times[index]
@@ -419,9 +421,9 @@ def resplit(groups: list[list[CueWord]], rules: SubtitleRules) -> list[list[CueW
             index += 1
             continue
         lo, hi = index, index + 1
-        while lo > 0 and index - lo < RESPLIT_REACH and not _hard_break(groups[lo - 1][-1], groups[lo][0]):
+        while lo > 0 and index - lo < RESPLIT_REACH:
             lo -= 1
-        while hi < len(groups) and hi - index <= RESPLIT_REACH and not _hard_break(groups[hi - 1][-1], groups[hi][0]):
+        while hi < len(groups) and hi - index <= RESPLIT_REACH:
             hi += 1
         limit = _latest_start(groups[hi], times[hi], rules) if hi < len(groups) else float("inf")
         words = [word for group in groups[lo:hi] for word in group]
@@ -433,7 +435,7 @@ def resplit(groups: list[list[CueWord]], rules: SubtitleRules) -> list[list[CueW
         first, last = max(lo - 1, 0), min(hi + 1, len(groups))
         before = times[first - 1][1] if first > 0 else 0.0
         old, new = groups[first:last], [*groups[first:lo], *recut, *groups[hi:last]]
-        old_times, new_times = _timed(old, rules, before), _timed(new, rules, before)
+        old_times, new_times = _cue_times(old, rules, before), _cue_times(new, rules, before)
         if _shortfall(new, new_times, rules) < _shortfall(old, old_times, rules):
             kept = times[hi:last]  # the limit's own time stays until the whole is timed again
             groups = [*groups[:lo], *recut, *groups[hi:]]
@@ -446,8 +448,11 @@ def resplit(groups: list[list[CueWord]], rules: SubtitleRules) -> list[list[CueW
     return cut
 
 
-def _cue_times(groups: list[list[CueWord]], rules: SubtitleRules) -> list[tuple[float, float]]:
-    return _shift_boundaries(groups, _timed(groups, rules), [_need(group, rules) for group in groups], rules)
+def _cue_times(
+    groups: list[list[CueWord]], rules: SubtitleRules, previous_end: float = 0.0
+) -> list[tuple[float, float]]:
+    needs = [_need(group, rules) for group in groups]
+    return _shift_boundaries(groups, _timed(groups, rules, previous_end), needs, rules)
 
 
 def build_cues(words: list[CueWord], rules: SubtitleRules) -> list[Cue]:
