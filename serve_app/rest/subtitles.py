@@ -420,11 +420,7 @@ def resplit(groups: list[list[CueWord]], rules: SubtitleRules) -> list[list[CueW
         if end - start >= _characters(groups[index]) / rules.max_chars_per_second - 1e-6:
             index += 1
             continue
-        lo, hi = index, index + 1
-        while lo > 0 and index - lo < RESPLIT_REACH:
-            lo -= 1
-        while hi < len(groups) and hi - index <= RESPLIT_REACH:
-            hi += 1
+        lo, hi = max(index - RESPLIT_REACH, 0), min(index + RESPLIT_REACH + 1, len(groups))
         limit = _latest_start(groups[hi], times[hi], rules) if hi < len(groups) else float("inf")
         words = [word for group in groups[lo:hi] for word in group]
         if _characters(words) / rules.max_chars_per_second > limit - times[lo][0]:
