@@ -8,7 +8,7 @@ auth, rate, funds, form validation, limits, media types, error shapes, rendering
 """
 
 import asyncio
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +26,7 @@ from deployments.files._url_fetch import check_url
 from deployments.jobs.reader import JobReader
 from deployments.jobs.tracker import JobTracker
 from deployments.keys.store import KeyStore
+from deployments.live.events import LiveEvent, SessionEnded, SessionReady, SessionSettings
 from deployments.types import (
     Analysis,
     AnalysisOptions,
@@ -215,6 +216,71 @@ def inprocess(tmp_path: Path) -> Iterator[InProcessService]:
         task.cancel()
     loop.run_until_complete(client.aclose())
     loop.close()
+
+
+class FakeLive:
+    """A LiveTranscriber's calls, answered in the test's loop: what the edge opens, pushes, commits and closes is
+    recorded; a session streams SessionReady, the events the hooks below put in `outbox` (none here: subclasses
+    say what a session hears), then after end_input SessionEnded with `text`, billed `pushed` at `bytes_per_ms`."""
+
+    session_id = "live-1"
+    bytes_per_ms = 32  # 16 kHz pcm_s16le
+    text = ""
+
+    def __init__(self) -> None:
+        self.settings: list[SessionSettings] = []
+        self.pushed = bytearray()
+        self.commits = 0
+        self.closed: list[str] = []
+        self.open = Remote(self._open)
+        self.push = Remote(self._push)
+        self.commit = Remote(self._commit)
+        self.clear = Remote(lambda session_id: None)
+        self.end_input = Remote(lambda session_id: self._put([*self.ended(), None]))
+        self.close = Remote(self.closed.append)
+        self.events = self
+
+    def heard(self, frames: bytes) -> list[LiveEvent]:
+        """The events a push brings."""
+        return []
+
+    def committed(self) -> list[LiveEvent]:
+        """The events a commit brings."""
+        return []
+
+    def ended(self) -> list[LiveEvent]:
+        """The events the end of input brings, before SessionEnded."""
+        return []
+
+    def _open(self, settings: SessionSettings) -> str:
+        self.settings.append(settings)
+        self.outbox: asyncio.Queue[LiveEvent | None] = asyncio.Queue()
+        return self.session_id
+
+    def _push(self, session_id: str, frames: bytes) -> None:
+        self.pushed += frames
+        self._put(self.heard(frames))
+
+    def _commit(self, session_id: str) -> None:
+        self.commits += 1
+        self._put(self.committed())
+
+    def _put(self, events: Sequence[LiveEvent | None]) -> None:
+        for event in events:
+            self.outbox.put_nowait(event)
+
+    def options(self, stream: bool) -> "FakeLive":
+        return self
+
+    def remote(self, session_id: str) -> AsyncIterator[LiveEvent]:
+        return self._events()
+
+    async def _events(self) -> AsyncIterator[LiveEvent]:
+        yield SessionReady()
+        while (event := await self.outbox.get()) is not None:
+            yield event
+        ms = len(self.pushed) // self.bytes_per_ms
+        yield SessionEnded(audio_duration_ms=ms, channels_transcribed=1, billed_ms=ms, text=self.text)
 
 
 @contextmanager

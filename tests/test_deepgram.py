@@ -24,10 +24,9 @@ from deployments.billing.ledger import UsageLedger
 from deployments.callbacks.store import CallbackState
 from deployments.jobs.records import Job, JobRequest, owner_of
 from deployments.live.events import (
+    LiveEvent,
     LiveWord,
     SessionEnded,
-    SessionReady,
-    SessionSettings,
     SpeechEnded,
     SpeechStarted,
     TranscriptEvent,
@@ -42,54 +41,24 @@ from serve_app.deepgram.config import DEEPGRAM_MODELS
 from serve_app.deepgram.listen import callback_delivery
 from serve_app.deepgram.results import render_listen
 from serve_app.http_app import CALLBACK_FORMATS
-from tests.fakes import Remote
+from tests import inprocess
 from tests.inprocess import BROKE_KEY, DIARIZED, KEY, UPLOAD_LIMIT, call, live_app
 from tests.test_job_tracker import TRANSCRIPT
 
 HELLO = [LiveWord(text="Hello,", start=80, end=400), LiveWord(text="world.", start=480, end=880)]
 
 
-class FakeLive:
-    """A LiveTranscriber: each push is heard as "Hello, world." once; a commit ends the turn."""
+class FakeLive(inprocess.FakeLive):
+    """Each push is heard as "Hello, world." once; a commit ends the turn."""
 
-    def __init__(self) -> None:
-        self.settings: list[SessionSettings] = []
-        self.commits = 0
-        self.pushed = bytearray()
-        self.open = Remote(self._open)
-        self.push = Remote(self._push)
-        self.commit = Remote(self._commit)
-        self.end_input = Remote(lambda session_id: self.outbox.put_nowait(None))
-        self.close = Remote(lambda session_id: None)
-        self.events = self
+    session_id, text = "dg-1", "Hello, world."
 
-    def _open(self, settings: SessionSettings) -> str:
-        self.settings.append(settings)
-        self.outbox: asyncio.Queue[Any] = asyncio.Queue()
-        return "dg-1"
+    def heard(self, frames: bytes) -> list[LiveEvent]:
+        return [SpeechStarted(turn=0, start=80), TranscriptEvent(text=" Hello, world.", words=HELLO, turn=0),
+                SpeechEnded(turn=0, end=880)]  # fmt: skip
 
-    def _push(self, session_id: str, frames: bytes) -> None:
-        self.pushed += frames
-        self.outbox.put_nowait(SpeechStarted(turn=0, start=80))
-        self.outbox.put_nowait(TranscriptEvent(text=" Hello, world.", words=HELLO, turn=0))
-        self.outbox.put_nowait(SpeechEnded(turn=0, end=880))
-
-    def _commit(self, session_id: str) -> None:
-        self.commits += 1
-        self.outbox.put_nowait(TurnEnded(turn=0, start=80, end=960, confidence=None, text="Hello, world.", words=HELLO))
-
-    def options(self, stream: bool) -> "FakeLive":
-        return self
-
-    def remote(self, session_id: str):
-        return self._events()
-
-    async def _events(self):
-        yield SessionReady()
-        while (event := await self.outbox.get()) is not None:
-            yield event
-        ms = len(self.pushed) // 32
-        yield SessionEnded(audio_duration_ms=ms, channels_transcribed=1, billed_ms=ms, text="Hello, world.")
+    def committed(self) -> list[LiveEvent]:
+        return [TurnEnded(turn=0, start=80, end=960, confidence=None, text="Hello, world.", words=HELLO)]
 
 
 @pytest.fixture

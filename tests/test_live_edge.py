@@ -1,7 +1,6 @@
 """The live WebSocket's edge in-process (`create_app` with a fake LiveTranscriber, no Ray, no models): the
 refusals before the upgrade, the frame rules after it, relaying events, and the session's charge."""
 
-import asyncio
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -10,64 +9,33 @@ from starlette.testclient import TestClient, WebSocketDenialResponse
 from starlette.websockets import WebSocketDisconnect
 
 from deployments.billing.ledger import UsageLedger
-from deployments.billing.rate_limiter import RequestRateLimiter
-from deployments.live.events import SessionEnded, SessionReady, SessionSettings, TranscriptEvent
-from serve_app.common.auth import ApiKey, ApiKeys
-from serve_app.common.services import Services
-from serve_app.http_app import create_app
-from tests.fakes import Actor, Remote
-from tests.inprocess import BROKE_KEY, KEY, build
+from deployments.live.events import LiveEvent, TranscriptEvent
+from serve_app.common.auth import ApiKey
+from tests import inprocess
+from tests.inprocess import BROKE_KEY, KEY, live_app
 
 TINY_KEY = "live-tiny"  # 0.001 at 0.6 a minute: 0.1 s of audio, 3200 bytes of 16 kHz pcm_s16le
 SESSION_ID = "session-1"
 
 
-class FakeLive:
-    """A LiveTranscriber's calls: one session that hears what is pushed and ends when input ends."""
+class FakeLive(inprocess.FakeLive):
+    """One session that hears what is pushed and says " hello" when input ends."""
 
-    def __init__(self) -> None:
-        self.pushed = bytearray()
-        self.closed: list[str] = []
-        self.open = Remote(self._open)
-        self.push = Remote(self._push)
-        self.end_input = Remote(lambda session_id: self._input_ended.set())
-        self.close = Remote(self.closed.append)
-        self.events = self
+    session_id, text = SESSION_ID, "hello"
 
-    def _open(self, settings: SessionSettings) -> str:
-        self._input_ended = asyncio.Event()
-        return SESSION_ID
-
-    def _push(self, session_id: str, frames: bytes) -> None:
-        self.pushed += frames
-
-    def options(self, stream: bool) -> "FakeLive":
-        return self
-
-    def remote(self, session_id: str):
-        return self._events()
-
-    async def _events(self):
-        yield SessionReady()
-        await self._input_ended.wait()
-        yield TranscriptEvent(text=" hello", words=[])
-        ms = len(self.pushed) // 32
-        yield SessionEnded(audio_duration_ms=ms, channels_transcribed=1, billed_ms=ms, text="hello")
+    def ended(self) -> list[LiveEvent]:
+        return [TranscriptEvent(text=" hello", words=[])]
 
 
 @pytest.fixture
 def live(tmp_path: Path) -> Iterator[tuple[TestClient, FakeLive, UsageLedger]]:
-    config, pipeline, ledger, _ = build(tmp_path)
-    keys = ApiKeys(
-        [
-            ApiKey(key=KEY),
-            ApiKey(key=BROKE_KEY, balance_seconds=0),
-            ApiKey(key=TINY_KEY, balance=0.001, rate_per_min=0.6),
-        ]
-    )
     fake = FakeLive()
-    services = Services(config, keys, pipeline, None, None, Actor(ledger), Actor(RequestRateLimiter()), fake)  # type: ignore[arg-type]  # fakes for the Ray handles, no tracker
-    with TestClient(create_app(services)) as client:
+    keys = [
+        ApiKey(key=KEY),
+        ApiKey(key=BROKE_KEY, balance_seconds=0),
+        ApiKey(key=TINY_KEY, balance=0.001, rate_per_min=0.6),
+    ]
+    with live_app(tmp_path, fake, keys) as (client, ledger):
         yield client, fake, ledger
 
 

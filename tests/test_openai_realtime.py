@@ -22,8 +22,6 @@ from deployments.config import LiveConfig
 from deployments.live._session import LiveSession
 from deployments.live.events import (
     LiveEvent,
-    SessionEnded,
-    SessionReady,
     SessionSettings,
     SpeechEnded,
     SpeechStarted,
@@ -33,7 +31,7 @@ from deployments.live.events import (
 from serve_app.common.auth import ApiKey
 from serve_app.realtime._config import TranscriptionConfig
 from serve_app.realtime._events import ItemEvents
-from tests.fakes import Remote
+from tests import inprocess
 from tests.inprocess import BROKE_KEY, KEY, live_app
 from tests.test_live_session import FakeModels, stream_audio
 
@@ -199,43 +197,19 @@ SESSION_ID = "live-1"
 TINY_KEY = "realtime-tiny"  # 0.001 at 0.6 a minute: 0.1 s of audio, 4800 bytes of 24 kHz pcm16
 
 
-class FakeLive:
-    """A LiveTranscriber whose session says " hello" and ends the turn at each commit."""
+class FakeLive(inprocess.FakeLive):
+    """A session that says " hello" and ends the turn at each commit, and " bye" when input ends (24 kHz pcm16)."""
 
-    def __init__(self) -> None:
-        self.pushed = bytearray()
-        self.settings: list[SessionSettings] = []
-        self.closed: list[str] = []
-        self.open = Remote(self._open)
-        self.push = Remote(lambda session_id, frames: self.pushed.extend(frames))
-        self.commit = Remote(lambda session_id: self.outbox.put_nowait("commit"))
-        self.clear = Remote(lambda session_id: None)
-        self.end_input = Remote(lambda session_id: self.outbox.put_nowait(""))
-        self.close = Remote(self.closed.append)
-        self.events = self
+    session_id, bytes_per_ms, text = SESSION_ID, 48, "hello bye"
 
-    def _open(self, settings: SessionSettings) -> str:
-        self.settings.append(settings)
-        self.outbox: asyncio.Queue[str] = asyncio.Queue()
-        return SESSION_ID
+    def committed(self) -> list[LiveEvent]:
+        turn = self.commits - 1
+        return [TranscriptEvent(text=" hello", words=[], turn=turn),
+                TurnEnded(turn=turn, start=0, end=1000, confidence=None, text="hello", words=[])]  # fmt: skip
 
-    def options(self, stream: bool) -> "FakeLive":
-        return self
-
-    def remote(self, session_id: str):
-        return self._events()
-
-    async def _events(self):
-        yield SessionReady()
-        turn = 0
-        while await self.outbox.get():
-            yield TranscriptEvent(text=" hello", words=[], turn=turn)
-            yield TurnEnded(turn=turn, start=0, end=1000, confidence=None, text="hello", words=[])
-            turn += 1
-        yield TranscriptEvent(text=" bye", words=[], turn=turn)
-        yield TurnEnded(turn=turn, start=1000, end=2000, confidence=None, text="bye", words=[])
-        ms = len(self.pushed) // 48
-        yield SessionEnded(audio_duration_ms=ms, channels_transcribed=1, billed_ms=ms, text="hello bye")
+    def ended(self) -> list[LiveEvent]:
+        return [TranscriptEvent(text=" bye", words=[], turn=self.commits),
+                TurnEnded(turn=self.commits, start=1000, end=2000, confidence=None, text="bye", words=[])]  # fmt: skip
 
 
 @pytest.fixture

@@ -4,6 +4,7 @@ REST routes in-process: the rules held, the fields validated, old stored jobs re
 import asyncio
 import itertools
 import re
+from unittest import mock
 
 import pytest
 import srt
@@ -14,6 +15,7 @@ from deployments.types import Segment, Transcript, Word
 from serve_app.rest.rendering import RenderSpec, ResponseFormat, TimestampGranularity, render_body
 from serve_app.rest.subtitles import (
     MIN_CUE_DURATION_S,
+    Cue,
     CueWord,
     SubtitleRules,
     build_cues,
@@ -72,6 +74,50 @@ def test_cues_hold_the_rules_for_any_words(words: list[CueWord], rules: Subtitle
     # every word in exactly one cue, in order (a word wider than a line is cut into pieces, joined back here)
     assert "".join(w.text for cue in cues for w in cue.words) == "".join(w.text for w in words)
     assert len(list(srt.parse(document))) == len(cues)
+    with mock.patch("serve_app.rest.subtitles.resplit", lambda groups, rules: groups):
+        greedy = build_cues(words, rules)  # cut as full as they go, never cut again
+    assert _read_too_fast(cues, rules) <= _read_too_fast(greedy, rules)
+
+
+def _read_too_fast(cues: list[Cue], rules: SubtitleRules) -> int:
+    return sum(cue.end - cue.start < cue.characters / rules.max_chars_per_second - 1e-6 for cue in cues)
+
+
+_SPEECH_TEXT = (
+    "And so, my fellow Americans: ask not what your country can do for you, ask what you can do for your country."
+    " My fellow citizens of the world: ask not what America will do for you, but what together we can do for the"
+    " freedom of man."
+)
+SPEECH = _SPEECH_TEXT.split()
+
+
+@st.composite
+def a_fast_stretch(draw: st.DrawFn) -> list[CueWord]:
+    """Speech slow enough to read (8-13 characters a second) around a stretch of up to a cue's characters said at
+    25-40 a second, too fast to read where it is said."""
+    slow, fast = draw(st.floats(8, 13)), draw(st.floats(25, 40))
+    plan = [(draw(st.integers(120, 300)), slow), (draw(st.integers(30, 84)), fast), (draw(st.integers(120, 300)), slow)]
+    at, said, words = draw(st.floats(0, 5)), draw(st.integers(0, len(SPEECH))), list[CueWord]()
+    for characters, pace in plan:
+        end = len(words)
+        while sum(len(word.text) + 1 for word in words[end:]) < characters:
+            text = SPEECH[(said := said + 1) % len(SPEECH)]
+            words.append(CueWord(text, round(at, 3), round(at + 0.9 * (len(text) + 1) / pace, 3)))
+            at += (len(text) + 1) / pace
+    return words
+
+
+@pytest.mark.unit
+@settings(max_examples=100, deadline=None)
+@given(words=a_fast_stretch())
+def test_a_fast_stretch_gets_its_reading_time_from_slower_neighbours(words: list[CueWord]) -> None:
+    rules = SubtitleRules()
+    cues = build_cues(words, rules)
+    assert _read_too_fast(cues, rules) == 0, [(cue.text, cue.start, cue.end) for cue in cues]
+    assert [w for cue in cues for w in cue.words] == words
+    assert all(before.end <= after.start for before, after in itertools.pairwise(cues))
+    assert all(len(cue.lines) <= 2 and all(len(" ".join(w.text for w in line)) <= 42 for line in cue.lines)
+               for cue in cues)  # fmt: skip
 
 
 @pytest.mark.unit

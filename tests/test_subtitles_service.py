@@ -1,5 +1,6 @@
 """srt and vtt through the running service with the openai SDK: the cues follow the subtitle rules (lines,
-line count, duration, no overlap), the asked rules are kept, a bad value is the SDK's BadRequest/422 naming it."""
+line count, duration, reading speed, no overlap), the asked rules are kept, a bad value is the SDK's
+BadRequest/422 naming it."""
 
 import io
 import itertools
@@ -28,7 +29,9 @@ def test_srt_cues_follow_the_default_rules(openai_client: openai.OpenAI, call_wa
     for cue in cues:
         lines = cue.content.split("\n")
         assert len(lines) <= 2 and all(len(line) <= 42 for line in lines)
-        assert 0 < (cue.end - cue.start).total_seconds() <= 7.0
+        shown = (cue.end - cue.start).total_seconds()
+        assert 0 < shown <= 7.0
+        assert len(" ".join(lines)) / 20 <= shown + 0.001  # read at 20 characters a second at most (ms rounding)
     assert all(before.end <= after.start for before, after in itertools.pairwise(cues))
 
 

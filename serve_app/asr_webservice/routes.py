@@ -7,7 +7,7 @@ import asyncio
 from typing import Annotated, Literal
 from urllib.parse import quote
 
-from fastapi import APIRouter, HTTPException, Query, Request, status
+from fastapi import APIRouter, Depends, HTTPException, Query, Request, status
 from fastapi.responses import Response
 
 from deployments.retry import retry_on_worker_loss
@@ -67,14 +67,37 @@ async def transcribe(
     return result, received.file.filename
 
 
+class Upload:
+    """What `/asr` and `/detect-language` take alike (the key charged, the app's parts, `encode`) and do alike:
+    receive the upload, run it through the pipeline, charge it once."""
+
+    def __init__(
+        self,
+        request: Request,
+        key: ChargedKey,
+        config: ConfigDependency,
+        pipeline: PipelineDependency,
+        ledger: LedgerDependency,
+        encode: bool = True,
+    ) -> None:
+        self.request, self.key, self.config, self.pipeline, self.ledger = request, key, config, pipeline, ledger
+        self.encode = encode
+
+    async def transcribed(self, asr: AsrRequest, max_seconds: float | None = None) -> tuple[PipelineResult, str]:
+        """The upload transcribed (raw PCM framed as WAV, at most `max_seconds` of it) and charged, and its file
+        name."""
+        with Intake(self.config, price_of(self.key, self.config)) as intake:
+            result, filename = await transcribe(self.request, intake, asr, self.encode, self.pipeline, max_seconds)
+            await intake.charge(self.ledger, self.key.owner, asr)(result)
+        return result, filename
+
+
+UploadDependency = Annotated[Upload, Depends()]
+
+
 @router.post("/asr", include_in_schema=False)
-async def asr(  # whisper-asr-webservice's query parameters, one argument each
-    request: Request,
-    key: ChargedKey,
-    config: ConfigDependency,
-    pipeline: PipelineDependency,
-    ledger: LedgerDependency,
-    encode: bool = True,
+async def asr(  # whisper-asr-webservice's query parameters, one argument each (`encode` in Upload)
+    upload: UploadDependency,
     task: Literal["transcribe", "translate"] = "transcribe",
     language: str | None = None,
     initial_prompt: str | None = None,
@@ -87,46 +110,34 @@ async def asr(  # whisper-asr-webservice's query parameters, one argument each
 ) -> Response:
     """Transcribe or translate the upload. `vad_filter` is accepted either way: the pipeline always cuts
     silence out with its VAD."""
-    refuse_unknown(request, ASR_PARAMETERS)
+    refuse_unknown(upload.request, ASR_PARAMETERS)
     if language is not None and not is_whisper_language(language):
         raise HTTPException(status.HTTP_400_BAD_REQUEST, f"language {language[:16]!r} is not a Whisper language code")
     if not diarize and (min_speakers is not None or max_speakers is not None):
         raise HTTPException(status.HTTP_400_BAD_REQUEST, "min_speakers and max_speakers need diarize=true")
     subtitles = output in (Output.srt, Output.vtt)  # their cues are cut from the words
     asr_request = AsrRequest(
-        config.model_ids[0], task, language, initial_prompt, word_timestamps or subtitles, diarize, min_speakers,
-        max_speakers,
+        upload.config.model_ids[0], task, language, initial_prompt, word_timestamps or subtitles, diarize,
+        min_speakers, max_speakers,
     )  # fmt: skip
-    with Intake(config, price_of(key, config)) as intake:
-        result, filename = await transcribe(request, intake, asr_request, encode, pipeline)
-        await intake.charge(ledger, key.owner, asr_request)(result)
+    result, filename = await upload.transcribed(asr_request)
     body = render_output(result, output, word_timestamps)
     return Response(
         body,
         media_type="text/plain",
         headers={
-            "Asr-Engine": config.asr_webservice.engine_name,
+            "Asr-Engine": upload.config.asr_webservice.engine_name,
             "Content-Disposition": f'attachment; filename="{quote(filename)}.{output.value}"',
         },
     )
 
 
 @router.post("/detect-language", include_in_schema=False)
-async def detect_language(
-    request: Request,
-    key: ChargedKey,
-    config: ConfigDependency,
-    pipeline: PipelineDependency,
-    ledger: LedgerDependency,
-    encode: bool = True,
-) -> dict[str, str | float]:
+async def detect_language(upload: UploadDependency) -> dict[str, str | float]:
     """The language spoken, from a transcription of the upload (raw PCM: its first 30 s). `confidence` is the
     share of the transcribed speech Whisper heard in that language."""
-    refuse_unknown(request, DETECT_PARAMETERS)
-    asr_request = AsrRequest(config.model_ids[0])
-    with Intake(config, price_of(key, config)) as intake:
-        result, _ = await transcribe(request, intake, asr_request, encode, pipeline, DETECTION_SECONDS)
-        await intake.charge(ledger, key.owner, asr_request)(result)
+    refuse_unknown(upload.request, DETECT_PARAMETERS)
+    result, _ = await upload.transcribed(AsrRequest(upload.config.model_ids[0]), DETECTION_SECONDS)
     spoken = [(s.end - s.start, getattr(s, "language", None) or result.language) for s in result.segments]
     total = sum(length for length, _ in spoken)
     share = sum(length for length, code in spoken if code == result.language) / total if total > 0 else 0.0

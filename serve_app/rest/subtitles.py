@@ -20,6 +20,8 @@ LEAD_IN_S = 0.25
 """How far before its first word a cue that reads too fast may start, into free time."""
 LAG_S = 0.5
 """How far after its first word a cue may start to give the cue before it reading time."""
+RESPLIT_REACH = 2
+"""How many cues on each side of one that reads too fast may be cut again to give it time."""
 
 SENTENCE_END = re.compile("[.?!\u2026\u3002\uff1f\uff01]['\"\u201d\u00bb)]*$")
 CLAUSE_END = re.compile("[,;:\u2014\u2013]['\"”»)]*$|-$")
@@ -204,8 +206,21 @@ def layout(words: list[CueWord], width: int, max_lines: int, first_line_taken: i
 def _fits(words: list[CueWord], rules: SubtitleRules) -> bool:
     if words[-1].end - words[0].start > rules.max_cue_duration_s and len(words) > 1:
         return False
-    taken = _prefix(words[0].speaker, rules)
-    return layout(words, rules.max_line_width, rules.max_line_count, taken) is not None
+    return _line_count(words, rules.max_line_width, _prefix(words[0].speaker, rules)) <= rules.max_line_count
+
+
+def _line_count(words: list[CueWord], width: int, first_line_taken: int) -> int:
+    """The fewest lines the words take (each line filled as far as it goes), as `layout` needs to find a way;
+    a word wider than its line counts past any limit."""
+    lines, used, room = 1, -1, width - first_line_taken
+    for word in words:
+        if used + 1 + len(word.text) <= room:
+            used += 1 + len(word.text)
+        elif used < 0 or len(word.text) > width:
+            return 1 << 30
+        else:
+            lines, used, room = lines + 1, len(word.text), width
+    return lines
 
 
 def _cut(cue: list[CueWord], word: CueWord, rules: SubtitleRules) -> int:
@@ -224,17 +239,23 @@ def _cut(cue: list[CueWord], word: CueWord, rules: SubtitleRules) -> int:
     return best
 
 
+def _hard_break(previous: CueWord, word: CueWord) -> bool:
+    """Whether a cue must end between these words: a change of speaker, a long pause, a pause after a sentence."""
+    gap = word.start - previous.end
+    return (
+        word.speaker != previous.speaker
+        or gap >= PAUSE_BREAK_S
+        or (SENTENCE_END.search(previous.text) is not None and gap >= PAUSE_BREAK_S / 3)
+    )
+
+
 def group_words(words: list[CueWord], rules: SubtitleRules) -> list[list[CueWord]]:
     """The words cut into cues: each as full as the rules let it be, ended at a natural break, a long pause or a
     change of speaker."""
     groups: list[list[CueWord]] = []
     current: list[CueWord] = []
     for word in words:
-        if current and (
-            word.speaker != current[-1].speaker
-            or word.start - current[-1].end >= PAUSE_BREAK_S
-            or (SENTENCE_END.search(current[-1].text) and word.start - current[-1].end >= PAUSE_BREAK_S / 3)
-        ):
+        if current and _hard_break(current[-1], word):
             groups.append(current)
             current = []
         if not current or _fits([*current, word], rules):
@@ -248,17 +269,17 @@ def group_words(words: list[CueWord], rules: SubtitleRules) -> list[list[CueWord
     return groups
 
 
-def _timed(groups: list[list[CueWord]], rules: SubtitleRules) -> list[tuple[float, float]]:
+def _timed(groups: list[list[CueWord]], rules: SubtitleRules, previous_end: float = 0.0) -> list[tuple[float, float]]:
     """Each cue's start and end: its words' span, lengthened into the free time after it (never over the next cue)
     until it is on screen long enough to read and at least MIN_CUE_DURATION_S, never past max_cue_duration_s; a cue
     still read too fast may start a little earlier, after the cue before, or end a little later, delaying the next
     cue by at most LAG_S; and where two cues meet, the one read too fast takes time the other can spare (at most
     LAG_S after, LEAD_IN_S before)."""
     times: list[tuple[float, float]] = []
-    needs = [max(_characters(group) / rules.max_chars_per_second, MIN_CUE_DURATION_S) for group in groups]
+    needs = [_need(group, rules) for group in groups]
     for index, (group, wanted) in enumerate(zip(groups, needs, strict=True)):
         start, end = group[0].start, group[-1].end
-        previous_end = times[-1][1] if times else 0.0
+        previous_end = times[-1][1] if times else previous_end
         start = max(start, previous_end)
         limit = groups[index + 1][0].start if index + 1 < len(groups) else float("inf")
         end = min(max(end, start + wanted), limit, start + rules.max_cue_duration_s)
@@ -280,16 +301,162 @@ def _timed(groups: list[list[CueWord]], rules: SubtitleRules) -> list[tuple[floa
     return times
 
 
+def _shift_boundaries(
+    groups: list[list[CueWord]], times: list[tuple[float, float]], needs: list[float], rules: SubtitleRules
+) -> list[tuple[float, float]]:
+    """Where cues follow one another within PAUSE_BREAK_S / 3 and one is still short of its time, every boundary
+    along that run may move (within LEAD_IN_S before to LAG_S after its cue's first word), so that time spare a few
+    cues away reaches it; kept where fewer cues of the run are then short."""
+    out, first = list(times), 0
+    while first < len(out):
+        last = first
+        while last + 1 < len(out) and out[last][1] > out[last + 1][0] - PAUSE_BREAK_S / 3:
+            last += 1
+        run = range(first, last + 1)
+        if last > first and any(out[k][1] - out[k][0] < needs[k] - 1e-6 for k in run):
+            limit = out[last + 1][0] if last + 1 < len(out) else float("inf")
+            moved = _run_timed(groups[first : last + 1], out[first : last + 1], needs[first : last + 1], limit, rules)
+            short = [sum(e - s < need - 1e-6 for (s, e), need in zip(t, needs[first : last + 1], strict=True))
+                     for t in (out[first : last + 1], moved)]  # fmt: skip
+            if short[1] < short[0]:
+                out[first : last + 1] = moved
+        first = last + 1
+    return out
+
+
+def _run_timed(
+    groups: list[list[CueWord]], times: list[tuple[float, float]], needs: list[float], limit: float,
+    rules: SubtitleRules,
+) -> list[tuple[float, float]]:  # fmt: skip
+    """A run of cues timed again: each cue starts and ends where it did, unless it needs to start earlier or end
+    later to be read, or to end earlier to leave the cues after it theirs, within the bounds of the first words
+    and `limit`."""
+    count, longest = len(groups), rules.max_cue_duration_s
+    latest = [0.0] * (count + 1)  # how late each boundary may be and leave the cues after it their time
+    latest[count] = limit
+    for k in range(count - 1, 0, -1):
+        latest[k] = min(groups[k][0].start + LAG_S, latest[k + 1] - needs[k])
+    out, start = [], times[0][0]
+    for k in range(count):
+        end = max(min(max(times[k][1], start + needs[k]), latest[k + 1], start + longest), start)
+        out.append((start, end))
+        if k + 1 < count:
+            start = max(end, groups[k + 1][0].start - LEAD_IN_S, min(times[k + 1][0], latest[k + 2] - needs[k + 1]))
+    valid = all(s <= e <= s + longest + 1e-9 for s, e in out) and out[-1][1] <= limit
+    return out if valid else times
+
+
 def _characters(group: list[CueWord]) -> int:
     return sum(len(word.text) for word in group) + len(group) - 1
+
+
+def _need(group: list[CueWord], rules: SubtitleRules) -> float:
+    """How long a cue should stay up: long enough to read, and not to flicker by."""
+    return max(_characters(group) / rules.max_chars_per_second, MIN_CUE_DURATION_S)
+
+
+def _shortfall(
+    groups: list[list[CueWord]], times: list[tuple[float, float]], rules: SubtitleRules
+) -> tuple[int, float]:
+    """How far timed cues fall short: the count read too fast, then the seconds missing from them all."""
+    fast, missing = 0, 0.0
+    for group, (start, end) in zip(groups, times, strict=True):
+        fast += end - start < _characters(group) / rules.max_chars_per_second - 1e-6
+        missing += max(0.0, _need(group, rules) - (end - start))
+    return fast, missing
+
+
+def _recut(words: list[CueWord], rules: SubtitleRules, start: float, end: float) -> list[list[CueWord]]:
+    """`words` cut again into the cues that best get their reading time between `start` and `end`, timed as
+    `_timed` may (a cue ends where it has its time, between LEAD_IN_S before and LAG_S after the next cue's first
+    word); among cuts as well timed, the one at the most natural breaks with the fewest cues."""
+    n = len(words)
+    room = rules.max_line_width * rules.max_line_count
+    inf = float("inf")
+    best: list[tuple[float, float]] = [(0.0, start)] + [(inf, inf)] * n  # (cost, where the cue ending here ends)
+    back = [0] * (n + 1)
+    for b in range(1, n + 1):
+        characters = -1
+        for a in range(b - 1, -1, -1):
+            if a < b - 1 and _hard_break(words[a], words[a + 1]):
+                break  # a cue never runs over a pause or a change of speaker
+            group, characters = words[a:b], characters + len(words[a].text) + 1
+            too_long = group[-1].end - group[0].start > rules.max_cue_duration_s and len(group) > 1
+            if characters > room or too_long:
+                break  # and longer still for any earlier `a`
+            (cost, at), need = best[a], max(characters / rules.max_chars_per_second, MIN_CUE_DURATION_S)
+            if cost == inf or not _fits(group, rules):
+                continue
+            latest = min(end if b == n else words[b].start + LAG_S, at + rules.max_cue_duration_s)
+            until = latest if b == n else max(min(at + need, latest), words[b].start - LEAD_IN_S, at)
+            cost += 100 * max(0.0, need - (until - at)) + 1
+            if b < n:
+                cost -= 0.3 * _break_after(words[b - 1], words[b])
+            if (cost, until) < best[b]:
+                best[b], back[b] = (cost, until), a
+    groups: list[list[CueWord]] = []
+    b = n
+    while b > 0:
+        groups.insert(0, words[back[b] : b])
+        b = back[b]
+    return groups
+
+
+def _latest_start(group: list[CueWord], time: tuple[float, float], rules: SubtitleRules) -> float:
+    """How late a cue may start: up to LAG_S after its first word, keeping its reading time."""
+    start, end = time
+    return max(start, min(group[0].start + LAG_S, end - _need(group, rules)))
+
+
+def resplit(groups: list[list[CueWord]], rules: SubtitleRules) -> list[list[CueWord]]:
+    """Where a cue still reads too fast (fast speech with the next cue right behind), it and up to RESPLIT_REACH
+    cues on each side are cut again (never over a pause or a change of speaker) so that words move to a neighbour
+    with time to spare, as subtitlers re-split; kept only where fewer cues then read too fast, in each window and
+    in the whole."""
+    cut, times = groups, _cue_times(groups, rules)
+    index = 0
+    while index < len(groups):
+        start, end = times[index]
+        if end - start >= _characters(groups[index]) / rules.max_chars_per_second - 1e-6:
+            index += 1
+            continue
+        lo, hi = max(index - RESPLIT_REACH, 0), min(index + RESPLIT_REACH + 1, len(groups))
+        limit = _latest_start(groups[hi], times[hi], rules) if hi < len(groups) else float("inf")
+        words = [word for group in groups[lo:hi] for word in group]
+        if _characters(words) / rules.max_chars_per_second > limit - times[lo][0]:
+            index += 1  # too fast throughout: no cut gives every cue its time
+            continue
+        recut = _recut(words, rules, times[lo][0], limit)
+        # judged on the window and a cue each side, timed alike; the cue after it (if any) is there as a limit
+        first, last = max(lo - 1, 0), min(hi + 1, len(groups))
+        before = times[first - 1][1] if first > 0 else 0.0
+        old, new = groups[first:last], [*groups[first:lo], *recut, *groups[hi:last]]
+        old_times, new_times = _cue_times(old, rules, before), _cue_times(new, rules, before)
+        if _shortfall(new, new_times, rules) < _shortfall(old, old_times, rules):
+            kept = times[hi:last]  # the limit's own time stays until the whole is timed again
+            groups = [*groups[:lo], *recut, *groups[hi:]]
+            times = [*times[:first], *new_times[: len(new_times) - len(kept)], *kept, *times[last:]]
+            index = lo + len(recut)
+        else:
+            index += 1
+    if _shortfall(groups, _cue_times(groups, rules), rules) < _shortfall(cut, _cue_times(cut, rules), rules):
+        return groups
+    return cut
+
+
+def _cue_times(
+    groups: list[list[CueWord]], rules: SubtitleRules, previous_end: float = 0.0
+) -> list[tuple[float, float]]:
+    needs = [_need(group, rules) for group in groups]
+    return _shift_boundaries(groups, _timed(groups, rules, previous_end), needs, rules)
 
 
 def build_cues(words: list[CueWord], rules: SubtitleRules) -> list[Cue]:
     """The cues of a transcript's words under `rules`: in order, not overlapping, every word in one cue."""
     words = _split_long(words, rules.max_line_width - _longest_prefix(words, rules))
-    groups = group_words(words, rules)
+    groups = resplit(group_words(words, rules), rules)
     cues = []
-    for group, (start, end) in zip(groups, _timed(groups, rules), strict=True):
+    for group, (start, end) in zip(groups, _cue_times(groups, rules), strict=True):
         speaker = group[0].speaker
         lines = layout(group, rules.max_line_width, rules.max_line_count, _prefix(speaker, rules))
         assert lines is not None  # a cue is grouped only while its words fit
