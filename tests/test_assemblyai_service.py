@@ -16,6 +16,7 @@ import pytest
 from devkit.callback_receiver import callback_receiver
 from devkit.media import encode
 from tests.conftest import Service
+from tests.sdk_settings import assemblyai_pointed_at
 
 PRICED_KEY = "test-key-analysis"
 """A key with a balance and a price (tests/conftest.py's keys file): its usage statement shows each charge."""
@@ -24,14 +25,8 @@ PRICED_KEY = "test-key-analysis"
 @pytest.fixture
 def sdk(service: Service) -> Iterator[None]:
     """The SDK's global settings pointed at the service, as its README tells users to."""
-    saved = aai.settings.copy()
-    aai.settings.base_url = service.base_url
-    aai.settings.api_key = PRICED_KEY
-    aai.settings.polling_interval = 0.5
-    aai.settings.http_timeout = 300
-    yield
-    for name, value in saved.dict().items():
-        setattr(aai.settings, name, value)
+    with assemblyai_pointed_at(service.base_url, PRICED_KEY):
+        yield
 
 
 def _charges(service: Service, request_id: str) -> int:

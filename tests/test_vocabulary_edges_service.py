@@ -25,6 +25,7 @@ from devkit.code_switching import espeak_ng, spoken
 from devkit.media import encode
 from devkit.vocabulary_set import voiced
 from tests.conftest import API_KEYS, Service
+from tests.sdk_settings import assemblyai_pointed_at
 from tests.test_deepgram_service import deepgram_client
 
 pytestmark = [
@@ -121,14 +122,8 @@ def test_deepgram_live_with_keyterm(service: Service, sentence: np.ndarray) -> N
 
 @pytest.fixture
 def sdk(service: Service) -> Any:
-    saved = aai.settings.copy()
-    aai.settings.base_url = service.base_url
-    aai.settings.api_key = KEY
-    aai.settings.polling_interval = 0.5
-    aai.settings.http_timeout = 300
-    yield
-    for name, value in saved.dict().items():
-        setattr(aai.settings, name, value)
+    with assemblyai_pointed_at(service.base_url, KEY):
+        yield
 
 
 def test_assemblyai_word_boost_custom_spelling_and_keyterms(sdk: None, sentence_wav: bytes) -> None:

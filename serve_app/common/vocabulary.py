@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from pydantic import ValidationError
 
-from deployments.vocabulary import MAX_TERM_CHARS, MAX_TERMS, Spelling, Vocabulary
+from deployments.vocabulary import MAX_TERM_CHARS, MAX_TERMS, Spelling, Vocabulary, split_terms
 
 
 class VocabularyRefused(ValueError):
@@ -37,6 +37,17 @@ def vocabulary_from(
         lambda: Vocabulary(terms=tuple(every), dictionary=dictionary, spellings=tuple(spellings)),
     )
     return None if vocabulary.empty else vocabulary
+
+
+def hotword_terms(hotwords: list[str]) -> list[str]:
+    """A field validator's body for a `hotwords` list (repeated or comma-separated values): the terms, or a
+    ValueError that pydantic reports under the field's own name."""
+    terms = split_terms(hotwords)
+    try:
+        vocabulary_from({"hotwords": terms})
+    except VocabularyRefused as refused:
+        raise ValueError(str(refused).removeprefix("hotwords: ")) from None
+    return terms
 
 
 def _checked(field: str, build: Callable[[], Vocabulary]) -> Vocabulary:

@@ -6,8 +6,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from starlette.datastructures import QueryParams
 
 from deployments.live.events import SAMPLE_RATES, SessionSettings
-from deployments.vocabulary import MAX_TERMS, Vocabulary, split_terms
-from serve_app.common.vocabulary import VocabularyRefused, vocabulary_from
+from deployments.vocabulary import MAX_TERMS, Vocabulary
+from serve_app.common.vocabulary import hotword_terms, vocabulary_from
 
 DELAYS_MS = (*range(80, 1201, 80), 2400)
 """The emission delays a live session may ask for (the nexara protocol's set)."""
@@ -46,12 +46,7 @@ class LiveSessionQuery(BaseModel):
     @field_validator("hotwords")
     @classmethod
     def terms_within_limits(cls, hotwords: list[str]) -> list[str]:
-        terms = split_terms(hotwords)
-        try:
-            vocabulary_from({"hotwords": terms})
-        except VocabularyRefused as refused:
-            raise ValueError(str(refused).removeprefix("hotwords: ")) from None
-        return terms
+        return hotword_terms(hotwords)
 
     @field_validator("sample_rate")
     @classmethod

@@ -14,8 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from deployments.live.events import Encoding, SessionSettings
 from deployments.transcriber.languages import is_whisper_language
-from deployments.vocabulary import Vocabulary, split_terms
-from serve_app.common.vocabulary import VocabularyRefused, vocabulary_from
+from deployments.vocabulary import Vocabulary
+from serve_app.common.vocabulary import hotword_terms, vocabulary_from
 
 AudioFormat = Literal["pcm16", "g711_ulaw", "g711_alaw"]
 FORMAT_ENCODINGS: dict[AudioFormat, tuple[Encoding, int]] = {
@@ -72,12 +72,7 @@ class Transcription(BaseModel):
             hotwords = [hotwords]
         if not isinstance(hotwords, list) or not all(isinstance(term, str) for term in hotwords):
             return hotwords  # the type's own error
-        terms = split_terms(hotwords)
-        try:
-            vocabulary_from({"hotwords": terms})
-        except VocabularyRefused as refused:
-            raise ValueError(str(refused).removeprefix("hotwords: ")) from None
-        return terms
+        return hotword_terms(hotwords)
 
     @property
     def vocabulary(self) -> Vocabulary | None:
