@@ -29,7 +29,8 @@ def filesystem(uri: str) -> tuple[fs.FileSystem, str]:
     """pyarrow's filesystem for a URI or a local path (made absolute)."""
     if "://" not in uri:
         uri = os.path.abspath(uri)
-    return fs.FileSystem.from_uri(uri)
+    found: tuple[fs.FileSystem, str] = fs.FileSystem.from_uri(uri)
+    return found
 
 
 def is_url(source: str) -> bool:
@@ -92,7 +93,9 @@ def read_manifest(manifest: str) -> list[Listed]:
     for number, row in enumerate(rows, start=1):
         unknown = set(row) - ROW_FIELDS
         if unknown:
-            raise ValueError(f"{manifest} row {number}: unknown columns {sorted(unknown)} (known: {sorted(ROW_FIELDS)})")
+            raise ValueError(
+                f"{manifest} row {number}: unknown columns {sorted(unknown)} (known: {sorted(ROW_FIELDS)})"
+            )
         source = row.get("url") or row.get("path")
         if not source:
             raise ValueError(f"{manifest} row {number}: neither `path` nor `url`")

@@ -82,12 +82,10 @@ def run_batch(
             "max_bytes": settings.max_bytes,
         },
         batch_size=settings.files_per_batch,
-        concurrency=(settings.min_actors, settings.max_actors),
+        compute=ray.data.ActorPoolStrategy(min_size=settings.min_actors, max_size=settings.max_actors),
         num_gpus=settings.num_gpus or None,
         num_cpus=settings.num_cpus,
-        max_restarts=-1,
-        max_task_retries=-1,
-    )
+    )  # Ray Data restarts a lost actor and retries its tasks by default (max_restarts=-1, max_task_retries=-1)
     progress, written = Progress(len(todo)), time.monotonic()
     for row in transcribed.iter_rows():
         outcome = Outcome.model_validate_json(row["outcome"])
@@ -105,6 +103,5 @@ def run_batch(
 
 def _cluster_given() -> bool:
     """`ray job submit` (RAY_ADDRESS) or a started cluster: join it; otherwise a Ray of this run's own."""
-
 
     return bool(os.environ.get("RAY_ADDRESS"))

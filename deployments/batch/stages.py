@@ -9,11 +9,9 @@ a file whose marker this run already wrote (a block Ray Data retried after losin
 """
 
 import asyncio
-
 import shutil
 import tempfile
 import threading
-
 import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -129,7 +127,7 @@ class FileTranscriber:
                 update={"status": "ok", "duration": round(result.duration, 3), "language": result.language}
             )
             return await asyncio.to_thread(self.output.finish, ok, bodies)
-        except Exception as error:  # noqa: BLE001: a bad file is an error row, whatever it raised
+        except Exception as error:
             failed = outcome.model_copy(update={"error": f"{type(error).__name__}: {error}"})
             return await asyncio.to_thread(self.output.finish, failed, {})
         finally:
@@ -155,5 +153,3 @@ def _copy(source: str, target: Path) -> None:
     with source_fs.open_input_stream(path) as stream, target.open("wb") as out:
         while chunk := stream.read(1 << 20):
             out.write(chunk)
-
-

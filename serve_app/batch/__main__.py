@@ -37,8 +37,12 @@ def engines(config_path: str | None) -> Engines:
 
 
 def parser() -> argparse.ArgumentParser:
-    parse = argparse.ArgumentParser(prog="stt batch", description="Transcribe a folder, prefix or manifest on Ray Data.")
-    parse.add_argument("input", help="A folder, a glob, an object-store prefix (s3://, gs://) or a .csv/.jsonl manifest.")
+    parse = argparse.ArgumentParser(
+        prog="stt batch", description="Transcribe a folder, prefix or manifest on Ray Data."
+    )
+    parse.add_argument(
+        "input", help="A folder, a glob, an object-store prefix (s3://, gs://) or a .csv/.jsonl manifest."
+    )
     parse.add_argument("output", help="A folder or object-store prefix: outputs and _manifest.jsonl.")
     parse.add_argument("--response-format", action="append", choices=FORMATS, help="Repeatable; default json.")
     parse.add_argument("--task", choices=("transcribe", "diarize"), default="transcribe")
