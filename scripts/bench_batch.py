@@ -113,9 +113,9 @@ def main() -> None:
         folder.mkdir()
         audio_s = build_files(folder, args.files, args.seconds)
         files = sorted(folder.glob("*.wav"))
+        (workdir / "service").mkdir()
         service = LocalService(workdir / "service", [KEY], model=args.model, unthrottled=True,
                                jobs={"max_running_jobs_per_key": 1000})  # fmt: skip
-        (workdir / "service").mkdir()
         config = workdir / "service" / "config.yaml"
         config.write_text(yaml.safe_dump(service.config()))
         serve_config = yaml.safe_load(config.read_text())
