@@ -23,6 +23,7 @@ from deployments.batch.stages import Engines, FileTranscriber, Renderer
 from deployments.batch.tasks import FileTask, Outcome
 
 MANIFEST_EVERY_S = 5.0
+MAX_BLOCKS = 1000
 
 
 class BatchSettings(BaseModel):
@@ -71,7 +72,8 @@ def run_batch(
         return outcomes
     if not ray.is_initialized():
         ray.init(address=None if _cluster_given() else "local", log_to_driver=False)
-    dataset = ray.data.from_items([{"task": task.model_dump_json()} for task in todo], override_num_blocks=len(todo))
+    blocks = min(len(todo), MAX_BLOCKS)  # a block is what Ray Data retries: small ones redo little
+    dataset = ray.data.from_items([{"task": task.model_dump_json()} for task in todo], override_num_blocks=blocks)
     transcribed = dataset.map_batches(
         FileTranscriber,
         fn_constructor_kwargs={
