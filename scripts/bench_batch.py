@@ -84,6 +84,8 @@ def stt_batch(folder: Path, output: Path, config: Path, files_per_batch: int) ->
     wall = time.perf_counter() - started
     if run.returncode != 0:
         raise RuntimeError(run.stderr[-3000:])
+    last = [line for line in run.stderr.splitlines() if line.startswith("[")][-1]
+    print(f"stt batch's own last progress line (Ray started, actors up): {last}", flush=True)
     lines = (output / "_manifest.jsonl").read_text().splitlines()
     assert len(lines) == len(list(folder.glob("*.wav"))) and all('"ok"' in line for line in lines), lines[:3]
     return wall

@@ -32,6 +32,12 @@ class BatchSettings(BaseModel):
     min_actors: int = Field(1, ge=1, description="The actor pool's smallest size.")
     max_actors: int = Field(1, ge=1, description="Its largest: Ray Data adds actors while files wait.")
     files_per_batch: int = Field(4, ge=1, description="Files an actor transcribes at once (their chunks batch).")
+    batches_per_actor: int = Field(
+        2,
+        ge=1,
+        description="Batches of files an actor runs at once: while one batch's last file finishes, the next one's"
+        " chunks keep the engine's batches full.",
+    )
     num_gpus: float = Field(0, ge=0, description="GPUs per actor (the engine's device must be cuda then).")
     num_cpus: float = Field(1, gt=0, description="CPUs per actor.")
     retry_errors: bool = Field(False, description="Try again inputs whose earlier outcome was an error.")
@@ -84,7 +90,12 @@ def run_batch(
             "max_bytes": settings.max_bytes,
         },
         batch_size=settings.files_per_batch,
-        compute=ray.data.ActorPoolStrategy(min_size=settings.min_actors, max_size=settings.max_actors),
+        compute=ray.data.ActorPoolStrategy(
+            min_size=settings.min_actors,
+            max_size=settings.max_actors,
+            max_concurrent_calls_per_actor=settings.batches_per_actor,
+            max_tasks_in_flight_per_actor=settings.batches_per_actor,
+        ),
         num_gpus=settings.num_gpus or None,
         num_cpus=settings.num_cpus,
     )  # Ray Data restarts a lost actor and retries its tasks by default (max_restarts=-1, max_task_retries=-1)

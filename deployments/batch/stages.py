@@ -82,7 +82,8 @@ def serve_batch_outside_serve() -> None:
 
 
 class FileTranscriber:
-    """One actor of the pool (Ray Data's `map_batches` over rows `{"task": FileTask JSON}`)."""
+    """One actor of the pool (Ray Data's `map_batches` over rows `{"task": FileTask JSON}`). Ray Data may call it
+    from several threads at once (`batches_per_actor`): every call's files run on the one event loop."""
 
     def __init__(self, engines: Engines, output: str, render: Renderer, run: str, max_bytes: int) -> None:
         serve_batch_outside_serve()
