@@ -139,3 +139,18 @@ def test_the_engines_come_from_the_services_config() -> None:
     configured = engines(str(ROOT / "configs" / "local.yaml"))
     assert configured.whisper.model == "embedded:base" and configured.batching.max_batch_size == 4
     assert configured.pipeline.chunking.max_chunk_s == 30
+
+
+def test_a_rerun_asking_for_another_format_does_the_file_again(tmp_path: Path) -> None:
+    folder = OutputFolder(str(tmp_path))
+    folder.finish(Outcome(name="a", source="/in/a.wav", status="ok", duration=1.0), {"a.json": "{}"})
+    json_only = _task("a").model_copy(update={"outputs": ["a.json"]})
+    with_srt = _task("a").model_copy(update={"outputs": ["a.json", "a.srt"]})
+    assert pending([json_only], folder, retry_errors=False)[0] == []
+    assert pending([with_srt], folder, retry_errors=False)[0] == [with_srt]
+
+
+def test_the_plan_names_each_tasks_outputs(tmp_path: Path) -> None:
+    _files(tmp_path, "calls/a.wav")
+    [task] = plan(list_inputs(str(tmp_path)), ["srt", "verbose_json"], "transcribe", None, False)
+    assert task.outputs == ["calls/a.srt", "calls/a.verbose.json"]

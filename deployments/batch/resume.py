@@ -1,5 +1,6 @@
-"""What a rerun leaves out: inputs whose marker says they finished (their outputs are then complete), and with
-`retry_errors` those whose outcome was an error are tried again."""
+"""What a rerun leaves out: inputs whose marker says they finished with every output this run asks for (a rerun
+asking for another format does those again), and with `retry_errors` those whose outcome was an error are tried
+again."""
 
 from deployments.batch.outputs import OutputFolder
 from deployments.batch.tasks import FileTask, Outcome
@@ -13,7 +14,16 @@ def pending(tasks: list[FileTask], output: OutputFolder, retry_errors: bool) -> 
         marker = output.marker(name)
         if marker is not None:
             earlier[name] = marker
-    if retry_errors:
-        finished = {name for name in finished if earlier.get(name) is None or earlier[name].status == "ok"}
+    asked = {task.name: task for task in tasks}
+
+    def done(name: str) -> bool:
+        outcome = earlier.get(name)
+        if outcome is None or name not in asked:
+            return True
+        if outcome.status == "error":
+            return not retry_errors
+        return outcome.covers(asked[name])
+
+    finished = {name for name in finished if done(name)}
     kept = [earlier[name] for name in sorted(finished) if name in earlier]
     return [task for task in tasks if task.name not in finished], kept

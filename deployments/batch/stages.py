@@ -116,9 +116,9 @@ class FileTranscriber:
 
     async def transcribe(self, task: FileTask) -> Outcome:
         """One file, start to marker; whatever goes wrong with it is its `error` outcome, never the run's end."""
-        done = self.output.marker(task.name)
-        if done is not None and (done.status == "ok" or done.run == self.run):
-            return done
+        done = await asyncio.to_thread(self.output.marker, task.name)
+        if done is not None and ((done.status == "ok" and done.covers(task)) or done.run == self.run):
+            return done  # written before its block was lost with a node, or by an earlier run
         outcome = Outcome(name=task.name, source=task.source, status="error", run=self.run)
         spooled = self.spool / f"{uuid.uuid4().hex}{Path(task.source.split('?')[0]).suffix[:16]}"
         try:

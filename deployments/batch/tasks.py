@@ -14,6 +14,11 @@ class FileTask(BaseModel):
     name: str = Field(description="Its outputs' path under OUTPUT, without an extension (also its manifest key).")
     options: TranscriptionOptions
     diarization: DiarizationOptions | None = None
+    outputs: list[str] = Field(
+        default_factory=list,
+        description="The files it writes, relative to OUTPUT: a marker without one of them is"
+        " not this run's work (a rerun that asks for another format).",
+    )
     render: dict[str, Any] = Field(
         default_factory=dict, description="How the edge renders it (data the batch does not read, as a job's render)."
     )
@@ -30,3 +35,7 @@ class Outcome(BaseModel):
     error: str | None = None
     outputs: list[str] = Field(default_factory=list, description="The files written, relative to OUTPUT.")
     run: str | None = Field(None, description="The run that wrote it: a retried block finds its own run's work done.")
+
+    def covers(self, task: "FileTask") -> bool:
+        """Whether this outcome is `task` done: an error, or every output it asks for written."""
+        return self.status == "error" or set(task.outputs) <= set(self.outputs)

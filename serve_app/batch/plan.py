@@ -42,6 +42,7 @@ def _task(item: Listed, formats: list[str], task: str, language: str | None, wor
         name=item.name,
         options=options,
         diarization=forms[0].diarization_options(),
+        outputs=sorted(f"{item.name}.{EXTENSIONS[response_format]}" for response_format in formats),
         render={"formats": {str(form.response_format): form.render_spec().stored() for form in forms}},
     )
 
