@@ -52,6 +52,7 @@ def parser() -> argparse.ArgumentParser:
     parse.add_argument("--min-actors", type=int, default=1)
     parse.add_argument("--max-actors", type=int, default=1)
     parse.add_argument("--files-per-batch", type=int, default=4)
+    parse.add_argument("--batches-per-actor", type=int, default=2, help="Batches of files an actor runs at once.")
     parse.add_argument("--num-gpus", type=float, default=0.0, help="GPUs per actor.")
     parse.add_argument("--num-cpus", type=float, default=1.0, help="CPUs per actor.")
     parse.add_argument("--retry-errors", action="store_true", help="Try again inputs that failed before.")
@@ -71,6 +72,7 @@ def main(argv: list[str] | None = None) -> int:
         min_actors=args.min_actors,
         max_actors=max(args.max_actors, args.min_actors),
         files_per_batch=args.files_per_batch,
+        batches_per_actor=args.batches_per_actor,
         num_gpus=args.num_gpus,
         num_cpus=args.num_cpus,
         retry_errors=args.retry_errors,
