@@ -4,11 +4,15 @@ export STT_BASE_URL=http://127.0.0.1:8000 STT_API_KEY=sk-...
 stt transcribe meeting.mp3 call.wav --format srt --diarize
 stt jobs | stt models | stt balance
 stt wyoming --uri tcp://0.0.0.0:10300
+stt batch recordings/ transcripts/ --response-format srt   (Ray Data, no service: docs/batch.md)
 STT_ADMIN_KEY=... stt admin keys create "team a" --balance 10 | list | credit KEY_ID 5 | revoke KEY_ID
 """
 
 import asyncio
+import importlib.util
 import json
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -214,6 +218,20 @@ def jobs() -> None:
                 status, share = f"gone ({error.status})", ""
             table.add_row(job.job_id, _name(job.source), status, share, job.output if job.finished else "")
     console.print(table)
+
+
+@app.command(
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True, "help_option_names": []},
+    add_help_option=False,
+)
+def batch(context: typer.Context) -> None:
+    """Transcribe a folder, prefix or manifest on Ray Data, without the service (INPUT OUTPUT [options]; --help
+    for them). It runs `python -m serve_app.batch` of an installation with the server, so this CLI stays a light
+    HTTP client (docs/batch.md)."""
+    if importlib.util.find_spec("serve_app") is None:
+        errors.print("[red]error:[/] stt batch runs the service's engines: install the server, not the CLI alone")
+        raise typer.Exit(2)
+    raise typer.Exit(subprocess.call([sys.executable, "-m", "serve_app.batch", *context.args]))
 
 
 @app.command()

@@ -1,0 +1,110 @@
+"""What a batch transcribes: a local folder or glob, an object-store prefix, or a manifest (CSV or JSONL with a
+`path` or `url` per row and optional `language`, `task`, `num_speakers`, `id`)."""
+
+import csv
+import glob
+import io
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+from typing import Any
+
+from pyarrow import fs
+
+MANIFEST_SUFFIXES = (".csv", ".jsonl")
+ROW_FIELDS = frozenset({"path", "url", "id", "language", "task", "num_speakers"})
+
+
+@dataclass(frozen=True)
+class Listed:
+    """One input found: its source, its output name and the per-row choices a manifest gave."""
+
+    source: str
+    name: str
+    overrides: dict[str, Any] = field(default_factory=dict)
+
+
+def filesystem(uri: str) -> tuple[fs.FileSystem, str]:
+    """pyarrow's filesystem for a URI or a local path (made absolute)."""
+    if "://" not in uri:
+        uri = os.path.abspath(uri)
+    found: tuple[fs.FileSystem, str] = fs.FileSystem.from_uri(uri)
+    return found
+
+
+def is_url(source: str) -> bool:
+    return source.startswith(("http://", "https://"))
+
+
+def _hidden(relative: str) -> bool:
+    return any(part.startswith((".", "_")) for part in PurePosixPath(relative).parts)
+
+
+def _stem(relative: str) -> str:
+    path = PurePosixPath(relative)
+    return str(path.with_suffix("")) if path.suffix else str(path)
+
+
+def list_inputs(source: str) -> list[Listed]:
+    """Every input of `source`, in a stable order. Files and folders whose name starts with `.` or `_` are left out
+    (an OUTPUT inside INPUT, with its `_manifest.jsonl` and markers, is then not read as input)."""
+    if source.endswith(MANIFEST_SUFFIXES) and not any(ch in source for ch in "*?["):
+        return read_manifest(source)
+    if "://" not in source and any(ch in source for ch in "*?["):
+        found = sorted(path for path in glob.glob(source, recursive=True) if os.path.isfile(path))
+        root = os.path.commonpath([os.path.dirname(os.path.abspath(path)) for path in found]) if found else ""
+        relative = [os.path.relpath(os.path.abspath(path), root) for path in found]
+        return [Listed(os.path.abspath(path), _stem(rel)) for path, rel in zip(found, relative, strict=True)]
+    filesystem_, root = filesystem(source)
+    info = filesystem_.get_file_info(root)
+    if info.type == fs.FileType.File:
+        return [Listed(_uri(source, root), _stem(PurePosixPath(root).name))]
+    if info.type != fs.FileType.Directory:
+        raise FileNotFoundError(f"{source}: no such file, folder or prefix")
+    listed = []
+    for entry in filesystem_.get_file_info(fs.FileSelector(root, recursive=True)):
+        relative = entry.path[len(root.rstrip("/")) + 1 :]
+        if entry.type == fs.FileType.File and not _hidden(relative):
+            listed.append(Listed(_uri(source, entry.path), _stem(relative)))
+    return sorted(listed, key=lambda item: item.name)
+
+
+def _uri(source: str, path: str) -> str:
+    """A listed path as a URI that `filesystem` reads back: the source's scheme kept."""
+    if "://" not in source:
+        return path
+    scheme, _ = source.split("://", 1)
+    return f"{scheme}://{path}"
+
+
+def read_manifest(manifest: str) -> list[Listed]:
+    """A manifest's rows: relative paths are read beside the manifest; a row's `id` (or its file's stem) names its
+    outputs; unknown columns are an error naming them (never ignored)."""
+    filesystem_, path = filesystem(manifest)
+    with filesystem_.open_input_stream(path) as stream:
+        text = stream.read().decode("utf-8")
+    if manifest.endswith(".csv"):
+        rows: list[dict[str, Any]] = [dict(row) for row in csv.DictReader(io.StringIO(text))]
+    else:
+        rows = [json.loads(line) for line in text.splitlines() if line.strip()]
+    base = manifest.rsplit("/", 1)[0] if "/" in manifest else "."
+    listed, names = [], set()
+    for number, row in enumerate(rows, start=1):
+        unknown = set(row) - ROW_FIELDS
+        if unknown:
+            raise ValueError(
+                f"{manifest} row {number}: unknown columns {sorted(unknown)} (known: {sorted(ROW_FIELDS)})"
+            )
+        source = row.get("url") or row.get("path")
+        if not source:
+            raise ValueError(f"{manifest} row {number}: neither `path` nor `url`")
+        if not is_url(source) and "://" not in source and not os.path.isabs(source):
+            source = f"{base}/{source}" if "://" in base else os.path.abspath(os.path.join(base, source))
+        name = str(row.get("id") or _stem(PurePosixPath(source.split("?")[0]).name))
+        if name in names:
+            raise ValueError(f"{manifest} row {number}: output name {name!r} repeats: give rows an `id`")
+        names.add(name)
+        overrides = {key: row[key] for key in ("language", "task", "num_speakers") if row.get(key) not in (None, "")}
+        listed.append(Listed(source, name, overrides))
+    return listed

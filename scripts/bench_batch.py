@@ -1,0 +1,151 @@
+"""Bulk transcription: `stt batch` (Ray Data) against the same files as async jobs through the running service and
+against faster-whisper's `BatchedInferencePipeline` alone over the files in one process (issue 49).
+
+The files: --files recordings of --seconds each (default 30 x 60 s = 30 min), each real speech cut from the audio
+at hand, cycled (jfk.flac and the AMI excerpts of ../shared when present, and the two-speaker call that
+pyannote.audio ships), 1 s of silence between clips. One after another, never at once (they share the CPU):
+1. the engine alone: `BatchedInferencePipeline` on the same WhisperModel (CTranslate2, the config's weights and
+   beam size), batch size the config's Transcriber max_batch_size x lane_batches, every file in turn;
+2. `python -m serve_app.batch` (what `stt batch` runs) on the service's config, its Ray started and stopped by it
+   (its wall time includes that start: a user's run does);
+3. the service (`serve run` of the same config), every file submitted as an async job at once (the jobs' own
+   concurrency caps apply), timed from the first upload to the last job's end (the service's start not counted).
+Audio seconds per wall second for each and the ratios: batch / jobs, batch / engine alone.
+
+    .venv/bin/python -m scripts.bench_batch [--model embedded:base] [--files 30] [--seconds 60] [--skip-jobs]
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import yaml
+from faster_whisper import BatchedInferencePipeline
+
+from deployments.config import BatchingConfig, WhisperModelConfig
+from deployments.files.decoding import decode_audio
+from deployments.transcriber.engines.ctranslate2_engine import CTranslate2Engine
+from deployments.types import SAMPLE_RATE
+from devkit.jobs import JobClient
+from devkit.local_service import LocalService
+from devkit.media import SHARED_AUDIO, encode, pyannote_sample
+
+ROOT = Path(__file__).resolve().parents[1]
+KEY = "bench-batch"
+SHARED = ("jfk.flac", "dev00.wav", "dev01.wav", *(f"trn0{i}.wav" for i in range(3, 10)))
+
+
+def sources() -> list[np.ndarray]:
+    clips = [decode_audio(pyannote_sample()).samples]
+    clips += [decode_audio(SHARED_AUDIO / name).samples for name in SHARED if (SHARED_AUDIO / name).exists()]
+    return clips
+
+
+def build_files(folder: Path, count: int, seconds: float) -> float:
+    """`count` WAV files of `seconds` each, their clips cycled from a different start per file; total seconds."""
+    clips, silence = sources(), np.zeros(SAMPLE_RATE, dtype=np.float32)
+    total = 0.0
+    for index in range(count):
+        pieces, length, turn = [], 0, index
+        while length < seconds * SAMPLE_RATE:
+            clip = clips[turn % len(clips)]
+            pieces += [clip, silence]
+            length += len(clip) + len(silence)
+            turn += 1
+        samples = np.concatenate(pieces)[: int(seconds * SAMPLE_RATE)]
+        (folder / f"file{index:03d}.wav").write_bytes(encode(samples, "wav"))
+        total += len(samples) / SAMPLE_RATE
+    return total
+
+
+def engine_alone(files: list[Path], whisper: WhisperModelConfig, batch_size: int) -> float:
+    """Wall seconds of BatchedInferencePipeline over every file in turn (the model loaded before the clock)."""
+    model = CTranslate2Engine(whisper).model
+    pipeline = BatchedInferencePipeline(model)
+    started = time.perf_counter()
+    for path in files:
+        segments, _ = pipeline.transcribe(
+            decode_audio(path).samples, beam_size=whisper.beam_size, batch_size=batch_size, vad_filter=True
+        )
+        "".join(segment.text for segment in segments)  # a generator: the work happens here
+    return time.perf_counter() - started
+
+
+def stt_batch(folder: Path, output: Path, config: Path, files_per_batch: int) -> float:
+    started = time.perf_counter()
+    command = [sys.executable, "-m", "serve_app.batch", str(folder), str(output), "--config", str(config),
+               "--files-per-batch", str(files_per_batch)]  # fmt: skip
+    run = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    wall = time.perf_counter() - started
+    if run.returncode != 0:
+        raise RuntimeError(run.stderr[-3000:])
+    last = [line for line in run.stderr.splitlines() if line.startswith("[")][-1]
+    print(f"stt batch's own last progress line (Ray started, actors up): {last}", flush=True)
+    lines = (output / "_manifest.jsonl").read_text().splitlines()
+    assert len(lines) == len(list(folder.glob("*.wav"))) and all('"ok"' in line for line in lines), lines[:3]
+    return wall
+
+
+def jobs(service: LocalService, files: list[Path]) -> float:
+    with JobClient(service.base_url, KEY, timeout_s=600) as client:
+        started = time.perf_counter()
+        ids = [client.submit(path.read_bytes(), path.name)["job_id"] for path in files]
+        states = client.wait_for_all(ids, timeout_s=7200, interval_s=1.0)
+        wall = time.perf_counter() - started
+    assert set(states.values()) == {"complete"}, states
+    return wall
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", default="embedded:base")
+    parser.add_argument("--files", type=int, default=30)
+    parser.add_argument("--seconds", type=float, default=60)
+    parser.add_argument("--files-per-batch", type=int, default=4)
+    parser.add_argument("--skip-jobs", action="store_true")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="bench-batch-") as temporary:
+        workdir = Path(temporary)
+        folder = workdir / "in"
+        folder.mkdir()
+        audio_s = build_files(folder, args.files, args.seconds)
+        files = sorted(folder.glob("*.wav"))
+        (workdir / "service").mkdir()
+        service = LocalService(workdir / "service", [KEY], model=args.model, unthrottled=True,
+                               jobs={"max_running_jobs_per_key": 1000})  # fmt: skip
+        config = workdir / "service" / "config.yaml"
+        config.write_text(yaml.safe_dump(service.config()))
+        serve_config = yaml.safe_load(config.read_text())
+        application = serve_config["applications"][0]
+        whisper = WhisperModelConfig.model_validate(application["args"]["whisper"])
+        transcriber = next(d for d in application["deployments"] if d["name"] == "Transcriber")
+        batching = BatchingConfig.model_validate(transcriber.get("user_config", {}))
+        print(f"{len(files)} files, {audio_s / 60:.1f} min of audio; model {whisper.model}, {os.cpu_count()} CPUs")
+        walls = {}
+        engine = whisper.model_copy(update={"cpu_threads": os.cpu_count() or 1})  # alone: every core is its own
+        walls["engine alone (BatchedInferencePipeline)"] = engine_alone(
+            files, engine, batching.max_batch_size * batching.lane_batches
+        )
+        print(f"engine alone: {walls['engine alone (BatchedInferencePipeline)']:.1f} s", flush=True)
+        walls["stt batch (Ray Data)"] = stt_batch(folder, workdir / "out", config, args.files_per_batch)
+        print(f"stt batch: {walls['stt batch (Ray Data)']:.1f} s", flush=True)
+        if not args.skip_jobs:
+            with service:
+                walls["async jobs (the service)"] = jobs(service, files)
+            print(f"jobs: {walls['async jobs (the service)']:.1f} s", flush=True)
+    print("\n| path | wall s | audio s / wall s |\n|---|---|---|")
+    for label, wall in walls.items():
+        print(f"| {label} | {wall:.1f} | {audio_s / wall:.2f} |")
+    batch = audio_s / walls["stt batch (Ray Data)"]
+    print(f"\nbatch / engine alone: {batch / (audio_s / walls['engine alone (BatchedInferencePipeline)']):.2f}x")
+    if "async jobs (the service)" in walls:
+        print(f"batch / jobs: {batch / (audio_s / walls['async jobs (the service)']):.2f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,87 @@
+"""`python -m serve_app.batch INPUT OUTPUT [options]`: see `serve_app/batch/__init__.py` and docs/batch.md."""
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from deployments.batch.inputs import list_inputs
+from deployments.batch.run import BatchSettings, run_batch
+from deployments.batch.stages import Engines
+from deployments.config import BatchingConfig, PipelineConfig
+from serve_app.batch.plan import FORMATS, PlanError, plan
+from serve_app.batch.render import render
+from serve_app.config import AppConfig
+
+
+def engines(config_path: str | None) -> Engines:
+    """The service's sections: from a Serve config (its application's args and the Transcriber's user_config, as
+    `serve run` reads it) or from a file of the application's args alone; the defaults without one."""
+    data: dict[str, Any] = yaml.safe_load(Path(config_path).read_text()) if config_path else {}
+    batching: dict[str, Any] = {}
+    if "applications" in data:
+        application = data["applications"][0]
+        for deployment in application.get("deployments", []):
+            if deployment.get("name") == "Transcriber":
+                batching = deployment.get("user_config", {})
+        data = application.get("args", {})
+    app = AppConfig.model_validate(data)
+    return Engines(
+        whisper=app.whisper,
+        batching=BatchingConfig.model_validate(batching),
+        pipeline=PipelineConfig(chunking=app.chunking, limits=app.limits, url_input=app.url_input),
+        diarization=app.diarization,
+    )
+
+
+def parser() -> argparse.ArgumentParser:
+    parse = argparse.ArgumentParser(
+        prog="stt batch", description="Transcribe a folder, prefix or manifest on Ray Data."
+    )
+    parse.add_argument(
+        "input", help="A folder, a glob, an object-store prefix (s3://, gs://) or a .csv/.jsonl manifest."
+    )
+    parse.add_argument("output", help="A folder or object-store prefix: outputs and _manifest.jsonl.")
+    parse.add_argument("--response-format", action="append", choices=FORMATS, help="Repeatable; default json.")
+    parse.add_argument("--task", choices=("transcribe", "diarize"), default="transcribe")
+    parse.add_argument("--language", help="ISO-639-1 code; detected per file without it.")
+    parse.add_argument("--word-timestamps", action="store_true", help="Words in verbose_json.")
+    parse.add_argument("--config", help="The service's Serve config (or its application's args): models, chunking.")
+    parse.add_argument("--min-actors", type=int, default=1)
+    parse.add_argument("--max-actors", type=int, default=1)
+    parse.add_argument("--files-per-batch", type=int, default=4)
+    parse.add_argument("--batches-per-actor", type=int, default=2, help="Batches of files an actor runs at once.")
+    parse.add_argument("--num-gpus", type=float, default=0.0, help="GPUs per actor.")
+    parse.add_argument("--num-cpus", type=float, default=1.0, help="CPUs per actor.")
+    parse.add_argument("--retry-errors", action="store_true", help="Try again inputs that failed before.")
+    return parse
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        tasks = plan(
+            list_inputs(args.input), args.response_format or ["json"], args.task, args.language, args.word_timestamps
+        )
+    except (PlanError, ValueError, FileNotFoundError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    settings = BatchSettings(
+        min_actors=args.min_actors,
+        max_actors=max(args.max_actors, args.min_actors),
+        files_per_batch=args.files_per_batch,
+        batches_per_actor=args.batches_per_actor,
+        num_gpus=args.num_gpus,
+        num_cpus=args.num_cpus,
+        retry_errors=args.retry_errors,
+    )
+    outcomes = run_batch(tasks, args.output, engines(args.config), render, settings)
+    failed = sum(outcome.status == "error" for outcome in outcomes)
+    print(f"{len(outcomes) - failed} ok, {failed} errors: {args.output}/_manifest.jsonl", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
