@@ -427,6 +427,13 @@ class LiveConfig(StrictModel):
         " so that Whisper reads the next words after the ones they follow (those are not repeated); none after a"
         " sentence end, where a short window would often stop after them (docs: Performance, Live sessions).",
     )
+    final_pass: Literal["utterance", "none"] = Field(
+        "utterance",
+        description="utterance (default): when an utterance ends (a pause, a commit, the end of input) its audio is"
+        " read once more whole, as a file's chunk is (30 s window, the configured beam), and that reading is its"
+        " final transcript (a turn's text and words, OpenAI's completed, the session's text); the streamed words"
+        " are sent as before. none: the final transcript is the streamed words (docs: Performance, Live sessions).",
+    )
     speaker_threshold: float = Field(
         0.45,
         gt=0,

@@ -1,0 +1,114 @@
+"""The final transcript of each utterance: read once more, whole, when it ends (issue 50).
+
+Streamed words are final as soon as they are sent (never revised), so they come from short, growing readings
+with little context: the buffer starts at the last pause and is read greedily in a short encoder window. When
+an utterance ends (a pause, the client's commit, the end of input), its audio is read again as the file path
+reads a chunk (Whisper's 30 s window, the configured beam, the whole utterance at once), and that reading's
+words replace the streamed ones as the utterance's final transcript: a turn's text and words (OpenAI's
+`completed`, nexara's `turn.end`) and the session's text. An utterance over `LONGEST_UTTERANCE_S` is read up to
+its last streamed word and goes on from there.
+
+The second reading rewrites what streaming heard, it does not find speech where streaming found none: an
+utterance with no streamed words stays empty (Whisper writes "Thank you." into noise), and a reading with far
+fewer words than were streamed (Whisper stopping early in a long window) gives way to the streamed words.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from deployments.live._local_agreement import TimedWord
+from deployments.live._models import Transcribe
+from deployments.types import SAMPLE_RATE, ChunkOptions
+
+LONGEST_UTTERANCE_S = 28.0
+"""Whisper reads 30 s at once; an utterance this long is read up to its last streamed word."""
+FEWEST_WORDS = 0.5
+"""A second reading with fewer words than this share of the streamed ones stopped early: keep the streamed."""
+
+
+@dataclass(frozen=True)
+class SpokenWord:
+    """A final word and its speaker (None without diarization)."""
+
+    word: TimedWord
+    speaker: int | None
+
+
+class FinalPass:
+    """The audio and streamed words of the utterance going on, and its second reading."""
+
+    def __init__(self, transcribe: Transcribe, enabled: bool, preroll_s: float) -> None:
+        self.transcribe = transcribe
+        self.enabled = enabled
+        self.preroll = int(preroll_s * SAMPLE_RATE)
+        self.samples = np.zeros(0, dtype=np.float32)
+        self.start = 0  # samples since the session's first
+        self.streamed: list[SpokenWord] = []
+        self.cleared = False  # the client dropped some of this audio: its streamed words are the transcript
+
+    @property
+    def end(self) -> int:
+        return self.start + len(self.samples)
+
+    @property
+    def too_long(self) -> bool:
+        return len(self.samples) > LONGEST_UTTERANCE_S * SAMPLE_RATE
+
+    def add(self, samples: np.ndarray) -> None:
+        self.samples = np.concatenate([self.samples, samples])
+
+    def add_streamed(self, words: list[TimedWord], speakers: Sequence[int | None]) -> None:
+        self.streamed += [SpokenWord(word, speaker) for word, speaker in zip(words, speakers, strict=True)]
+
+    def clear(self) -> None:
+        self.cleared = True
+
+    def idle(self) -> None:
+        """No speech and no word waiting: keep only what a next utterance's first word needs."""
+        if not self.streamed:
+            self._cut(self.end - self.preroll)
+
+    async def read(self, until: int, language: str | None) -> list[SpokenWord]:
+        """The final words of the utterance's words that start before `until` (samples since the session's
+        first); the audio before it is dropped but for the next word's preroll."""
+        cut_s = until / SAMPLE_RATE
+        streamed = [spoken for spoken in self.streamed if spoken.word.start < cut_s]
+        self.streamed = self.streamed[len(streamed) :]
+        words = streamed
+        if self.enabled and not self.cleared and streamed:
+            reading = await self._reread(language)
+            read = [word for word in reading if word.start < cut_s]
+            if len(read) >= FEWEST_WORDS * len(streamed):
+                words = [SpokenWord(word, _speaker_of(word, streamed)) for word in read]
+        self.cleared = False
+        self._cut(until - self.preroll)
+        return words
+
+    def last_streamed_end(self) -> int:
+        """Where a too long utterance is read up to: its last streamed word's end, else all of it."""
+        return int(self.streamed[-1].word.end * SAMPLE_RATE) if self.streamed else self.end
+
+    async def _reread(self, language: str | None) -> list[TimedWord]:
+        options = ChunkOptions(language=language, word_timestamps=True, segment_timestamps=False)
+        transcript = await self.transcribe(self.samples, options)
+        offset = self.start / SAMPLE_RATE
+        return [TimedWord(w.word, w.start + offset, w.end + offset) for w in transcript.words if w.word.strip()]
+
+    def _cut(self, sample: int) -> None:
+        drop = min(max(0, sample - self.start), len(self.samples))
+        if drop:
+            self.samples = self.samples[drop:]
+            self.start += drop
+
+
+def _speaker_of(word: TimedWord, streamed: list[SpokenWord]) -> int | None:
+    """The speaker of the streamed word that overlaps `word` most, else of the nearest one."""
+
+    def closeness(spoken: SpokenWord) -> tuple[float, float]:
+        overlap = min(word.end, spoken.word.end) - max(word.start, spoken.word.start)
+        distance = abs((word.start + word.end) - (spoken.word.start + spoken.word.end))
+        return overlap, -distance
+
+    return max(streamed, key=closeness).speaker
