@@ -434,6 +434,13 @@ class LiveConfig(StrictModel):
         " final transcript (a turn's text and words, OpenAI's completed, the session's text); the streamed words"
         " are sent as before. none: the final transcript is the streamed words (docs: Performance, Live sessions).",
     )
+    final_context_s: float = Field(
+        5,
+        ge=0,
+        le=20,
+        description="With final_pass utterance: audio before the utterance read with it as context (its words are"
+        " the previous utterance's, not repeated).",
+    )
     speaker_threshold: float = Field(
         0.45,
         gt=0,

@@ -14,7 +14,7 @@ second readings (p50/max per utterance: what an utterance's final transcript wai
 the last streamed words' reading) and of all readings.
 
     .venv/bin/python -m scripts.bench_live_words [--models embedded:tiny.en] [--windows full,audio]
-        [--contexts 0,2] [--final-passes none,utterance] [--files sample,jfk,dev00,...]
+        [--contexts 0,2] [--final-passes none,utterance:0,utterance:10] [--files sample,jfk,dev00,...]
 """
 
 import argparse
@@ -105,7 +105,7 @@ def main() -> None:
     parser.add_argument("--models", default="embedded:tiny.en")
     parser.add_argument("--windows", default="full,audio")
     parser.add_argument("--contexts", default="0,2")
-    parser.add_argument("--final-passes", default="none,utterance")
+    parser.add_argument("--final-passes", default="none,utterance:0", help="utterance:N: N s of context")
     parser.add_argument("--files", default="", help="names without extension; default: all found")
     args = parser.parse_args()
     files = [path for path in recordings() if not args.files or path.stem in args.files.split(",")]
@@ -116,12 +116,18 @@ def main() -> None:
         filed = {name: file_words(engine, samples) for name, samples in audio.items()}
         names = [name for name in audio if filed[name].strip()]  # a file with no words has no rate to compare
         print(f"\n{model}: file words {sum(len(filed[n].split()) for n in names)} in {len(names)} recordings")
-        print("window  context(s)  final pass  WER streamed  WER final  dropped  wrong  extra  wait p50(s)"
+        print("window  context(s)    final pass  WER streamed  WER final  dropped  wrong  extra  wait p50(s)"
               "  wait p95(s)  2nd p50(s)  2nd max(s)  compute(s)  final per file")  # fmt: skip
         for window in args.windows.split(","):
             for context in [float(c) for c in args.contexts.split(",")]:
-                for final_pass in args.final_passes.split(","):
-                    config = LiveConfig(encoder_window=window, context_s=context, final_pass=final_pass)
+                for final in args.final_passes.split(","):
+                    final_pass, _, final_context = final.partition(":")  # "utterance:5": 5 s of context before it
+                    config = LiveConfig(
+                        encoder_window=window,
+                        context_s=context,
+                        final_pass=final_pass,
+                        final_context_s=float(final_context or 0),
+                    )
                     runs = {name: asyncio.run(stream(engine, audio[name], config)) for name in names}
                     print_row(config, filed, runs)
 
@@ -135,7 +141,8 @@ def print_row(config: LiveConfig, filed: dict[str, str], runs: dict[str, Streame
     second = [took for run in runs.values() for took in run.second_s] or [math.nan]
     compute_s = sum(run.compute_s for run in runs.values())
     p50, p95 = percentile(waits, 0.5), percentile(waits, 0.95)
-    print(f"{config.encoder_window:>6}  {config.context_s:10.1f}  {config.final_pass:>10}  {streamed.rate:12.1%}"
+    final_pass = f"{config.final_pass}:{config.final_context_s:g}" if config.final_pass != "none" else "none"
+    print(f"{config.encoder_window:>6}  {config.context_s:10.1f}  {final_pass:>12}  {streamed.rate:12.1%}"
           f"  {final.rate:9.1%}  {final.deleted:7d}  {final.substituted:5d}  {final.inserted:5d}  {p50:11.2f}"
           f"  {p95:11.2f}  {percentile(second, 0.5):10.2f}  {max(second):10.2f}  {compute_s:10.1f}  {per_file}",
           flush=True)  # fmt: skip

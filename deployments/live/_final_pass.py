@@ -9,12 +9,15 @@ words replace the streamed ones as the utterance's final transcript: a turn's te
 its last streamed word and goes on from there.
 
 The second reading rewrites what streaming heard, it does not find speech where streaming found none: an
-utterance with no streamed words stays empty (Whisper writes "Thank you." into noise), and a reading with far
-fewer words than were streamed (Whisper stopping early in a long window) gives way to the streamed words.
+utterance with no streamed words stays empty (Whisper writes "Thank you." into noise), its words are those
+within the streamed words' span, and a reading with far fewer words than were streamed (Whisper stopping early
+in a long window) gives way to the streamed words. Audio before the utterance (`live.final_context_s`) is read
+with it as context; its words, the previous utterance's, are not repeated.
 """
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
@@ -24,6 +27,10 @@ from deployments.types import SAMPLE_RATE, ChunkOptions
 
 LONGEST_UTTERANCE_S = 28.0
 """Whisper reads 30 s at once; an utterance this long is read up to its last streamed word."""
+WINDOW: Literal["full", "audio"] = "audio"
+SPAN_SLACK_S = 0.5
+"""The second reading's words are those within this of the streamed words' span: past it, Whisper writes
+"Thank you." into the silence after the last word."""
 FEWEST_WORDS = 0.5
 """A second reading with fewer words than this share of the streamed ones stopped early: keep the streamed."""
 
@@ -39,12 +46,13 @@ class SpokenWord:
 class FinalPass:
     """The audio and streamed words of the utterance going on, and its second reading."""
 
-    def __init__(self, transcribe: Transcribe, enabled: bool, preroll_s: float) -> None:
+    def __init__(self, transcribe: Transcribe, enabled: bool, preroll_s: float, context_s: float) -> None:
         self.transcribe = transcribe
         self.enabled = enabled
-        self.preroll = int(preroll_s * SAMPLE_RATE)
+        self.keep = int(max(preroll_s, context_s) * SAMPLE_RATE)  # audio kept before the utterance
         self.samples = np.zeros(0, dtype=np.float32)
         self.start = 0  # samples since the session's first
+        self.utterance_from = 0.0  # seconds: the words of the last reading's utterance started before this
         self.streamed: list[SpokenWord] = []
         self.cleared = False  # the client dropped some of this audio: its streamed words are the transcript
 
@@ -68,7 +76,7 @@ class FinalPass:
     def idle(self) -> None:
         """No speech and no word waiting: keep only what a next utterance's first word needs."""
         if not self.streamed:
-            self._cut(self.end - self.preroll)
+            self._cut(self.end - self.keep)
 
     async def read(self, until: int, language: str | None) -> list[SpokenWord]:
         """The final words of the utterance's words that start before `until` (samples since the session's
@@ -79,11 +87,14 @@ class FinalPass:
         words = streamed
         if self.enabled and not self.cleared and streamed:
             reading = await self._reread(language)
-            read = [word for word in reading if word.start < cut_s]
+            heard_from = max(self.utterance_from, streamed[0].word.start - SPAN_SLACK_S)
+            heard_until = min(cut_s, streamed[-1].word.end + SPAN_SLACK_S)
+            read = [word for word in reading if heard_from <= word.start < heard_until]
             if len(read) >= FEWEST_WORDS * len(streamed):
                 words = [SpokenWord(word, _speaker_of(word, streamed)) for word in read]
         self.cleared = False
-        self._cut(until - self.preroll)
+        self.utterance_from = max(self.utterance_from, cut_s)
+        self._cut(until - self.keep)
         return words
 
     def last_streamed_end(self) -> int:
@@ -91,7 +102,7 @@ class FinalPass:
         return int(self.streamed[-1].word.end * SAMPLE_RATE) if self.streamed else self.end
 
     async def _reread(self, language: str | None) -> list[TimedWord]:
-        options = ChunkOptions(language=language, word_timestamps=True, segment_timestamps=False)
+        options = ChunkOptions(language=language, word_timestamps=True, segment_timestamps=False, encoder_window=WINDOW)
         transcript = await self.transcribe(self.samples, options)
         offset = self.start / SAMPLE_RATE
         return [TimedWord(w.word, w.start + offset, w.end + offset) for w in transcript.words if w.word.strip()]
