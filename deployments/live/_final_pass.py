@@ -10,7 +10,7 @@ its last streamed word and goes on from there.
 
 The second reading rewrites what streaming heard, it does not find speech where streaming found none: an
 utterance with no streamed words stays empty (Whisper writes "Thank you." into noise), its words are those
-within the streamed words' span, and a reading with far fewer words than were streamed (Whisper stopping early
+before the end of the last streamed one, and a reading with far fewer words than were streamed (Whisper stopping early
 in a long window) gives way to the streamed words. Audio before the utterance (`live.final_context_s`) is read
 with it as context; its words, the previous utterance's, are not repeated.
 """
@@ -29,8 +29,10 @@ LONGEST_UTTERANCE_S = 28.0
 """Whisper reads 30 s at once; an utterance this long is read up to its last streamed word."""
 WINDOW: Literal["full", "audio"] = "audio"
 SPAN_SLACK_S = 0.5
-"""The second reading's words are those within this of the streamed words' span: past it, Whisper writes
+"""The second reading's words are those up to this after the last streamed word: past it, Whisper writes
 "Thank you." into the silence after the last word."""
+LONGEST_MOVE = 3
+"""Words at an utterance's end that the next reading may place after the pause."""
 FEWEST_WORDS = 0.5
 """A second reading with fewer words than this share of the streamed ones stopped early: keep the streamed."""
 
@@ -52,7 +54,8 @@ class FinalPass:
         self.keep = int(max(preroll_s, context_s) * SAMPLE_RATE)  # audio kept before the utterance
         self.samples = np.zeros(0, dtype=np.float32)
         self.start = 0  # samples since the session's first
-        self.utterance_from = 0.0  # seconds: the words of the last reading's utterance started before this
+        self.utterance_from = 0.0  # seconds: the words of the last reading's utterance lie before this
+        self.last_final: list[str] = []  # the last final words' keys, to know them in the next reading
         self.streamed: list[SpokenWord] = []
         self.cleared = False  # the client dropped some of this audio: its streamed words are the transcript
 
@@ -82,17 +85,18 @@ class FinalPass:
         """The final words of the utterance's words that start before `until` (samples since the session's
         first); the audio before it is dropped but for the next word's preroll."""
         cut_s = until / SAMPLE_RATE
-        streamed = [spoken for spoken in self.streamed if spoken.word.start < cut_s]
+        streamed = [spoken for spoken in self.streamed if _middle(spoken.word) < cut_s]
         self.streamed = self.streamed[len(streamed) :]
         words = streamed
         if self.enabled and not self.cleared and streamed:
             reading = await self._reread(language)
-            heard_from = max(self.utterance_from, streamed[0].word.start - SPAN_SLACK_S)
             heard_until = min(cut_s, streamed[-1].word.end + SPAN_SLACK_S)
-            read = [word for word in reading if heard_from <= word.start < heard_until]
+            read = [word for word in reading if self.utterance_from <= _middle(word) < heard_until]
+            read = read[self._moved(reading, read) :]
             if len(read) >= FEWEST_WORDS * len(streamed):
                 words = [SpokenWord(word, _speaker_of(word, streamed)) for word in read]
         self.cleared = False
+        self.last_final = [spoken.word.key for spoken in words][-LONGEST_MOVE - 1 :] if words else self.last_final
         self.utterance_from = max(self.utterance_from, cut_s)
         self._cut(until - self.keep)
         return words
@@ -100,6 +104,18 @@ class FinalPass:
     def last_streamed_end(self) -> int:
         """Where a too long utterance is read up to: its last streamed word's end, else all of it."""
         return int(self.streamed[-1].word.end * SAMPLE_RATE) if self.streamed else self.end
+
+    def _moved(self, reading: list[TimedWord], read: list[TimedWord]) -> int:
+        """How many of the first words read are the last final ones, moved past the pause by this reading: they
+        head what it read, and what it read before the pause (the context) ends with the final word before
+        them. A phrase said again is not that: the context then ends with the phrase itself."""
+        context = [word.key for word in reading if _middle(word) < self.utterance_from]
+        last = self.last_final
+        for size in range(min(LONGEST_MOVE, len(last) - 1, len(read)), 0, -1):
+            head = [word.key for word in read[:size]]
+            if context and head == last[-size:] and context[-1] == last[-size - 1]:
+                return size
+        return 0
 
     async def _reread(self, language: str | None) -> list[TimedWord]:
         options = ChunkOptions(language=language, word_timestamps=True, segment_timestamps=False, encoder_window=WINDOW)
@@ -112,6 +128,11 @@ class FinalPass:
         if drop:
             self.samples = self.samples[drop:]
             self.start += drop
+
+
+def _middle(word: TimedWord) -> float:
+    """Where a word lies: a word after a pause often starts, in Whisper's times, where the pause does."""
+    return (word.start + word.end) / 2
 
 
 def _speaker_of(word: TimedWord, streamed: list[SpokenWord]) -> int | None:
