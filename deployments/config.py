@@ -398,6 +398,10 @@ class PipelineConfig(StrictModel):
     url_input: UrlInputConfig = UrlInputConfig()
 
 
+FinalPassWindow = Literal["full", "audio", "none"]
+"""How a live utterance is read again when it ends (`LiveConfig.final_pass`)."""
+
+
 class LiveConfig(StrictModel):
     """Live sessions over WebSocket (`/v1/transcribe`): the LiveTranscriber's settings and the limits the
     Ingress applies to them."""
@@ -427,18 +431,20 @@ class LiveConfig(StrictModel):
         " so that Whisper reads the next words after the ones they follow (those are not repeated); none after a"
         " sentence end, where a short window would often stop after them (docs: Performance, Live sessions).",
     )
-    final_pass: Literal["utterance", "none"] = Field(
-        "utterance",
-        description="utterance (default): when an utterance ends (a pause, a commit, the end of input) its audio is"
-        " read once more whole, as a file's chunk is (30 s window, the configured beam), and that reading is its"
-        " final transcript (a turn's text and words, OpenAI's completed, the session's text); the streamed words"
-        " are sent as before. none: the final transcript is the streamed words (docs: Performance, Live sessions).",
+    final_pass: FinalPassWindow = Field(
+        "full",
+        description="full (default): when an utterance ends (a pause, a commit, the end of input) its audio is read"
+        " once more whole, as a file's chunk is (Whisper's 30 s window, the configured beam), and that reading is"
+        " its final transcript (a turn's text and words, OpenAI's completed, the session's text); the streamed"
+        " words are sent as before. audio: the same in the short encoder window (cheaper, and less accurate than"
+        " the streamed words: it loops). none: the final transcript is the streamed words (docs: Performance, Live"
+        " sessions).",
     )
     final_context_s: float = Field(
         5,
         ge=0,
         le=20,
-        description="With final_pass utterance: audio before the utterance read with it as context (its words are"
+        description="With a final_pass: audio before the utterance read with it as context (its words are"
         " the previous utterance's, not repeated).",
     )
     speaker_threshold: float = Field(

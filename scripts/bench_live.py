@@ -9,11 +9,11 @@ Accuracy: the WER of the streamed text and of the file transcription (json, same
 both against the call's reference transcript.
 
 Each model runs once per encoder window (`--windows full,audio`: `live.encoder_window`) and final pass
-(`--final-passes none,utterance`: `live.final_pass`, each utterance read again whole at its end for the
+(`--final-passes none,full,audio`: `live.final_pass`, each utterance read again whole at its end for the
 session's text), on a fresh service, so that each is measured beside the other in the same run.
 
     .venv/bin/python -m scripts.bench_live [--models embedded:tiny.en,embedded:base] [--sessions 1,2,4,8]
-        [--windows full,audio] [--final-passes utterance] [--delay-ms 480] [--diarize]
+        [--windows full,audio] [--final-passes none,full,audio] [--delay-ms 480] [--diarize]
 """
 
 import argparse
@@ -86,7 +86,7 @@ def main() -> None:
     parser.add_argument("--models", default="embedded:tiny.en,embedded:base")
     parser.add_argument("--sessions", default="1,2,4,8")
     parser.add_argument("--windows", default="full,audio")
-    parser.add_argument("--final-passes", default="utterance")
+    parser.add_argument("--final-passes", default="full")
     parser.add_argument("--delay-ms", type=int, default=480)
     parser.add_argument("--diarize", action="store_true")
     parser.add_argument("--keep-up-s", type=float, default=3.0)

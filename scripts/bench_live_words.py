@@ -7,14 +7,14 @@ so this measures the streaming policy (buffer, context, LocalAgreement), not the
 For each model, encoder window, context (`live.context_s`) and final pass (`live.final_pass`), it prints per
 file and in total the word error rate against the file's words (the baseline: what the same model writes when
 it reads the whole file) of the streamed words (the `transcript` events) and of the final transcript (the
-session's text: with `utterance`, each utterance read again whole when it ends), with the final transcript's
+session's text: with `full` or `audio`, each utterance read again whole when it ends), with the final transcript's
 errors by kind (words dropped, written wrong, written extra); the audio a streamed word waited for before it
 was final (p50/p95: from its end to the end of the audio read when it became final); the compute time of the
 second readings (p50/max per utterance: what an utterance's final transcript waits for after its end, beside
 the last streamed words' reading) and of all readings.
 
     .venv/bin/python -m scripts.bench_live_words [--models embedded:tiny.en] [--windows full,audio]
-        [--contexts 0,2] [--final-passes none,utterance:0,utterance:10] [--files sample,jfk,dev00,...]
+        [--contexts 0,2] [--final-passes none,full:5,audio:5] [--files sample,jfk,dev00,...]
 """
 
 import argparse
@@ -105,7 +105,7 @@ def main() -> None:
     parser.add_argument("--models", default="embedded:tiny.en")
     parser.add_argument("--windows", default="full,audio")
     parser.add_argument("--contexts", default="0,2")
-    parser.add_argument("--final-passes", default="none,utterance:0", help="utterance:N: N s of context")
+    parser.add_argument("--final-passes", default="none,full:5", help="full:N, audio:N: N s of context")
     parser.add_argument("--files", default="", help="names without extension; default: all found")
     args = parser.parse_args()
     files = [path for path in recordings() if not args.files or path.stem in args.files.split(",")]
@@ -121,7 +121,7 @@ def main() -> None:
         for window in args.windows.split(","):
             for context in [float(c) for c in args.contexts.split(",")]:
                 for final in args.final_passes.split(","):
-                    final_pass, _, final_context = final.partition(":")  # "utterance:5": 5 s of context before it
+                    final_pass, _, final_context = final.partition(":")  # "full:5": 5 s of context before it
                     config = LiveConfig(
                         encoder_window=window,
                         context_s=context,

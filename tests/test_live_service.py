@@ -116,10 +116,9 @@ def test_sdk_streams_final_timed_words_with_speakers(service: Service, call_star
     assert filed.status_code == 200, filed.text
     live_wer, file_wer = word_error_rate(reference, ended.text), word_error_rate(reference, filed.json()["text"])
     print(f"\nlive WER {live_wer:.3f} vs file {file_wer:.3f} (2x speed)")
-    # At 2x speed on 2 cores the live words lost 13.6 points (22 of 81 words) in 2 of 5 runs on 2026-11-26, the
-    # same count both times: their accuracy is issue 50's; this bound catches a session that loses far more.
-    # The real-time accuracy is the benchmark's (scripts/bench_live.py) and the realtime and Deepgram tests'.
-    assert live_wer <= file_wer + 0.15, (live_wer, file_wer)
+    # The session's text is each utterance read again whole (issue 50): 12.3% against the file's 13.6% at 2x on
+    # 2 cores (the streamed words alone lost up to 13.6 points). Real time: test_the_call_at_real_time_...
+    assert live_wer <= file_wer + 0.10, (live_wer, file_wer)
 
     labelled = [((w.start + w.end) / 2000, w.speaker) for w in words]
     assert len({speaker for _, speaker in labelled}) >= 2

@@ -3,7 +3,8 @@
 Streamed words are final as soon as they are sent (never revised), so they come from short, growing readings
 with little context: the buffer starts at the last pause and is read greedily in a short encoder window. When
 an utterance ends (a pause, the client's commit, the end of input), its audio is read again as the file path
-reads a chunk (Whisper's 30 s window, the configured beam, the whole utterance at once), and that reading's
+reads a chunk (Whisper's 30 s window, `live.final_pass: full`; the configured beam; the whole utterance at
+once, after `live.final_context_s` of the audio before it), and that reading's
 words replace the streamed ones as the utterance's final transcript: a turn's text and words (OpenAI's
 `completed`, nexara's `turn.end`) and the session's text. An utterance over `LONGEST_UTTERANCE_S` is read up to
 its last streamed word and goes on from there.
@@ -17,17 +18,16 @@ with it as context; its words, the previous utterance's, are not repeated.
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 
+from deployments.config import FinalPassWindow
 from deployments.live._local_agreement import TimedWord
 from deployments.live._models import Transcribe
 from deployments.types import SAMPLE_RATE, ChunkOptions
 
 LONGEST_UTTERANCE_S = 28.0
 """Whisper reads 30 s at once; an utterance this long is read up to its last streamed word."""
-WINDOW: Literal["full", "audio"] = "audio"
 SPAN_SLACK_S = 0.5
 """The second reading's words are those up to this after the last streamed word: past it, Whisper writes
 "Thank you." into the silence after the last word."""
@@ -48,9 +48,9 @@ class SpokenWord:
 class FinalPass:
     """The audio and streamed words of the utterance going on, and its second reading."""
 
-    def __init__(self, transcribe: Transcribe, enabled: bool, preroll_s: float, context_s: float) -> None:
+    def __init__(self, transcribe: Transcribe, window: FinalPassWindow, preroll_s: float, context_s: float) -> None:
         self.transcribe = transcribe
-        self.enabled = enabled
+        self.window = window
         self.keep = int(max(preroll_s, context_s) * SAMPLE_RATE)  # audio kept before the utterance
         self.samples = np.zeros(0, dtype=np.float32)
         self.start = 0  # samples since the session's first
@@ -88,7 +88,7 @@ class FinalPass:
         streamed = [spoken for spoken in self.streamed if _middle(spoken.word) < cut_s]
         self.streamed = self.streamed[len(streamed) :]
         words = streamed
-        if self.enabled and not self.cleared and streamed:
+        if self.window != "none" and not self.cleared and streamed:
             reading = await self._reread(language)
             heard_until = min(cut_s, streamed[-1].word.end + SPAN_SLACK_S)
             read = [word for word in reading if self.utterance_from <= _middle(word) < heard_until]
@@ -118,7 +118,8 @@ class FinalPass:
         return 0
 
     async def _reread(self, language: str | None) -> list[TimedWord]:
-        options = ChunkOptions(language=language, word_timestamps=True, segment_timestamps=False, encoder_window=WINDOW)
+        window = "audio" if self.window == "audio" else "full"
+        options = ChunkOptions(language=language, word_timestamps=True, segment_timestamps=False, encoder_window=window)
         transcript = await self.transcribe(self.samples, options)
         offset = self.start / SAMPLE_RATE
         return [TimedWord(w.word, w.start + offset, w.end + offset) for w in transcript.words if w.word.strip()]
