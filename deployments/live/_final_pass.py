@@ -11,9 +11,10 @@ its last streamed word and goes on from there.
 
 The second reading rewrites what streaming heard, it does not find speech where streaming found none: an
 utterance with no streamed words stays empty (Whisper writes "Thank you." into noise), its words are those
-before the end of the last streamed one, and a reading with far fewer words than were streamed (Whisper stopping early
-in a long window) gives way to the streamed words. Audio before the utterance (`live.final_context_s`) is read
-with it as context; its words, the previous utterance's, are not repeated.
+before the end of the last streamed one, and a reading with far fewer words than were streamed (Whisper
+stopping early in a long window) gives way to the streamed words; so does a reading of under 4 s (it has
+nothing to add). Audio before the utterance (`live.final_context_s`) is read with it as context; its words,
+the previous utterance's, are not repeated.
 """
 
 from collections.abc import Sequence
@@ -31,6 +32,9 @@ LONGEST_UTTERANCE_S = 28.0
 SPAN_SLACK_S = 0.5
 """The second reading's words are those up to this after the last streamed word: past it, Whisper writes
 "Thank you." into the silence after the last word."""
+SHORTEST_S = 4.0
+"""Less audio than this, context included (a session's first words), is no more than streaming read: in a 30 s
+window tiny.en read jfk's first 2.8 s as "And so am I fellow Americans", its streamed words were right."""
 LONGEST_MOVE = 3
 """Words at an utterance's end that the next reading may place after the pause."""
 FEWEST_WORDS = 0.5
@@ -88,7 +92,7 @@ class FinalPass:
         streamed = [spoken for spoken in self.streamed if _middle(spoken.word) < cut_s]
         self.streamed = self.streamed[len(streamed) :]
         words = streamed
-        if self.window != "none" and not self.cleared and streamed:
+        if self.window != "none" and not self.cleared and streamed and len(self.samples) >= SHORTEST_S * SAMPLE_RATE:
             reading = await self._reread(language)
             heard_until = min(cut_s, streamed[-1].word.end + SPAN_SLACK_S)
             read = [word for word in reading if self.utterance_from <= _middle(word) < heard_until]
