@@ -92,13 +92,13 @@ class ChannelTranscriber:
             self.buffer.cut_before_speech(self.buffer.end)
             self.final.idle()
         if self.final.too_long:
-            await self._end_utterance(self.final.last_streamed_end())
+            await self._end_utterance(self.final.last_streamed_end(), self.detector.last_voiced_end)
 
     async def finish(self) -> None:
         """End of input: everything heard is final, and an open turn ends without a verdict."""
         if self.detector.speaking or self.agreement.previous:
             await self._publish(await self._commit(math.inf))
-        await self._end_utterance(self.buffer.end)
+        await self._end_utterance(self.buffer.end, self.detector.last_voiced_end)
         self.turns.input_ended(self.detector.speaking, self.detector.last_voiced_end)
 
     async def commit(self) -> None:
@@ -106,7 +106,7 @@ class ChannelTranscriber:
         the buffer restarts at its end (less the context), and the open turn ends there."""
         if self.detector.speaking or self.agreement.previous:
             await self._publish(await self._commit(math.inf))
-        await self._end_utterance(self.buffer.end)
+        await self._end_utterance(self.buffer.end, self.detector.last_voiced_end)
         self.agreement.previous = []
         self.buffer.cut_before_speech(self.buffer.end)  # what was committed stays as context, as at a pause
         self.turns.committed(self.detector.speaking, self.buffer.end)
@@ -124,7 +124,7 @@ class ChannelTranscriber:
     async def _speech_ended(self, sample: int) -> None:
         self.turns.speech_ended(sample)
         await self._publish(await self._commit(sample / SAMPLE_RATE))
-        await self._end_utterance(sample)
+        await self._end_utterance(sample, sample)
         self.buffer.cut_before_speech(sample)
         await self.turns.judge(sample)
 
@@ -171,9 +171,10 @@ class ChannelTranscriber:
         offset = self.buffer.start / SAMPLE_RATE
         return [TimedWord(w.word, w.start + offset, w.end + offset) for w in transcript.words if w.word.strip()]
 
-    async def _end_utterance(self, until: int) -> None:
-        """The utterance's words that start before `until` (a sample), read again whole: its final transcript."""
-        spoken = await self.final.read(until, self.language)
+    async def _end_utterance(self, until: int, voiced_end: int) -> None:
+        """The utterance's words before `until` (a sample), read again whole up to where the voice ended: its
+        final transcript."""
+        spoken = await self.final.read(until, voiced_end, self.language)
         if not spoken:
             return
         text = "".join(s.word.text for s in spoken)

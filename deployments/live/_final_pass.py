@@ -32,6 +32,8 @@ LONGEST_UTTERANCE_S = 28.0
 SPAN_SLACK_S = 0.5
 """The second reading's words are those up to this after the last streamed word: past it, Whisper writes
 "Thank you." into the silence after the last word."""
+SPEECH_PAD_S = 0.2
+"""Audio read past the voice's end (the file path's VAD chunks keep as much)."""
 SHORTEST_S = 4.0
 """Less audio than this, context included (a session's first words), is no more than streaming read: in a 30 s
 window tiny.en read jfk's first 2.8 s as "And so am I fellow Americans", its streamed words were right."""
@@ -85,16 +87,23 @@ class FinalPass:
         if not self.streamed:
             self._cut(self.end - self.keep)
 
-    async def read(self, until: int, language: str | None) -> list[SpokenWord]:
-        """The final words of the utterance's words that start before `until` (samples since the session's
-        first); the audio before it is dropped but for the next word's preroll."""
+    async def read(self, until: int, voiced_end: int, language: str | None) -> list[SpokenWord]:
+        """The final words of the utterance's words that lie before `until` (samples since the session's
+        first); the audio before it is dropped but for the context. The reading ends where the voice did
+        (`voiced_end`), padded as a file's chunk is: past it, Whisper writes "Thank you." into the silence."""
         cut_s = until / SAMPLE_RATE
+        read_until = min(self.end, voiced_end + int(SPEECH_PAD_S * SAMPLE_RATE))
         streamed = [spoken for spoken in self.streamed if _middle(spoken.word) < cut_s]
         self.streamed = self.streamed[len(streamed) :]
         words = streamed
-        if self.window != "none" and not self.cleared and streamed and len(self.samples) >= SHORTEST_S * SAMPLE_RATE:
-            reading = await self._reread(language)
-            heard_until = min(cut_s, streamed[-1].word.end + SPAN_SLACK_S)
+        if (
+            self.window != "none"
+            and not self.cleared
+            and streamed
+            and read_until - self.start >= SHORTEST_S * SAMPLE_RATE
+        ):
+            reading = await self._reread(read_until, language)
+            heard_until = min(cut_s, streamed[-1].word.end + SPAN_SLACK_S, read_until / SAMPLE_RATE)
             read = [word for word in reading if self.utterance_from <= _middle(word) < heard_until]
             read = read[self._moved(reading, read) :]
             if len(read) >= FEWEST_WORDS * len(streamed):
@@ -121,10 +130,10 @@ class FinalPass:
                 return size
         return 0
 
-    async def _reread(self, language: str | None) -> list[TimedWord]:
+    async def _reread(self, until: int, language: str | None) -> list[TimedWord]:
         window = "audio" if self.window == "audio" else "full"
         options = ChunkOptions(language=language, word_timestamps=True, segment_timestamps=False, encoder_window=window)
-        transcript = await self.transcribe(self.samples, options)
+        transcript = await self.transcribe(self.samples[: until - self.start], options)
         offset = self.start / SAMPLE_RATE
         return [TimedWord(w.word, w.start + offset, w.end + offset) for w in transcript.words if w.word.strip()]
 
