@@ -45,6 +45,7 @@ class ChannelTranscriber:
         models: LiveModels,
         emit: Callable[[LiveEvent], None],
         channel: int | None,
+        behind_s: Callable[[], float] = lambda: 0.0,
     ) -> None:
         self.settings = settings
         self.models = models
@@ -55,7 +56,9 @@ class ChannelTranscriber:
         self.encoder_window = config.encoder_window
         self.buffer = AudioBuffer(config.max_buffer_s, settings.preroll_ms / 1000, config.context_s)
         self.recent = RecentAudio()
-        self.final = FinalPass(models.transcribe, config.final_pass, settings.preroll_ms / 1000, config.final_context_s)
+        self.final = FinalPass(
+            models.transcribe, config.final_pass, settings.preroll_ms / 1000, config.final_context_s, behind_s
+        )
         self.turns = TurnTracker(settings.turn_detection, models.turn_probability, self.recent, emit, channel)
         self.speakers = (
             WordSpeakers(config.speaker_threshold, models.embed_voices, self.recent) if settings.diarize else None

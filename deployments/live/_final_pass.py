@@ -17,7 +17,7 @@ nothing to add). Audio before the utterance (`live.final_context_s`) is read wit
 the previous utterance's, are not repeated.
 """
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,6 +34,8 @@ SPAN_SLACK_S = 0.5
 "Thank you." into the silence after the last word."""
 SPEECH_PAD_S = 0.2
 """Audio read past the voice's end (the file path's VAD chunks keep as much)."""
+MOST_BEHIND_S = 1.0
+"""More audio than this waiting to be transcribed: the session is behind, and reads nothing twice."""
 SHORTEST_S = 4.0
 """Less audio than this, context included (a session's first words), is no more than streaming read: in a 30 s
 window tiny.en read jfk's first 2.8 s as "And so am I fellow Americans", its streamed words were right."""
@@ -54,8 +56,16 @@ class SpokenWord:
 class FinalPass:
     """The audio and streamed words of the utterance going on, and its second reading."""
 
-    def __init__(self, transcribe: Transcribe, window: FinalPassWindow, preroll_s: float, context_s: float) -> None:
+    def __init__(
+        self,
+        transcribe: Transcribe,
+        window: FinalPassWindow,
+        preroll_s: float,
+        context_s: float,
+        behind_s: Callable[[], float] = lambda: 0.0,
+    ) -> None:
         self.transcribe = transcribe
+        self.behind_s = behind_s  # audio received and not yet transcribed
         self.window = window
         self.keep = int(max(preroll_s, context_s) * SAMPLE_RATE)  # audio kept before the utterance
         self.samples = np.zeros(0, dtype=np.float32)
@@ -96,12 +106,7 @@ class FinalPass:
         streamed = [spoken for spoken in self.streamed if _middle(spoken.word) < cut_s]
         self.streamed = self.streamed[len(streamed) :]
         words = streamed
-        if (
-            self.window != "none"
-            and not self.cleared
-            and streamed
-            and read_until - self.start >= SHORTEST_S * SAMPLE_RATE
-        ):
+        if self._worth_reading(streamed, read_until):
             reading = await self._reread(read_until, language)
             heard_until = min(cut_s, streamed[-1].word.end + SPAN_SLACK_S, read_until / SAMPLE_RATE)
             read = [word for word in reading if self.utterance_from <= _middle(word) < heard_until]
@@ -117,6 +122,14 @@ class FinalPass:
     def last_streamed_end(self) -> int:
         """Where a too long utterance is read up to: its last streamed word's end, else all of it."""
         return int(self.streamed[-1].word.end * SAMPLE_RATE) if self.streamed else self.end
+
+    def _worth_reading(self, streamed: list[SpokenWord], read_until: int) -> bool:
+        """Whether to read the utterance again: it has streamed words, is long enough to gain from it, none of it
+        was cleared, and the session keeps up (a second reading is a full encoder pass: when the machine cannot
+        keep up, the streamed words are the final transcript, rather than falling further behind)."""
+        long_enough = read_until - self.start >= SHORTEST_S * SAMPLE_RATE
+        keeps_up = self.behind_s() <= MOST_BEHIND_S
+        return self.window != "none" and not self.cleared and bool(streamed) and long_enough and keeps_up
 
     def _moved(self, reading: list[TimedWord], read: list[TimedWord]) -> int:
         """How many of the first words read are the last final ones, moved past the pause by this reading: they
