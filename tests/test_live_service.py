@@ -104,6 +104,7 @@ def test_sdk_streams_final_timed_words_with_speakers(service: Service, call_star
     assert all(w.start % 80 == 0 and w.end % 80 == 0 and w.end > w.start for w in words)
     assert all(b.start >= a.end for a, b in itertools.pairwise(words))  # monotonic, no repeats
     turn_ends = [e for e in events if isinstance(e, RealtimeTurnEnd)]
+    assert isinstance(ended.text, str)  # one channel
     assert " ".join(e.text for e in turn_ends).split() == ended.text.split()  # the turns' final transcripts
     assert ended.audio_duration_ms == ended.billed_ms == CALL_S * 1000 and ended.channels_transcribed == 1
 
