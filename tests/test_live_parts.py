@@ -207,5 +207,5 @@ def _final_pass(behind_s: float, reading: list[tuple[str, float, float]]) -> tup
 def test_an_utterance_read_again_replaces_its_streamed_words_unless_the_session_is_behind() -> None:
     reading = [("a", 1.0, 1.5), ("b", 2.0, 2.5), ("see", 3.0, 3.5), ("Thank", 4.3, 4.5), ("you.", 4.5, 4.7)]
     assert _final_pass(0.0, reading) == (["a", "b", "see"], 1)  # nothing after the voice's end (+0.2 s)
-    assert _final_pass(2.0, reading) == (["a", "b", "c"], 0)  # behind: not read again
+    assert _final_pass(3.0, reading) == (["a", "b", "c"], 0)  # behind: not read again
     assert _final_pass(0.0, reading[:1]) == (["a", "b", "c"], 1)  # the reading lost most words

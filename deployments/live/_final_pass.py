@@ -34,7 +34,7 @@ SPAN_SLACK_S = 0.5
 "Thank you." into the silence after the last word."""
 SPEECH_PAD_S = 0.2
 """Audio read past the voice's end (the file path's VAD chunks keep as much)."""
-MOST_BEHIND_S = 1.0
+MOST_BEHIND_S = 2.0
 """More audio than this waiting to be transcribed: the session is behind, and reads nothing twice."""
 SHORTEST_S = 4.0
 """Less audio than this, context included (a session's first words), is no more than streaming read: in a 30 s

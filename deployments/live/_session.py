@@ -83,7 +83,7 @@ class LiveSession:
         await asyncio.gather(self.worker, return_exceptions=True)
 
     def _behind_s(self) -> float:
-        """Audio received and not yet transcribed: a channel's second readings wait while it is over 1 s."""
+        """Audio received and not yet transcribed: a channel reads nothing twice while it is over 2 s."""
         return self.queued_samples / SAMPLE_RATE
 
     def _fail(self, failure: SessionFailed) -> SessionFailed:
