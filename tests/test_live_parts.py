@@ -188,7 +188,9 @@ def test_the_vad_scores_a_stream_as_it_would_score_the_audio_in_one_piece() -> N
     assert [b.kind for b in boundaries][:2] == ["start", "end"] and boundaries[0].sample / 16000 < 7.0
 
 
-def _final_pass(behind_s: float, reading: list[tuple[str, float, float]]) -> tuple[list[str], int]:
+def _final_pass(
+    behind_s: float, reading: list[tuple[str, float, float]], voiced_end_s: float = 4.0
+) -> tuple[list[str], int]:
     """An utterance of 5 s streamed as "a b c", read again by a fake Whisper as `reading`."""
     calls = []
 
@@ -200,7 +202,7 @@ def _final_pass(behind_s: float, reading: list[tuple[str, float, float]]) -> tup
     final = FinalPass(transcribe, "full", 0.3, 5.0, lambda: behind_s)
     final.add(np.zeros(5 * 16_000, np.float32))
     final.add_streamed([TimedWord(f" {t}", 1.0 + n, 1.5 + n) for n, t in enumerate("abc")], [None] * 3)
-    spoken = asyncio.run(final.read(5 * 16_000, 4 * 16_000, "en"))
+    spoken = asyncio.run(final.read(5 * 16_000, int(voiced_end_s * 16_000), "en"))
     return [s.word.text.strip() for s in spoken], len(calls)
 
 
@@ -209,3 +211,4 @@ def test_an_utterance_read_again_replaces_its_streamed_words_unless_the_session_
     assert _final_pass(0.0, reading) == (["a", "b", "see"], 1)  # nothing after the voice's end (+0.2 s)
     assert _final_pass(3.0, reading) == (["a", "b", "c"], 0)  # behind: not read again
     assert _final_pass(0.0, reading[:1]) == (["a", "b", "c"], 1)  # the reading lost most words
+    assert _final_pass(0.0, reading, voiced_end_s=0.2) == ([], 0)  # every streamed word after the voice's end
