@@ -425,6 +425,10 @@ class PipelineConfig(StrictModel):
     vocabulary: VocabularyConfig = VocabularyConfig()
 
 
+FinalPassWindow = Literal["full", "audio", "none"]
+"""How a live utterance is read again when it ends (`LiveConfig.final_pass`)."""
+
+
 class LiveConfig(StrictModel):
     """Live sessions over WebSocket (`/v1/transcribe`): the LiveTranscriber's settings and the limits the
     Ingress applies to them."""
@@ -453,6 +457,23 @@ class LiveConfig(StrictModel):
         description="At a pause inside a sentence, the final words of the last context_s before it stay in the buffer,"
         " so that Whisper reads the next words after the ones they follow (those are not repeated); none after a"
         " sentence end, where a short window would often stop after them (docs: Performance, Live sessions).",
+    )
+    final_pass: FinalPassWindow = Field(
+        "full",
+        description="full (default): when an utterance ends (a pause, a commit, the end of input) its audio is read"
+        " once more whole, as a file's chunk is (Whisper's 30 s window, the configured beam), and that reading is"
+        " its final transcript (a turn's text and words, OpenAI's completed, the session's text); the streamed"
+        " words are sent as before; an utterance under 4 s with its context, or a session over 2 s behind, keeps"
+        " its streamed words. audio: the same in the short encoder window (cheaper, and less accurate than"
+        " the streamed words: it loops). none: the final transcript is the streamed words (docs: Performance, Live"
+        " sessions).",
+    )
+    final_context_s: float = Field(
+        5,
+        ge=0,
+        le=20,
+        description="With a final_pass: audio before the utterance read with it as context (its words are"
+        " the previous utterance's, not repeated).",
     )
     speaker_threshold: float = Field(
         0.45,

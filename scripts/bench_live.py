@@ -8,15 +8,17 @@ arrived. A session keeps up when, after its last frame, `session.ended` comes wi
 Accuracy: the WER of the streamed text and of the file transcription (json, same service, same audio),
 both against the call's reference transcript.
 
-Each model runs once per encoder window (`--windows full,audio`: `live.encoder_window`), on a fresh service,
-so that the short window is measured beside Whisper's 30 s one (the baseline) in the same run.
+Each model runs once per encoder window (`--windows full,audio`: `live.encoder_window`) and final pass
+(`--final-passes none,full,audio`: `live.final_pass`, each utterance read again whole at its end for the
+session's text), on a fresh service, so that each is measured beside the other in the same run.
 
     .venv/bin/python -m scripts.bench_live [--models embedded:tiny.en,embedded:base] [--sessions 1,2,4,8]
-        [--windows full,audio] [--delay-ms 480] [--diarize]
+        [--windows full,audio] [--final-passes none,full,audio] [--delay-ms 480] [--diarize]
 """
 
 import argparse
 import asyncio
+import itertools
 import math
 import statistics
 import tempfile
@@ -84,6 +86,7 @@ def main() -> None:
     parser.add_argument("--models", default="embedded:tiny.en,embedded:base")
     parser.add_argument("--sessions", default="1,2,4,8")
     parser.add_argument("--windows", default="full,audio")
+    parser.add_argument("--final-passes", default="full")
     parser.add_argument("--delay-ms", type=int, default=480)
     parser.add_argument("--diarize", action="store_true")
     parser.add_argument("--keep-up-s", type=float, default=3.0)
@@ -93,12 +96,12 @@ def main() -> None:
     pcm = (call * 32767).astype("<i2").tobytes()
     reference = stm_transcript(pyannote_sample().with_suffix(".stm"))
     print(f"pyannote call, 30 s, streamed at real time; delay_ms {args.delay_ms}, diarize {args.diarize}")
-    print("model             window  sessions  p50 latency(s)  p95 latency(s)  flush after end(s)  real-time factor"
-          "  kept up  WER    WER-file  file(s)")  # fmt: skip
+    print("model             window  final pass  sessions  p50 latency(s)  p95 latency(s)  flush after end(s)"
+          "  real-time factor  kept up  WER    WER-file  file(s)")  # fmt: skip
     counts = [int(n) for n in args.sessions.split(",")]
     for model in args.models.split(","):
-        for window in args.windows.split(","):
-            live = {"encoder_window": window, "max_sessions_per_key": max(counts)}
+        for window, final_pass in itertools.product(args.windows.split(","), args.final_passes.split(",")):
+            live = {"encoder_window": window, "final_pass": final_pass, "max_sessions_per_key": max(counts)}
             with LocalService(Path(tempfile.mkdtemp()), [KEY], model=model, unthrottled=True, live=live) as service:
                 headers = {"Authorization": f"Bearer {KEY}"}
                 with httpx.Client(base_url=service.base_url, headers=headers, timeout=600) as http:
@@ -116,9 +119,9 @@ def main() -> None:
                     live_wer = statistics.mean(word_error_rate(reference, run.text) for run in runs)
                     kept_up = "yes" if flush <= args.keep_up_s else "no"
                     p50, p95 = percentile(latencies, 0.5), percentile(latencies, 0.95)
-                    print(f"{model.removeprefix('embedded:'):<16}  {window:>6}  {count:>8}  {p50:14.2f}  {p95:14.2f}"
-                          f"  {flush:18.2f}  {factor:16.2f}  {kept_up:>7}  {live_wer:5.1%}  {live_wer - file_wer:+7.1%}"
-                          f"  {file_s:7.2f}", flush=True)  # fmt: skip
+                    print(f"{model.removeprefix('embedded:'):<16}  {window:>6}  {final_pass:>10}  {count:>8}"
+                          f"  {p50:14.2f}  {p95:14.2f}  {flush:18.2f}  {factor:16.2f}  {kept_up:>7}"
+                          f"  {live_wer:5.1%}  {live_wer - file_wer:+7.1%}  {file_s:7.2f}", flush=True)  # fmt: skip
 
 
 if __name__ == "__main__":

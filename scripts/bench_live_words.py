@@ -4,19 +4,24 @@ call, jfk and, with `../shared`, the AMI meeting excerpts. No service: one chann
 so this measures the streaming policy (buffer, context, LocalAgreement), not the machine's capacity
 (`scripts/bench_live.py` does that, through the service).
 
-For each model, encoder window and context (`live.context_s`), it prints per file and in total the word error
-rate of the streamed words against the file's words (the baseline: what the same model writes when it reads the
-whole file) and its errors by kind (words dropped, written wrong, written extra), the audio a word waited for
-before it was final (p50/p95: from its end to the end of the audio read when it became final), and the
-readings' compute time.
+For each model, encoder window, context (`live.context_s`) and final pass (`live.final_pass`), it prints per
+file and in total the word error rate against the file's words (the baseline: what the same model writes when
+it reads the whole file) of the streamed words (the `transcript` events) and of the final transcript (the
+session's text: with `full` or `audio`, each utterance read again whole when it ends), with the final transcript's
+errors by kind (words dropped, written wrong, written extra); the audio a streamed word waited for before it
+was final (p50/p95: from its end to the end of the audio read when it became final); the compute time of the
+second readings (p50/max per utterance: what an utterance's final transcript waits for after its end, beside
+the last streamed words' reading) and of all readings.
 
     .venv/bin/python -m scripts.bench_live_words [--models embedded:tiny.en] [--windows full,audio]
-        [--contexts 0,2] [--files sample,jfk,dev00,...]
+        [--contexts 0,2] [--final-passes none,full:5,audio:5] [--files sample,jfk,dev00,...]
 """
 
 import argparse
 import asyncio
+import math
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -48,16 +53,30 @@ def file_words(engine: WhisperEngine, samples: np.ndarray) -> str:
     return " ".join(segment.text for segment in transcript.segments)
 
 
-async def stream(engine: WhisperEngine, samples: np.ndarray, config: LiveConfig) -> tuple[str, list[float], float]:
-    """The session's text, how much audio each final word waited for (s), and the readings' compute time."""
-    compute_s = 0.0
+@dataclass
+class Streamed:
+    streamed: str = ""
+    final: str = ""
+    waits: list[float] = field(default_factory=list)
+    """How much audio each streamed word waited for (s)."""
+    second_s: list[float] = field(default_factory=list)
+    """Compute time of each utterance's second reading (s)."""
+    compute_s: float = 0.0
+
+
+async def stream(engine: WhisperEngine, samples: np.ndarray, config: LiveConfig) -> Streamed:
+    """The session's streamed and final texts, the waits and the readings' compute time."""
+    run = Streamed()
     heard = 0  # samples fed when the current events were made
+    streamed: list[str] = []
 
     async def transcribe(chunk: np.ndarray, options: ChunkOptions) -> ChunkTranscript:
-        nonlocal compute_s
         started = time.perf_counter()
         (transcript,) = engine.transcribe_batch([chunk], options)
-        compute_s += time.perf_counter() - started
+        took = time.perf_counter() - started
+        run.compute_s += took
+        if options.beam_size is None:  # a second reading: streaming reads greedily
+            run.second_s.append(took)
         return transcript
 
     async def no_voices(windows: list[np.ndarray]) -> np.ndarray:
@@ -66,11 +85,10 @@ async def stream(engine: WhisperEngine, samples: np.ndarray, config: LiveConfig)
     async def no_turns(audio: np.ndarray) -> float:
         return 0.0
 
-    waits: list[float] = []
-
     def emit(event: LiveEvent) -> None:
         if isinstance(event, TranscriptEvent):
-            waits.extend(heard / SAMPLE_RATE - word.end / 1000 for word in event.words)
+            streamed.append(event.text)
+            run.waits.extend(heard / SAMPLE_RATE - word.end / 1000 for word in event.words)
 
     models = LiveModels(transcribe, no_voices, no_turns)
     channel = ChannelTranscriber(SessionSettings(language="en"), config, models, emit, None)
@@ -78,7 +96,8 @@ async def stream(engine: WhisperEngine, samples: np.ndarray, config: LiveConfig)
         heard = min(len(samples), offset + FRAME)
         await channel.feed(samples[offset : offset + FRAME])
     await channel.finish()
-    return channel.text, waits, compute_s
+    run.streamed, run.final = "".join(streamed).strip(), channel.text
+    return run
 
 
 def main() -> None:
@@ -86,6 +105,7 @@ def main() -> None:
     parser.add_argument("--models", default="embedded:tiny.en")
     parser.add_argument("--windows", default="full,audio")
     parser.add_argument("--contexts", default="0,2")
+    parser.add_argument("--final-passes", default="none,full:5", help="full:N, audio:N: N s of context")
     parser.add_argument("--files", default="", help="names without extension; default: all found")
     args = parser.parse_args()
     files = [path for path in recordings() if not args.files or path.stem in args.files.split(",")]
@@ -96,22 +116,36 @@ def main() -> None:
         filed = {name: file_words(engine, samples) for name, samples in audio.items()}
         names = [name for name in audio if filed[name].strip()]  # a file with no words has no rate to compare
         print(f"\n{model}: file words {sum(len(filed[n].split()) for n in names)} in {len(names)} recordings")
-        print("window  context(s)  WER streamed vs file  dropped  wrong  extra  wait p50(s)  wait p95(s)  compute(s)"
-              "  per file")  # fmt: skip
+        print("window  context(s)    final pass  WER streamed  WER final  dropped  wrong  extra  wait p50(s)"
+              "  wait p95(s)  2nd p50(s)  2nd max(s)  compute(s)  final per file")  # fmt: skip
         for window in args.windows.split(","):
             for context in [float(c) for c in args.contexts.split(",")]:
-                config = LiveConfig(encoder_window=window, context_s=context)
-                streamed, waits, compute_s = {}, [], 0.0
-                for name in names:
-                    text, file_waits, seconds = asyncio.run(stream(engine, audio[name], config))
-                    streamed[name], compute_s = text, compute_s + seconds
-                    waits += file_waits
-                errors = word_errors([filed[n] for n in names], [streamed[n] for n in names])
-                per_file = " ".join(f"{n}:{word_error_rate(filed[n], streamed[n]):.2f}" for n in names)
-                p50, p95 = percentile(waits, 0.5), percentile(waits, 0.95)
-                print(f"{window:>6}  {context:10.1f}  {errors.rate:20.1%}  {errors.deleted:7d}  {errors.substituted:5d}"
-                      f"  {errors.inserted:5d}  {p50:11.2f}  {p95:11.2f}  {compute_s:10.1f}  {per_file}",
-                      flush=True)  # fmt: skip
+                for final in args.final_passes.split(","):
+                    final_pass, _, final_context = final.partition(":")  # "full:5": 5 s of context before it
+                    config = LiveConfig(
+                        encoder_window=window,
+                        context_s=context,
+                        final_pass=final_pass,
+                        final_context_s=float(final_context or 0),
+                    )
+                    runs = {name: asyncio.run(stream(engine, audio[name], config)) for name in names}
+                    print_row(config, filed, runs)
+
+
+def print_row(config: LiveConfig, filed: dict[str, str], runs: dict[str, Streamed]) -> None:
+    names = list(runs)
+    streamed = word_errors([filed[n] for n in names], [runs[n].streamed for n in names])
+    final = word_errors([filed[n] for n in names], [runs[n].final for n in names])
+    per_file = " ".join(f"{n}:{word_error_rate(filed[n], runs[n].final):.2f}" for n in names)
+    waits = [wait for run in runs.values() for wait in run.waits]
+    second = [took for run in runs.values() for took in run.second_s] or [math.nan]
+    compute_s = sum(run.compute_s for run in runs.values())
+    p50, p95 = percentile(waits, 0.5), percentile(waits, 0.95)
+    final_pass = f"{config.final_pass}:{config.final_context_s:g}" if config.final_pass != "none" else "none"
+    print(f"{config.encoder_window:>6}  {config.context_s:10.1f}  {final_pass:>12}  {streamed.rate:12.1%}"
+          f"  {final.rate:9.1%}  {final.deleted:7d}  {final.substituted:5d}  {final.inserted:5d}  {p50:11.2f}"
+          f"  {p95:11.2f}  {percentile(second, 0.5):10.2f}  {max(second):10.2f}  {compute_s:10.1f}  {per_file}",
+          flush=True)  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """The parts of a live session, without models or Ray: PCM decoding, the commit policy, online speaker
 labels, the query's validation, and the Smart Turn model's input contract."""
 
+import asyncio
 import warnings
 
 import numpy as np
@@ -10,9 +11,11 @@ from pydantic import ValidationError
 
 from deployments.live._audio import InvalidAudioError, PcmDecoder
 from deployments.live._buffer import AudioBuffer
+from deployments.live._final_pass import FinalPass
 from deployments.live._local_agreement import LocalAgreement, TimedWord
 from deployments.live._speakers import OnlineSpeakers
 from deployments.live.events import SessionSettings
+from deployments.types import ChunkOptions, ChunkTranscript, Word
 from devkit.media import pyannote_sample
 from serve_app.live.schemas import LiveSessionQuery
 
@@ -183,3 +186,29 @@ def test_the_vad_scores_a_stream_as_it_would_score_the_audio_in_one_piece() -> N
         [pieces.probabilities(call[i : i + 1000]) for i in range(0, len(call), 1000)]), atol=1e-5)  # fmt: skip
     boundaries = SpeechDetector().feed(call)
     assert [b.kind for b in boundaries][:2] == ["start", "end"] and boundaries[0].sample / 16000 < 7.0
+
+
+def _final_pass(
+    behind_s: float, reading: list[tuple[str, float, float]], voiced_end_s: float = 4.0
+) -> tuple[list[str], int]:
+    """An utterance of 5 s streamed as "a b c", read again by a fake Whisper as `reading`."""
+    calls = []
+
+    async def transcribe(samples: np.ndarray, options: ChunkOptions) -> ChunkTranscript:
+        calls.append(options)
+        words = [Word(word=f" {text}", start=start, end=end) for text, start, end in reading]
+        return ChunkTranscript(language="en", segments=[], words=words)
+
+    final = FinalPass(transcribe, "full", 0.3, 5.0, lambda: behind_s)
+    final.add(np.zeros(5 * 16_000, np.float32))
+    final.add_streamed([TimedWord(f" {t}", 1.0 + n, 1.5 + n) for n, t in enumerate("abc")], [None] * 3)
+    spoken = asyncio.run(final.read(5 * 16_000, int(voiced_end_s * 16_000), "en"))
+    return [s.word.text.strip() for s in spoken], len(calls)
+
+
+def test_an_utterance_read_again_replaces_its_streamed_words_unless_the_session_is_behind() -> None:
+    reading = [("a", 1.0, 1.5), ("b", 2.0, 2.5), ("see", 3.0, 3.5), ("Thank", 4.3, 4.5), ("you.", 4.5, 4.7)]
+    assert _final_pass(0.0, reading) == (["a", "b", "see"], 1)  # nothing after the voice's end (+0.2 s)
+    assert _final_pass(3.0, reading) == (["a", "b", "c"], 0)  # behind: not read again
+    assert _final_pass(0.0, reading[:1]) == (["a", "b", "c"], 1)  # the reading lost most words
+    assert _final_pass(0.0, reading, voiced_end_s=0.2) == ([], 0)  # every streamed word after the voice's end

@@ -103,7 +103,9 @@ def test_sdk_streams_final_timed_words_with_speakers(service: Service, call_star
     words = [w for e in transcripts for w in e.words]
     assert all(w.start % 80 == 0 and w.end % 80 == 0 and w.end > w.start for w in words)
     assert all(b.start >= a.end for a, b in itertools.pairwise(words))  # monotonic, no repeats
-    assert "".join(e.text for e in transcripts).strip() == ended.text  # nothing revised or sent twice
+    turn_ends = [e for e in events if isinstance(e, RealtimeTurnEnd)]
+    assert isinstance(ended.text, str)  # one channel
+    assert " ".join(e.text for e in turn_ends).split() == ended.text.split()  # the turns' final transcripts
     assert ended.audio_duration_ms == ended.billed_ms == CALL_S * 1000 and ended.channels_transcribed == 1
 
     reference = stm_transcript(pyannote_sample().with_suffix(".stm"), until=CALL_S)
@@ -115,20 +117,47 @@ def test_sdk_streams_final_timed_words_with_speakers(service: Service, call_star
     assert filed.status_code == 200, filed.text
     live_wer, file_wer = word_error_rate(reference, ended.text), word_error_rate(reference, filed.json()["text"])
     print(f"\nlive WER {live_wer:.3f} vs file {file_wer:.3f} (2x speed)")
-    # At 2x speed on 2 cores the live words lost 13.6 points (22 of 81 words) in 2 of 5 runs on 2026-11-26, the
-    # same count both times: their accuracy is issue 50's; this bound catches a session that loses far more.
-    # The real-time accuracy is the benchmark's (scripts/bench_live.py) and the realtime and Deepgram tests'.
-    assert live_wer <= file_wer + 0.15, (live_wer, file_wer)
+    # The session's text is each utterance read again whole (issue 50): 12.3% against the file's 13.6% at 2x on
+    # 2 cores (the streamed words alone lost up to 13.6 points). Real time: test_the_call_at_real_time_...
+    assert live_wer <= file_wer + 0.10, (live_wer, file_wer)
 
     labelled = [((w.start + w.end) / 2000, w.speaker) for w in words]
     assert len({speaker for _, speaker in labelled}) >= 2
     assert speaker_agreement(labelled, pyannote_sample().with_suffix(".rttm")) >= 0.75  # type: ignore[arg-type]  # diarized: every word has a speaker
-    turn_ends = [e for e in events if isinstance(e, RealtimeTurnEnd)]
     assert turn_ends and all(e.turn is not None for e in transcripts)
 
     usage = nexara.Nexara(api_key=LIVE_KEY, base_url=f"{service.base_url}/v1").billing.usage(limit=5)
     live = [item for item in usage.items if item.task == "realtime"]
     assert live and live[0].seconds == pytest.approx(CALL_S) and live[0].api_key.id == 43
+
+
+@pytest.mark.xfail(
+    strict=False,
+    reason="issue 50, open: 8.3%, 11.1%, 16.7% and 6.9% from the file's words in four runs on a shared 2-core"
+    " machine (nexara's 220 ms pauses cut the call into short utterances; the offline benchmark gives 0%)",
+)
+def test_the_call_at_real_time_reads_as_its_file_transcription(
+    service: Service, call_start: np.ndarray, call_pcm: bytes
+) -> None:
+    """Issue 50: the session's text (each utterance read again whole when it ends) is within 6% of the words the
+    same audio gets as a file; the streamed words come first, as they are spoken."""
+
+    async def run() -> tuple[str, str]:
+        async with live_client(service, "test-key-1").realtime.connect(turn_detection="smart") as session:
+            streamed = [e.text async for e in session.stream(paced(call_pcm)) if isinstance(e, RealtimeTranscript)]
+            assert session.ended is not None and isinstance(session.ended.text, str)
+            return "".join(streamed), session.ended.text
+
+    streamed, text = asyncio.run(run())
+    with service.client(api_key="test-key-1") as http:
+        filed = http.post("/v1/audio/transcriptions", files={"file": ("call.wav", encode(call_start, "wav"))})
+    assert filed.status_code == 200, filed.text
+    from_file, streamed_from_file = (
+        word_error_rate(filed.json()["text"], text),
+        word_error_rate(filed.json()["text"], streamed),
+    )
+    print(f"\nnexara at real time: final {from_file:.3f}, streamed {streamed_from_file:.3f} from the file's words")
+    assert from_file <= 0.06, (from_file, text, filed.json()["text"])
 
 
 def test_a_turn_ends_where_one_speaker_stops_and_the_other_starts(service: Service) -> None:

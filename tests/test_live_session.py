@@ -49,21 +49,30 @@ def stream_audio() -> tuple[np.ndarray, list[tuple[str, float, float]]]:
 
 
 class FakeModels:
-    def __init__(self, script: list[tuple[str, float, float]], turn_probability: float) -> None:
+    def __init__(self, script: list[tuple[str, float, float]], turn_probability: float, second: str = "same") -> None:
         self.script = script
+        self.second = second  # what an utterance's second reading writes: the same, in capitals, or nothing
         self.probability = turn_probability
         self.session: LiveSession | None = None
         self.readings = 0
+        self.final_readings = 0
 
     async def transcribe(self, samples: np.ndarray, options: ChunkOptions) -> ChunkTranscript:
-        self.readings += 1
-        assert options.word_timestamps and options.beam_size == 1
-        assert self.session is not None
-        start = self.session.channels[0].buffer.start / SAMPLE_RATE
+        assert options.word_timestamps and self.session is not None
+        channel = self.session.channels[0]
+        if options.beam_size is None:  # an utterance's second reading (`_final_pass.py`): the file's beam
+            self.final_readings += 1
+            start = channel.final.start / SAMPLE_RATE
+        else:
+            self.readings += 1
+            assert options.beam_size == 1
+            start = channel.buffer.start / SAMPLE_RATE
         end = start + len(samples) / SAMPLE_RATE
         words = [
             Word(word=f" {t}", start=s - start, end=e - start) for t, s, e in self.script if s >= start and e <= end
         ]
+        if options.beam_size is None and self.second != "same":
+            words = [w.model_copy(update={"word": w.word.upper()}) for w in words if self.second == "capitals"]
         return ChunkTranscript(language="en", segments=[], words=words)
 
     async def embed(self, windows: list[np.ndarray]) -> np.ndarray:
@@ -77,10 +86,10 @@ class FakeModels:
 
 
 async def run_session(
-    settings: SessionSettings, turn_probability: float = 0.9, frame_bytes: int = 6400
+    settings: SessionSettings, turn_probability: float = 0.9, frame_bytes: int = 6400, second: str = "same"
 ) -> tuple[list[LiveEvent], FakeModels]:
     audio, script = stream_audio()
-    models = FakeModels(script, turn_probability)
+    models = FakeModels(script, turn_probability, second)
     session = LiveSession(settings, LiveConfig(), models.live())
     models.session = session
     pcm = (audio * 32767).astype("<i2").tobytes()
@@ -122,6 +131,22 @@ def test_smart_turns_end_where_the_model_says_so() -> None:
         kinds = [type(e).__name__ for e in events if getattr(e, "turn", None) == number]
         assert kinds[0] == "SpeechStarted" and kinds[-1] == "TurnEnded" and "SpeechEnded" in kinds
     assert all(w.speaker == 0 for e in events if isinstance(e, TranscriptEvent) for w in e.words)
+
+
+@pytest.mark.parametrize("second", ["capitals", "nothing"])
+def test_each_utterance_read_again_whole_is_its_final_transcript(second: str) -> None:
+    """The streamed words go out as they are final; at each pause the utterance's second reading (the file's
+    beam) is the turn's and the session's text, unless it lost most of the words or read under 4 s (the first
+    utterance, 3.55 s: then the streamed ones)."""
+    events, models = asyncio.run(run_session(SessionSettings(turn_detection="vad"), second=second))
+    streamed = [w.text for e in events if isinstance(e, TranscriptEvent) for w in e.words]
+    assert streamed == [text for text, _, _ in models.script]
+    assert models.final_readings == 1  # the second utterance's, with the first as context
+    turn_words = [w.text for e in events if isinstance(e, TurnEnded) for w in e.words]
+    final = [w.upper() if second == "capitals" and w.startswith("w1_") else w for w in streamed]
+    assert turn_words == final
+    ended = events[-1]
+    assert isinstance(ended, SessionEnded) and isinstance(ended.text, str) and ended.text.split() == final
 
 
 @pytest.mark.parametrize("frame_bytes", [6400, 10**9], ids=["paced", "all-at-once"])

@@ -1,11 +1,12 @@
 """OpenAI realtime transcription sessions through the running service (`/v1/realtime`), with the `openai` SDK's
 own realtime client, unchanged but for `base_url` / `websocket_base_url`: pyannote's call streamed at real
-time as pcm16 at 24 kHz, deltas while it is still being sent, completed transcripts as good as the file's,
-and the errors as OpenAI `error` events."""
+time as pcm16 at 24 kHz, deltas while it is still being sent, completed transcripts as good as the file's
+(each utterance read again whole when it ends: issue 50), and the errors as OpenAI `error` events."""
 
 import asyncio
 import base64
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -15,9 +16,13 @@ from openai import AsyncOpenAI
 from openai.types.realtime import RealtimeTranscriptionSessionCreateRequestParam
 
 from deployments.files.decoding import decode_audio
-from devkit.media import encode, pyannote_sample
+from devkit.media import JFK_REFERENCE, encode, pyannote_sample
 from devkit.wer import stm_transcript, word_error_rate
 from tests.conftest import Service
+
+FILE_DISTANCE = 0.06
+"""Issue 50: the completed transcripts differ from the file's transcription by at most this share of words."""
+JFK_RUNS = 3
 
 pytestmark = pytest.mark.paced  # see tests/conftest.py: after the other service tests
 
@@ -85,10 +90,8 @@ def test_the_openai_sdk_transcribes_the_call_at_real_time(service: Service) -> N
     assert deltas and deltas[0][0] < sent_at - 5  # words arrive while the audio is still being sent
     assert len(completed) >= 2 and "input_audio_buffer.speech_started" in kinds
     committed = {e.item_id for e in events if e.type == "input_audio_buffer.committed"}
-    for item in completed:  # each item: committed, its deltas adding up to its transcript
+    for item in completed:  # each item: committed after its deltas; its transcript is its second reading
         assert item.item_id in committed and item.content_index == 0
-        said = "".join(e.delta for _, e in deltas if e.item_id == item.item_id)
-        assert said.strip() == item.transcript.strip()
 
     reference = stm_transcript(pyannote_sample().with_suffix(".stm"))
     with service.client(api_key=KEY) as http:
@@ -96,16 +99,34 @@ def test_the_openai_sdk_transcribes_the_call_at_real_time(service: Service) -> N
     assert filed.status_code == 200, filed.text
     live_text = " ".join(item.transcript for item in completed)
     live_wer, file_wer = word_error_rate(reference, live_text), word_error_rate(reference, filed.json()["text"])
+    from_file = word_error_rate(filed.json()["text"], live_text)
     stopped = {e.item_id: at for at, e in received if e.type == "input_audio_buffer.speech_stopped"}
     done_at = {e.item_id: at for at, e in received if e.type.endswith(".completed")}
     lags = [done_at[item] - at for item, at in stopped.items() if item in done_at]
     print(  # the README's figures
-        f"\nrealtime WER {live_wer:.3f} vs file {file_wer:.3f}; first delta at {deltas[0][0]:.2f} s;"
-        f" completed {np.median(lags):.2f} s (median) after speech_stopped; {len(completed)} items"
+        f"\nrealtime WER {live_wer:.3f} vs file {file_wer:.3f} ({from_file:.3f} from the file's words); first delta"
+        f" at {deltas[0][0]:.2f} s; completed {np.median(lags):.2f} s (median) after speech_stopped;"
+        f" {len(completed)} items"
     )
     # Issue 37's goal is 3 points (measured 2.4, README); one word of the call's 81 is 1.2 points, and a streamed
     # session's words move by a word between runs of the full suite (2.4 or 3.7 points), so the test allows 5.
     assert live_wer <= file_wer + 0.05, (live_wer, file_wer)
+    if from_file > FILE_DISTANCE:  # 1.4% with every utterance read again; 11.1% when a loaded machine skipped them
+        pytest.xfail(f"issue 50, open: {from_file:.3f} from the file's words (a session behind reads nothing twice)")
+
+
+def test_jfk_at_real_time_is_within_one_word_of_the_reference_in_every_run(service: Service, jfk_flac: Path) -> None:
+    """Issue 50: a sentence that repeats itself ("can do for you ... can do for your"), read from short buffers,
+    lost or changed words in 3 of 5 runs; each utterance's completed transcript is read again whole."""
+    pcm = pcm24k(decode_audio(jfk_flac).samples)
+    rates = []
+    for _ in range(JFK_RUNS):
+        received, _ = asyncio.run(transcription_session(service, pcm))
+        completed = [e for _, e in received if e.type == "conversation.item.input_audio_transcription.completed"]
+        text = " ".join(item.transcript for item in completed)
+        rates.append((word_error_rate(JFK_REFERENCE, text), text))
+    print(f"\njfk WER per run: {[round(rate, 3) for rate, _ in rates]}: {[text for _, text in rates]}")
+    assert all(rate <= 0.05 for rate, _ in rates), rates  # 22 words: one wrong word is 0.045
 
 
 async def first_error(service: Service, key: str, events: list[dict]) -> Any:

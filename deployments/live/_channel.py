@@ -7,6 +7,9 @@ Audio goes into a buffer that starts at the last pause or cut, less `context_s` 
 pause is final at once, and the buffer restarts there (less the context). A buffer longer than `max_buffer_s`
 is cut at its last final sentence end (or last final word).
 
+Those streamed words are sent at once and never revised. The utterance's final transcript (its turn's text and
+words, the session's text) is a second reading of the whole utterance when it ends (`_final_pass.py`).
+
 Speech and pauses also drive the channel's turns (`_turns.py`); with `diarize`, each final word's voice is
 labelled by `WordSpeakers` (`_speakers.py`).
 """
@@ -18,6 +21,7 @@ import numpy as np
 
 from deployments.config import LiveConfig
 from deployments.live._buffer import AudioBuffer, RecentAudio
+from deployments.live._final_pass import FinalPass, SpokenWord
 from deployments.live._local_agreement import LocalAgreement, TimedWord
 from deployments.live._models import LiveModels
 from deployments.live._speakers import WordSpeakers
@@ -42,6 +46,7 @@ class ChannelTranscriber:
         models: LiveModels,
         emit: Callable[[LiveEvent], None],
         channel: int | None,
+        behind_s: Callable[[], float] = lambda: 0.0,
     ) -> None:
         self.settings = settings
         self.models = models
@@ -52,6 +57,9 @@ class ChannelTranscriber:
         self.encoder_window = config.encoder_window
         self.buffer = AudioBuffer(config.max_buffer_s, settings.preroll_ms / 1000, config.context_s)
         self.recent = RecentAudio()
+        self.final = FinalPass(
+            models.transcribe, config.final_pass, settings.preroll_ms / 1000, config.final_context_s, behind_s
+        )
         self.turns = TurnTracker(settings.turn_detection, models.turn_probability, self.recent, emit, channel)
         self.speakers = (
             WordSpeakers(config.speaker_threshold, models.embed_voices, self.recent) if settings.diarize else None
@@ -59,7 +67,8 @@ class ChannelTranscriber:
         self.language = settings.language  # else detected on the first long enough reading, then kept
         self.vocabulary = AppliedVocabulary.of(settings.vocabulary, models.vocabulary, None)  # prompt, correction
         self.last_reading = 0  # samples received when Whisper last read the buffer
-        self.last_word_end_ms = 0
+        self.last_word_end_ms = 0  # of the streamed words
+        self.last_final_end_ms = 0  # of the utterances' final words
         self.texts: list[str] = []
 
     @property
@@ -74,6 +83,7 @@ class ChannelTranscriber:
     async def _feed_step(self, samples: np.ndarray) -> None:
         self.buffer.add(samples)
         self.recent.add(samples)
+        self.final.add(samples)
         for boundary in self.detector.feed(samples):
             if boundary.kind == "start":
                 self.turns.speech_started(boundary.sample)
@@ -85,11 +95,15 @@ class ChannelTranscriber:
                 await self._read()
         else:
             self.buffer.cut_before_speech(self.buffer.end)
+            self.final.idle()
+        if self.final.too_long:
+            await self._end_utterance(self.final.last_streamed_end(), self.detector.last_voiced_end)
 
     async def finish(self) -> None:
         """End of input: everything heard is final, and an open turn ends without a verdict."""
         if self.detector.speaking or self.agreement.previous:
             await self._publish(await self._commit(math.inf))
+        await self._end_utterance(self.buffer.end, self.detector.last_voiced_end)
         self.turns.input_ended(self.detector.speaking, self.detector.last_voiced_end)
 
     async def commit(self) -> None:
@@ -97,6 +111,7 @@ class ChannelTranscriber:
         the buffer restarts at its end (less the context), and the open turn ends there."""
         if self.detector.speaking or self.agreement.previous:
             await self._publish(await self._commit(math.inf))
+        await self._end_utterance(self.buffer.end, self.detector.last_voiced_end)
         self.agreement.previous = []
         self.buffer.cut_before_speech(self.buffer.end)  # what was committed stays as context, as at a pause
         self.turns.committed(self.detector.speaking, self.buffer.end)
@@ -105,6 +120,7 @@ class ChannelTranscriber:
         """The client dropped what it sent since its last commit (OpenAI's `input_audio_buffer.clear`): the
         audio and the words not yet final are forgotten; words already final stay."""
         self._forget_unfinal()
+        self.final.clear()
 
     def _forget_unfinal(self) -> None:
         self.buffer.cut(self.buffer.end)
@@ -113,6 +129,7 @@ class ChannelTranscriber:
     async def _speech_ended(self, sample: int) -> None:
         self.turns.speech_ended(sample)
         await self._publish(await self._commit(sample / SAMPLE_RATE))
+        await self._end_utterance(sample, sample)
         self.buffer.cut_before_speech(sample)
         await self.turns.judge(sample)
 
@@ -152,13 +169,29 @@ class ChannelTranscriber:
             segment_timestamps=False,
             beam_size=1,
             encoder_window=self.encoder_window,
-            prompt=self.vocabulary.prompt_for(self.language, self.text[-500:]) if self.vocabulary else None,
+            prompt=self._prompt(),
         )
         transcript = await self.models.transcribe(self.buffer.samples, options)
         if self.language is None and len(self.buffer.samples) >= LANGUAGE_AFTER_S * SAMPLE_RATE:
             self.language = transcript.language
         offset = self.buffer.start / SAMPLE_RATE
         return [TimedWord(w.word, w.start + offset, w.end + offset) for w in transcript.words if w.word.strip()]
+
+    def _prompt(self) -> str | None:
+        """A reading's prompt: the session's vocabulary (the terms like its recent words, when not all fit)."""
+        return self.vocabulary.prompt_for(self.language, self.text[-500:]) if self.vocabulary else None
+
+    async def _end_utterance(self, until: int, voiced_end: int) -> None:
+        """The utterance's words before `until` (a sample), read again whole up to where the voice ended: its
+        final transcript."""
+        spoken = await self.final.read(until, voiced_end, self.language, self._prompt())
+        if self.vocabulary is not None:
+            spoken = self.vocabulary.correct_items(spoken, [s.word.text for s in spoken], _merged, self.language)
+        if not spoken:
+            return
+        text = "".join(s.word.text for s in spoken)
+        self.texts.append(text)
+        self.turns.add(text, [self._final_word(s) for s in spoken])
 
     async def _publish(self, words: list[TimedWord]) -> None:
         """Final words out, as `transcript` events of one speaker each."""
@@ -170,6 +203,7 @@ class ChannelTranscriber:
         self.turns.words_final(int(words[0].start * SAMPLE_RATE))
         self.buffer.add_final(words)
         speakers = await self.speakers.label(words) if self.speakers is not None else [None] * len(words)
+        self.final.add_streamed(words, speakers)
         groups: list[tuple[int | None, list[TimedWord], list[LiveWord]]] = []
         for word, speaker in zip(words, speakers, strict=True):
             live = self._live_word(word, speaker)
@@ -180,8 +214,6 @@ class ChannelTranscriber:
                 groups.append((speaker, [word], [live]))
         for speaker, timed, live_words in groups:
             text = "".join(word.text for word in timed)
-            self.texts.append(text)
-            self.turns.add(text, live_words)
             self.emit(
                 TranscriptEvent(
                     text=text, words=live_words, speaker=speaker, channel=self.channel, turn=self.turns.current
@@ -189,8 +221,23 @@ class ChannelTranscriber:
             )
 
     def _live_word(self, word: TimedWord, speaker: int | None) -> LiveWord:
-        """Times on the 80 ms grid, never before the previous word's end."""
-        start = max(round(word.start * 1000 / FRAME_MS) * FRAME_MS, self.last_word_end_ms)
-        end = max(round(word.end * 1000 / FRAME_MS) * FRAME_MS, start + FRAME_MS)
-        self.last_word_end_ms = end
-        return LiveWord(text=word.text.strip(), start=start, end=end, speaker=speaker)
+        live = _on_grid(word, speaker, self.last_word_end_ms)
+        self.last_word_end_ms = live.end
+        return live
+
+    def _final_word(self, spoken: SpokenWord) -> LiveWord:
+        live = _on_grid(spoken.word, spoken.speaker, self.last_final_end_ms)
+        self.last_final_end_ms = live.end
+        return live
+
+
+def _on_grid(word: TimedWord, speaker: int | None, after_ms: int) -> LiveWord:
+    """Times on the 80 ms grid, never before the previous word's end (`after_ms`)."""
+    start = max(round(word.start * 1000 / FRAME_MS) * FRAME_MS, after_ms)
+    end = max(round(word.end * 1000 / FRAME_MS) * FRAME_MS, start + FRAME_MS)
+    return LiveWord(text=word.text.strip(), start=start, end=end, speaker=speaker)
+
+
+def _merged(first: SpokenWord, last: SpokenWord, text: str) -> SpokenWord:
+    """A run of final words corrected into one term: one word over the run's time, the first word's speaker."""
+    return SpokenWord(TimedWord(text, first.word.start, last.word.end), first.speaker)

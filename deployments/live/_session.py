@@ -35,7 +35,9 @@ class LiveSession:
         self.outbox: asyncio.Queue[LiveEvent | None] = asyncio.Queue()
         multichannel = settings.channels_transcribed > 1
         self.channels = [
-            ChannelTranscriber(settings, config, models, self.outbox.put_nowait, index if multichannel else None)
+            ChannelTranscriber(
+                settings, config, models, self.outbox.put_nowait, index if multichannel else None, self._behind_s
+            )
             for index in range(settings.channels_transcribed)
         ]
         self.inbox: asyncio.Queue[list[np.ndarray] | Mark | None] = asyncio.Queue()
@@ -79,6 +81,10 @@ class LiveSession:
     async def close(self) -> None:
         self.worker.cancel()
         await asyncio.gather(self.worker, return_exceptions=True)
+
+    def _behind_s(self) -> float:
+        """Audio received and not yet transcribed: a channel reads nothing twice while it is over 2 s."""
+        return self.queued_samples / SAMPLE_RATE
 
     def _fail(self, failure: SessionFailed) -> SessionFailed:
         self.input_ended = True

@@ -1,0 +1,181 @@
+"""The final transcript of each utterance: read once more, whole, when it ends (issue 50).
+
+Streamed words are final as soon as they are sent (never revised), so they come from short, growing readings
+with little context: the buffer starts at the last pause and is read greedily in a short encoder window. When
+an utterance ends (a pause, the client's commit, the end of input), its audio is read again as the file path
+reads a chunk (Whisper's 30 s window, `live.final_pass: full`; the configured beam; the whole utterance at
+once, after `live.final_context_s` of the audio before it), and that reading's
+words replace the streamed ones as the utterance's final transcript: a turn's text and words (OpenAI's
+`completed`, nexara's `turn.end`) and the session's text. An utterance over `LONGEST_UTTERANCE_S` is read up to
+its last streamed word and goes on from there.
+
+The second reading rewrites what streaming heard, it does not find speech where streaming found none: an
+utterance with no streamed words, or with all of them after the voice's end, stays empty (Whisper writes
+"Thank you." into noise and into the silence a commit leaves), its words are those
+before the end of the last streamed one, and a reading with far fewer words than were streamed (Whisper
+stopping early in a long window) gives way to the streamed words; so does a reading of under 4 s (it has
+nothing to add). Audio before the utterance (`live.final_context_s`) is read with it as context; its words,
+the previous utterance's, are not repeated.
+"""
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from deployments.config import FinalPassWindow
+from deployments.live._local_agreement import TimedWord
+from deployments.live._models import Transcribe
+from deployments.types import SAMPLE_RATE, ChunkOptions
+
+LONGEST_UTTERANCE_S = 28.0
+"""Whisper reads 30 s at once; an utterance this long is read up to its last streamed word."""
+SPAN_SLACK_S = 0.5
+"""The second reading's words are those up to this after the last streamed word: past it, Whisper writes
+"Thank you." into the silence after the last word."""
+SPEECH_PAD_S = 0.2
+"""Audio read past the voice's end (the file path's VAD chunks keep as much)."""
+MOST_BEHIND_S = 2.0
+"""More audio than this waiting to be transcribed: the session is behind, and reads nothing twice."""
+SHORTEST_S = 4.0
+"""Less audio than this, context included (a session's first words), is no more than streaming read: in a 30 s
+window tiny.en read jfk's first 2.8 s as "And so am I fellow Americans", its streamed words were right."""
+LONGEST_MOVE = 3
+"""Words at an utterance's end that the next reading may place after the pause."""
+FEWEST_WORDS = 0.5
+"""A second reading with fewer words than this share of the streamed ones stopped early: keep the streamed."""
+
+
+@dataclass(frozen=True)
+class SpokenWord:
+    """A final word and its speaker (None without diarization)."""
+
+    word: TimedWord
+    speaker: int | None
+
+
+class FinalPass:
+    """The audio and streamed words of the utterance going on, and its second reading."""
+
+    def __init__(
+        self,
+        transcribe: Transcribe,
+        window: FinalPassWindow,
+        preroll_s: float,
+        context_s: float,
+        behind_s: Callable[[], float] = lambda: 0.0,
+    ) -> None:
+        self.transcribe = transcribe
+        self.behind_s = behind_s  # audio received and not yet transcribed
+        self.window = window
+        self.keep = int(max(preroll_s, context_s) * SAMPLE_RATE)  # audio kept before the utterance
+        self.samples = np.zeros(0, dtype=np.float32)
+        self.start = 0  # samples since the session's first
+        self.utterance_from = 0.0  # seconds: the words of the last reading's utterance lie before this
+        self.last_final: list[str] = []  # the last final words' keys, to know them in the next reading
+        self.streamed: list[SpokenWord] = []
+        self.cleared = False  # the client dropped some of this audio: its streamed words are the transcript
+
+    @property
+    def end(self) -> int:
+        return self.start + len(self.samples)
+
+    @property
+    def too_long(self) -> bool:
+        return len(self.samples) > LONGEST_UTTERANCE_S * SAMPLE_RATE
+
+    def add(self, samples: np.ndarray) -> None:
+        self.samples = np.concatenate([self.samples, samples])
+
+    def add_streamed(self, words: list[TimedWord], speakers: Sequence[int | None]) -> None:
+        self.streamed += [SpokenWord(word, speaker) for word, speaker in zip(words, speakers, strict=True)]
+
+    def clear(self) -> None:
+        self.cleared = True
+
+    def idle(self) -> None:
+        """No speech and no word waiting: keep only what a next utterance's first word needs."""
+        if not self.streamed:
+            self._cut(self.end - self.keep)
+
+    async def read(
+        self, until: int, voiced_end: int, language: str | None, prompt: str | None = None
+    ) -> list[SpokenWord]:
+        """The final words of the utterance's words that lie before `until` (samples since the session's
+        first); the audio before it is dropped but for the context. The reading ends where the voice did
+        (`voiced_end`), padded as a file's chunk is: past it, Whisper writes "Thank you." into the silence. `prompt`:
+        the session's vocabulary, as its streaming readings have it."""
+        cut_s = until / SAMPLE_RATE
+        read_until = min(self.end, voiced_end + int(SPEECH_PAD_S * SAMPLE_RATE))
+        streamed = [spoken for spoken in self.streamed if _middle(spoken.word) < cut_s]
+        self.streamed = self.streamed[len(streamed) :]
+        words = streamed
+        if streamed and _middle(streamed[0].word) >= voiced_end / SAMPLE_RATE + SPAN_SLACK_S:
+            words = []  # all after the voice: Whisper writing "Thank you." into the silence a commit left
+        elif self._worth_reading(streamed, read_until):
+            reading = await self._reread(read_until, language, prompt)
+            heard_until = min(cut_s, streamed[-1].word.end + SPAN_SLACK_S, read_until / SAMPLE_RATE)
+            read = [word for word in reading if self.utterance_from <= _middle(word) < heard_until]
+            read = read[self._moved(reading, read) :]
+            if len(read) >= FEWEST_WORDS * len(streamed):
+                words = [SpokenWord(word, _speaker_of(word, streamed)) for word in read]
+        self.cleared = False
+        self.last_final = [spoken.word.key for spoken in words][-LONGEST_MOVE - 1 :] if words else self.last_final
+        self.utterance_from = max(self.utterance_from, cut_s)
+        self._cut(until - self.keep)
+        return words
+
+    def last_streamed_end(self) -> int:
+        """Where a too long utterance is read up to: its last streamed word's end, else all of it."""
+        return int(self.streamed[-1].word.end * SAMPLE_RATE) if self.streamed else self.end
+
+    def _worth_reading(self, streamed: list[SpokenWord], read_until: int) -> bool:
+        """Whether to read the utterance again: it has streamed words, is long enough to gain from it, none of it
+        was cleared, and the session keeps up (a second reading is a full encoder pass: when the machine cannot
+        keep up, the streamed words are the final transcript, rather than falling further behind)."""
+        long_enough = read_until - self.start >= SHORTEST_S * SAMPLE_RATE
+        keeps_up = self.behind_s() <= MOST_BEHIND_S
+        return self.window != "none" and not self.cleared and bool(streamed) and long_enough and keeps_up
+
+    def _moved(self, reading: list[TimedWord], read: list[TimedWord]) -> int:
+        """How many of the first words read are the last final ones, moved past the pause by this reading: they
+        head what it read, and what it read before the pause (the context) ends with the final word before
+        them. A phrase said again is not that: the context then ends with the phrase itself."""
+        context = [word.key for word in reading if _middle(word) < self.utterance_from]
+        last = self.last_final
+        for size in range(min(LONGEST_MOVE, len(last) - 1, len(read)), 0, -1):
+            head = [word.key for word in read[:size]]
+            if context and head == last[-size:] and context[-1] == last[-size - 1]:
+                return size
+        return 0
+
+    async def _reread(self, until: int, language: str | None, prompt: str | None) -> list[TimedWord]:
+        window = "audio" if self.window == "audio" else "full"
+        options = ChunkOptions(
+            language=language, word_timestamps=True, segment_timestamps=False, encoder_window=window, prompt=prompt
+        )
+        transcript = await self.transcribe(self.samples[: until - self.start], options)
+        offset = self.start / SAMPLE_RATE
+        return [TimedWord(w.word, w.start + offset, w.end + offset) for w in transcript.words if w.word.strip()]
+
+    def _cut(self, sample: int) -> None:
+        drop = min(max(0, sample - self.start), len(self.samples))
+        if drop:
+            self.samples = self.samples[drop:]
+            self.start += drop
+
+
+def _middle(word: TimedWord) -> float:
+    """Where a word lies: a word after a pause often starts, in Whisper's times, where the pause does."""
+    return (word.start + word.end) / 2
+
+
+def _speaker_of(word: TimedWord, streamed: list[SpokenWord]) -> int | None:
+    """The speaker of the streamed word that overlaps `word` most, else of the nearest one."""
+
+    def closeness(spoken: SpokenWord) -> tuple[float, float]:
+        overlap = min(word.end, spoken.word.end) - max(word.start, spoken.word.start)
+        distance = abs((word.start + word.end) - (spoken.word.start + spoken.word.end))
+        return overlap, -distance
+
+    return max(streamed, key=closeness).speaker
