@@ -139,8 +139,8 @@ def test_assemblyai_word_boost_custom_spelling_and_keyterms(sdk: None, sentence_
     echoed = transcript.json_response or {}
     assert echoed["word_boost"] == TERMS
     assert echoed["custom_spelling"] == [{"from": ["lisinopril"], "to": "Lisinopril"}]
-    with pytest.raises(aai.TranscriptError) as refused:
-        aai.Transcriber(config=aai.TranscriptionConfig(word_boost=TOO_MANY)).transcribe(sentence_wav)
+    with pytest.raises(aai.TranscriptError) as refused:  # a URL: refused before anything is fetched or uploaded
+        aai.Transcriber(config=aai.TranscriptionConfig(word_boost=TOO_MANY)).transcribe("https://example.com/a.wav")
     assert refused.value.status_code == 400 and "word_boost: at most 200 terms" in str(refused.value)
 
 

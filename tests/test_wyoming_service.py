@@ -22,6 +22,7 @@ from wyoming.info import Describe, Info
 
 from deployments.files.decoding import decode_audio
 from devkit.local_service import free_port
+from devkit.wer import word_error_rate
 from tests.conftest import Service
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -137,7 +138,8 @@ def test_jfk_in_chunks_streams_its_words_then_the_transcript(streaming_port: int
     transcript = Transcript.from_event(answers[-1])
     assert JFK_WORDS in words(transcript.text)
     chunks = "".join(TranscriptChunk.from_event(a).text for a in answers if a.type == "transcript-chunk")
-    assert words(chunks) == words(transcript.text)
+    # the final transcript is the utterance read again whole (issue 50): a few words may differ from the chunks
+    assert word_error_rate(words(transcript.text), words(chunks)) <= 0.2, (chunks, transcript.text)
     assert TranscriptStop.is_type(answers[-2].type)
 
 
@@ -166,7 +168,8 @@ def test_live_jfk_at_real_time_streams_its_words_while_spoken_then_the_transcrip
     said = words(transcript.text)  # tiny.en live hears "what you are can do" where the file has "your country"
     assert LIVE_JFK_WORDS in said and "my fellow americans" in said and transcript.language == "en-US"
     chunks = "".join(TranscriptChunk.from_event(a).text for a in answers if a.type == "transcript-chunk")
-    assert words(chunks) == words(transcript.text)
+    # the final transcript is the utterance read again whole (issue 50): a few words may differ from the chunks
+    assert word_error_rate(words(transcript.text), words(chunks)) <= 0.2, (chunks, transcript.text)
     assert any(at < stopped and a.type == "transcript-chunk" for at, a in timed), "no words while jfk was spoken"
 
 
