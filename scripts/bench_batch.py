@@ -46,9 +46,10 @@ def sources() -> list[np.ndarray]:
     return clips
 
 
-def build_files(folder: Path, count: int, seconds: float) -> float:
-    """`count` WAV files of `seconds` each, their clips cycled from a different start per file; total seconds."""
-    clips, silence = sources(), np.zeros(SAMPLE_RATE, dtype=np.float32)
+def build_files(folder: Path, count: int, seconds: float, clips: list[np.ndarray] | None = None) -> float:
+    """`count` WAV files of `seconds` each, their clips (`sources()` by default) cycled from a different start per
+    file; total seconds."""
+    clips, silence = clips or sources(), np.zeros(SAMPLE_RATE, dtype=np.float32)
     total = 0.0
     for index in range(count):
         pieces, length, turn = [], 0, index
