@@ -34,7 +34,8 @@ def test_dictionaries_shipped_and_configured_and_unknown() -> None:
     reason = unknown_dictionary("legal", CONFIG)
     assert reason is not None and "'legal'" in reason and "clinic, medical" in reason
     medical = dictionary_terms("medical", VocabularyConfig())
-    assert len(medical) > 1000 and lexicon(Vocabulary(dictionary="medical"), CONFIG).for_language("ru")  # type: ignore[union-attr]
+    resolved = lexicon(Vocabulary(dictionary="medical"), CONFIG)
+    assert len(medical) > 1000 and resolved is not None and resolved.for_language("ru")
 
 
 def test_a_lexicon_puts_the_clients_terms_first_and_splits_by_script() -> None:
