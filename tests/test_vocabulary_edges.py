@@ -163,6 +163,7 @@ def test_nexara_live_hotwords_repeated_or_comma_separated() -> None:
     )
     assert query.settings().vocabulary == Vocabulary(terms=("Acme Cloud", "kubectl", "Zyrtec"), dictionary="medical")
     assert LiveSessionQuery.from_query(QueryParams("")).settings().vocabulary is None
+    assert LiveSessionQuery.from_query(QueryParams("dictionary=none")).settings().vocabulary is None  # as REST's
 
 
 def test_nexara_live_hotwords_reach_the_session_and_a_breach_is_invalid_config(live) -> None:
@@ -196,6 +197,8 @@ def test_realtime_hotwords_beside_openais_fields() -> None:
     }
     config = TranscriptionConfig().updated(session, beta=True)
     assert config.settings().vocabulary == Vocabulary(terms=("Acme", "kubectl"))
+    none_asked = {"input_audio_transcription": {"model": "whisper-1", "dictionary": "None"}}
+    assert TranscriptionConfig().updated(none_asked, beta=True).settings().vocabulary is None  # as REST's
     assert config.transcription.prompt == "A talk."  # OpenAI's prompt is left as it was
     shown = config.beta_session("s")["input_audio_transcription"]
     assert shown["hotwords"] == ["Acme", "kubectl"] and "dictionary" not in shown

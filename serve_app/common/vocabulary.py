@@ -39,6 +39,17 @@ def vocabulary_from(
     return None if vocabulary.empty else vocabulary
 
 
+NO_DICTIONARY = frozenset({"", "none", "null", "false"})
+"""`dictionary` values that ask for none (the nexara SDK's `None` may arrive as `none`)."""
+
+
+def dictionary_name(dictionary: str | None) -> str | None:
+    """A `dictionary` field's name, or None where it asks for none; a field validator's body on every protocol."""
+    if dictionary is None or dictionary.strip().lower() in NO_DICTIONARY:
+        return None
+    return dictionary.strip()
+
+
 def hotword_terms(hotwords: list[str]) -> list[str]:
     """A field validator's body for a `hotwords` list (repeated or comma-separated values): the terms, or a
     ValueError that pydantic reports under the field's own name."""

@@ -7,7 +7,7 @@ from starlette.datastructures import QueryParams
 
 from deployments.live.events import SAMPLE_RATES, SessionSettings
 from deployments.vocabulary import MAX_TERMS, Vocabulary
-from serve_app.common.vocabulary import hotword_terms, vocabulary_from
+from serve_app.common.vocabulary import dictionary_name, hotword_terms, vocabulary_from
 
 DELAYS_MS = (*range(80, 1201, 80), 2400)
 """The emission delays a live session may ask for (the nexara protocol's set)."""
@@ -42,6 +42,11 @@ class LiveSessionQuery(BaseModel):
         if hotwords:
             values["hotwords"] = hotwords
         return cls.model_validate(values)
+
+    @field_validator("dictionary")
+    @classmethod
+    def no_dictionary(cls, dictionary: str | None) -> str | None:
+        return dictionary_name(dictionary)
 
     @field_validator("hotwords")
     @classmethod
