@@ -145,6 +145,11 @@ def test_a_reading_of_mostly_terms_reads_its_prompt_back() -> None:
     assert not reads_back("Siobhan Kowalczyk will present the Nexara roadmap on Monday.", terms)
 
 
+def test_a_short_term_inside_other_words_is_not_read_back() -> None:
+    assert not reads_back("We are going to a good place; the array ago was good.", ["Go", "Ray"])
+    assert reads_back("Go, go, go.", ["Go"]) and reads_back("Ray. Ray, Ray!", ["Ray"])
+
+
 class _Prompted(pipeline_tests._Transcriber):
     """Writes `Metaformin` unprompted, `metformin` with it in the prompt, and reads any other prompt back."""
 
