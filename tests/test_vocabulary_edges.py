@@ -44,6 +44,7 @@ def test_fields_become_one_vocabulary_in_priority_order() -> None:
         ({"word_boost": ["one two three four five six seven"]}, "word_boost: term 'one two three"),
         ({"hotwords": ["x" * 65]}, "hotwords: term"),
         ({"hotwords": [" "]}, "hotwords: a term is empty"),
+        ({"keyterm": ["Acme", " , "]}, "keyterm: term ',' has no letter or digit"),
     ],
 )
 def test_a_limit_broken_names_the_field(terms: dict[str, list[str]], named: str) -> None:
@@ -81,6 +82,7 @@ def test_deepgram_keyterm_and_keywords() -> None:
     [
         ("keywords=Zyrtec:-3", "keywords: 'Zyrtec' has a negative intensifier"),
         ("keywords=Zyrtec:lots", "keywords: the intensifier of 'Zyrtec:lots' must be a number"),
+        ("keywords=Zyrtec:nan", "keywords: the intensifier of 'Zyrtec:nan' must be a number"),
         ("keyterm=a b c d e f g", "keyterm: term"),
     ],
 )
