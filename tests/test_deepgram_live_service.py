@@ -3,63 +3,31 @@ streamed at real time as linear16, final Results as good as the file's transcrip
 word, Finalize answered `from_finalize`, CloseStream answered with Metadata, and the session charged once."""
 
 import asyncio
-from typing import Any
 
 import numpy as np
 import pytest
-from deepgram import AsyncDeepgramClient
-from deepgram.environment import DeepgramClientEnvironment
 from deepgram.listen.v1.types import ListenV1Metadata, ListenV1Results, ListenV1UtteranceEnd
 
 from devkit.charges import charges_of
 from devkit.media import encode, pyannote_sample
 from devkit.wer import stm_transcript, word_error_rate
 from tests.conftest import API_KEYS, Service
+from tests.deepgram_live import stream_deepgram_live
 
 pytestmark = pytest.mark.paced  # see tests/conftest.py: after the other service tests
 
 KEY = API_KEYS[1]
-CHUNK_S = 0.1
-
-
-async def stream(service: Service, pcm: bytes) -> list[Any]:
-    websocket = service.base_url.replace("http", "ws", 1)
-    environment = DeepgramClientEnvironment(
-        base=service.base_url, production=websocket, agent=websocket, agent_rest=service.base_url
-    )
-    client = AsyncDeepgramClient(api_key=KEY, environment=environment)
-    received: list[Any] = []
-    async with client.listen.v1.connect(
-        model="nova-3", encoding="linear16", sample_rate=16000, punctuate="true", interim_results="true",
-        utterance_end_ms="1000", vad_events="true",
-    ) as socket:  # fmt: skip
-
-        async def listen() -> None:
-            async for message in socket:
-                received.append(message)
-
-        listening = asyncio.create_task(listen())
-        loop = asyncio.get_running_loop()
-        started, step = loop.time(), int(16_000 * CHUNK_S) * 2
-        for index, offset in enumerate(range(0, len(pcm), step)):
-            await socket.send_media(pcm[offset : offset + step])
-            await asyncio.sleep(max(0.0, started + (index + 1) * CHUNK_S - loop.time()))
-        await socket.send_keep_alive()
-        await socket.send_finalize()
-        for _ in range(20):  # the Finalize's result, keeping the socket alive (the tests' idle timeout is 3 s)
-            await asyncio.sleep(0.5)
-            if any(isinstance(m, ListenV1Results) and m.from_finalize for m in received):
-                break
-            await socket.send_keep_alive()
-        await socket.send_close_stream()
-        await asyncio.wait_for(listening, 120)
-    return received
 
 
 def test_the_sdk_streams_the_call_at_real_time(service: Service, call_samples: np.ndarray) -> None:
     pcm = (np.clip(call_samples, -1, 1) * 32767).astype("<i2").tobytes()
     before = charges_of({"state_dir": str(service.state_dir)}, KEY)
-    received = asyncio.run(stream(service, pcm))
+    received = asyncio.run(
+        stream_deepgram_live(
+            service.base_url, KEY, pcm, punctuate="true", interim_results="true", utterance_end_ms="1000",
+            vad_events="true",
+        )
+    )  # fmt: skip
     results = [m for m in received if isinstance(m, ListenV1Results)]
     assert results and all(r.is_final for r in results)
     words = [w for r in results for w in r.channel.alternatives[0].words]

@@ -8,7 +8,14 @@ from pathlib import Path
 import pytest
 from starlette.requests import Request
 
-from serve_app.common.upload import FORM_OVERHEAD_BYTES, MAX_FIELD_BYTES, FormRejectedError, receive_form
+from serve_app.common.upload import (
+    FIELD_ALLOWANCES,
+    FORM_OVERHEAD_BYTES,
+    MAX_FIELD_BYTES,
+    MAX_FIELDS,
+    FormRejectedError,
+    receive_form,
+)
 
 BOUNDARY = "test-boundary"
 MULTIPART = f"multipart/form-data; boundary={BOUNDARY}"
@@ -92,6 +99,26 @@ def test_bad_forms_are_refused_with_a_reason(tmp_path: Path, content, content_ty
         receive(content, spool, content_type=content_type)
     assert rejected.value.status_code == status and words in rejected.value.detail
     assert not spool.exists()
+
+
+@pytest.mark.parametrize("name", sorted(FIELD_ALLOWANCES))
+def test_a_field_allowance_counts_its_parts_apart_from_the_plain_fields(tmp_path: Path, name: str):
+    allowance = FIELD_ALLOWANCES[name]
+    plain = [part(f"f{i}", b"1") for i in range(MAX_FIELDS)]
+    allowed = [part(name, b"v") for _ in range(allowance.max_parts)]
+    form, _ = receive(body(*plain, *allowed), tmp_path / "job")
+    assert len(form.fields) == MAX_FIELDS + 1 and form.fields[name] == ["v"] * allowance.max_parts
+
+    other = f"{allowance.name}[]" if name == allowance.name else allowance.name  # the two spellings share a count
+    with pytest.raises(FormRejectedError) as too_many:
+        receive(body(*allowed, part(other, b"v")), tmp_path / "job")
+    assert too_many.value.status_code == 400
+    assert too_many.value.detail == f"{other}: at most {allowance.max_parts} {allowance.part}"
+
+    with pytest.raises(FormRejectedError) as too_long:
+        receive(body(part(name, b"v" * (allowance.max_bytes + 1))), tmp_path / "job")
+    assert too_long.value.status_code == 413 and f"at most {allowance.max_bytes} bytes" in too_long.value.detail
+    receive(body(part(name, b"v" * allowance.max_bytes)), tmp_path / "job")  # the limit itself is allowed
 
 
 def test_urlencoded_form_carries_fields(tmp_path: Path):

@@ -34,7 +34,8 @@ def test_dictionaries_shipped_and_configured_and_unknown() -> None:
     reason = unknown_dictionary("legal", CONFIG)
     assert reason is not None and "'legal'" in reason and "clinic, medical" in reason
     medical = dictionary_terms("medical", VocabularyConfig())
-    assert len(medical) > 1000 and lexicon(Vocabulary(dictionary="medical"), CONFIG).for_language("ru")  # type: ignore[union-attr]
+    resolved = lexicon(Vocabulary(dictionary="medical"), CONFIG)
+    assert len(medical) > 1000 and resolved is not None and resolved.for_language("ru")
 
 
 def test_a_lexicon_puts_the_clients_terms_first_and_splits_by_script() -> None:
@@ -142,6 +143,11 @@ def test_a_reading_of_mostly_terms_reads_its_prompt_back() -> None:
     terms = ["Евдокия", "Шпаковская", "Ильдар", "Хабибуллин", "Некстара", "Siobhan", "Kowalczyk", "Nexara"]
     assert reads_back("Сет под готовья Евдокия, Шпаковская, Ильдар, Хабибуллин, Некстара.", terms)
     assert not reads_back("Siobhan Kowalczyk will present the Nexara roadmap on Monday.", terms)
+
+
+def test_a_short_term_inside_other_words_is_not_read_back() -> None:
+    assert not reads_back("We are going to a good place; the array ago was good.", ["Go", "Ray"])
+    assert reads_back("Go, go, go.", ["Go"]) and reads_back("Ray. Ray, Ray!", ["Ray"])
 
 
 class _Prompted(pipeline_tests._Transcriber):

@@ -44,6 +44,7 @@ def test_fields_become_one_vocabulary_in_priority_order() -> None:
         ({"word_boost": ["one two three four five six seven"]}, "word_boost: term 'one two three"),
         ({"hotwords": ["x" * 65]}, "hotwords: term"),
         ({"hotwords": [" "]}, "hotwords: a term is empty"),
+        ({"keyterm": ["Acme", " , "]}, "keyterm: term ',' has no letter or digit"),
     ],
 )
 def test_a_limit_broken_names_the_field(terms: dict[str, list[str]], named: str) -> None:
@@ -81,6 +82,7 @@ def test_deepgram_keyterm_and_keywords() -> None:
     [
         ("keywords=Zyrtec:-3", "keywords: 'Zyrtec' has a negative intensifier"),
         ("keywords=Zyrtec:lots", "keywords: the intensifier of 'Zyrtec:lots' must be a number"),
+        ("keywords=Zyrtec:nan", "keywords: the intensifier of 'Zyrtec:nan' must be a number"),
         ("keyterm=a b c d e f g", "keyterm: term"),
     ],
 )
@@ -163,6 +165,7 @@ def test_nexara_live_hotwords_repeated_or_comma_separated() -> None:
     )
     assert query.settings().vocabulary == Vocabulary(terms=("Acme Cloud", "kubectl", "Zyrtec"), dictionary="medical")
     assert LiveSessionQuery.from_query(QueryParams("")).settings().vocabulary is None
+    assert LiveSessionQuery.from_query(QueryParams("dictionary=none")).settings().vocabulary is None  # as REST's
 
 
 def test_nexara_live_hotwords_reach_the_session_and_a_breach_is_invalid_config(live) -> None:
@@ -196,6 +199,8 @@ def test_realtime_hotwords_beside_openais_fields() -> None:
     }
     config = TranscriptionConfig().updated(session, beta=True)
     assert config.settings().vocabulary == Vocabulary(terms=("Acme", "kubectl"))
+    none_asked = {"input_audio_transcription": {"model": "whisper-1", "dictionary": "None"}}
+    assert TranscriptionConfig().updated(none_asked, beta=True).settings().vocabulary is None  # as REST's
     assert config.transcription.prompt == "A talk."  # OpenAI's prompt is left as it was
     shown = config.beta_session("s")["input_audio_transcription"]
     assert shown["hotwords"] == ["Acme", "kubectl"] and "dictionary" not in shown

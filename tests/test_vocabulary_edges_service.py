@@ -14,8 +14,6 @@ import nexara
 import numpy as np
 import pytest
 import soxr
-from deepgram import AsyncDeepgramClient
-from deepgram.environment import DeepgramClientEnvironment
 from deepgram.errors.bad_request_error import BadRequestError
 from deepgram.listen.v1.types import ListenV1Results
 from nexara.resources.realtime import RealtimeSession
@@ -25,6 +23,7 @@ from devkit.code_switching import espeak_ng, spoken
 from devkit.media import encode
 from devkit.vocabulary_set import voiced
 from tests.conftest import API_KEYS, Service
+from tests.deepgram_live import stream_deepgram_live
 from tests.sdk_settings import assemblyai_pointed_at
 from tests.test_deepgram_service import deepgram_client
 
@@ -80,35 +79,10 @@ def test_deepgram_file_with_keyterm_and_keywords(service: Service, sentence_wav:
 
 
 async def deepgram_live(service: Service, pcm: bytes, keyterm: list[str] | None) -> str:
-    websocket = service.base_url.replace("http", "ws", 1)
-    environment = DeepgramClientEnvironment(
-        base=service.base_url, production=websocket, agent=websocket, agent_rest=service.base_url
-    )
-    client = AsyncDeepgramClient(api_key=KEY, environment=environment)
-    received: list[Any] = []
-    async with client.listen.v1.connect(
-        model="nova-3", encoding="linear16", sample_rate=16000, keyterm=keyterm, punctuate="true"
-    ) as socket:
-
-        async def listen() -> None:
-            async for message in socket:
-                received.append(message)
-
-        listening = asyncio.create_task(listen())
-        step = 3200
-        for offset in range(0, len(pcm), step):
-            await socket.send_media(pcm[offset : offset + step])
-            await asyncio.sleep(0.05)  # twice real time
-        await socket.send_finalize()
-        for _ in range(40):  # the Finalize's result, keeping the socket alive (the tests' idle timeout is 3 s)
-            await asyncio.sleep(0.5)
-            if any(isinstance(m, ListenV1Results) and m.from_finalize for m in received):
-                break
-            await socket.send_keep_alive()
-        await socket.send_close_stream()
-        await asyncio.wait_for(listening, 60)
-    results = [m for m in received if isinstance(m, ListenV1Results)]
-    return " ".join(m.channel.alternatives[0].transcript for m in results if m.channel.alternatives)
+    """The final transcript of a Deepgram live session streamed at twice real time (the file is short)."""
+    received = await stream_deepgram_live(service.base_url, KEY, pcm, speed=2.0, keyterm=keyterm, punctuate="true")
+    results = [m for m in received if isinstance(m, ListenV1Results) and m.channel.alternatives]
+    return " ".join(m.channel.alternatives[0].transcript for m in results)
 
 
 def test_deepgram_live_with_keyterm(service: Service, sentence: np.ndarray) -> None:

@@ -7,6 +7,7 @@ The terms get `prompt_tokens` of that budget; when more are given than fit (a di
 that sound closest to words of a first reading of the audio go in (`choose_terms`)."""
 
 import math
+import re
 from collections.abc import Sequence
 
 import numpy as np
@@ -74,10 +75,15 @@ def _listed(reading: str, terms: Sequence[str]) -> int:
     return sum(word.strip(".,;:!?") in term_words for word in reading.lower().split())
 
 
+def _occurrences(term: str, reading: str) -> int:
+    """How often the term is written as words of its own (`Go` is not in `going`)."""
+    return len(re.findall(rf"(?<!\w){re.escape(term)}(?!\w)", reading, re.IGNORECASE))
+
+
 def reads_back(reading: str, terms: Sequence[str]) -> bool:
     """Whether a reading is its prompt read back rather than the speech: a term written three times, or three or
     more terms' words making more than half of its words."""
-    if any(reading.lower().count(term.lower()) >= 3 for term in terms):
+    if any(_occurrences(term, reading) >= 3 for term in terms):
         return True
     listed = _listed(reading, terms)
     return listed >= 3 and listed > len(reading.split()) / 2

@@ -43,6 +43,8 @@ class Vocabulary(BaseModel):
             term = " ".join(term.split())
             if not term:
                 raise ValueError("a term is empty")
+            if not any(char.isalnum() for char in term):
+                raise ValueError(f"term {term[:MAX_TERM_CHARS]!r} has no letter or digit")
             if len(term) > MAX_TERM_CHARS or len(term.split()) > MAX_TERM_WORDS:
                 raise ValueError(
                     f"term {term[:MAX_TERM_CHARS]!r} is too long: at most {MAX_TERM_WORDS} words and"

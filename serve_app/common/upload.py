@@ -21,20 +21,38 @@ if TYPE_CHECKING:
     from python_multipart.multipart import MultipartCallbacks  # declared for type checkers only
 
 MAX_FIELDS = 32
+"""Plain text fields in one form, each at most MAX_FIELD_BYTES; the fields in FIELD_ALLOWANCES are counted apart."""
 MAX_FIELD_BYTES = 64 * 1024
-MAX_REFERENCE_FIELD_BYTES = 4 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class FieldAllowance:
+    """A text field that may be larger, or come more often, than MAX_FIELDS plain fields allow: its parts (under
+    its name or its name with `[]`, as SDKs send lists) are counted apart, at most `max_parts`, each at most
+    `max_bytes`, so the memory a form may take stays bounded."""
+
+    name: str
+    max_parts: int
+    max_bytes: int
+    part: str
+    """What one part is, for the error that says how many are allowed."""
+
+
+KNOWN_SPEAKER_REFERENCES = FieldAllowance(
+    "known_speaker_references", max_parts=4, max_bytes=4 * 1024 * 1024, part="reference clips"
+)
 """A known speaker's reference clip, a data URL: 10 s of 48 kHz stereo 16-bit WAV is 2.6 MB in base64."""
-LARGE_FIELDS = {
-    "known_speaker_references[]": MAX_REFERENCE_FIELD_BYTES,
-    "known_speaker_references": MAX_REFERENCE_FIELD_BYTES,
+VOCABULARY_TERMS = FieldAllowance("hotwords", max_parts=256, max_bytes=16 * 1024, part="fields")
+"""A vocabulary's terms, one part each (`deployments.vocabulary.MAX_TERMS` of them, so the vocabulary's own
+check names the limit), or one comma-separated list of them all."""
+FIELD_ALLOWANCES = {
+    name: allowance
+    for allowance in (KNOWN_SPEAKER_REFERENCES, VOCABULARY_TERMS)
+    for name in (allowance.name, f"{allowance.name}[]")
 }
-MAX_LARGE_FIELDS = 4
-TERM_FIELDS = frozenset({"hotwords", "hotwords[]"})
-"""A vocabulary's terms, one field each as SDKs send lists (`deployments.vocabulary.MAX_TERMS` of them): counted
-apart from MAX_FIELDS, each at most TERM_FIELD_BYTES (a comma-separated list of them all fits)."""
-MAX_TERM_FIELDS = 256
-TERM_FIELD_BYTES = 16 * 1024
-FORM_OVERHEAD_BYTES = MAX_FIELDS * MAX_FIELD_BYTES + MAX_LARGE_FIELDS * MAX_REFERENCE_FIELD_BYTES
+FORM_OVERHEAD_BYTES = MAX_FIELDS * MAX_FIELD_BYTES + sum(
+    allowance.max_parts * allowance.max_bytes for allowance in set(FIELD_ALLOWANCES.values())
+)
 """Room for the non-file fields and part headers when checking Content-Length against the file limit."""
 MAX_URLENCODED_BYTES = MAX_FIELDS * MAX_FIELD_BYTES
 
@@ -165,7 +183,8 @@ async def _receive_multipart(
 
 
 class _MultipartReceiver:
-    """python-multipart callbacks: one file part to disk, up to MAX_FIELDS small text fields to memory."""
+    """python-multipart callbacks: one file part to disk, up to MAX_FIELDS small text fields (and the parts
+    FIELD_ALLOWANCES allows) to memory."""
 
     def __init__(self, spool_path: Path, max_file_bytes: int, file_field: str) -> None:
         self.spool_path = spool_path
@@ -181,8 +200,7 @@ class _MultipartReceiver:
         self._file: IO[bytes] | None = None
         self._file_size = 0
         self._field_count = 0
-        self._term_count = 0
-        self._large_count = 0
+        self._allowance_counts: dict[FieldAllowance, int] = {}
 
     def callbacks(self) -> "MultipartCallbacks":
         return {
@@ -222,21 +240,8 @@ class _MultipartReceiver:
             raise FormRejectedError(status.HTTP_400_BAD_REQUEST, "a multipart part has no name")
         self._name = options[b"name"].decode("utf-8", errors="replace")
         self._filename = options[b"filename"].decode("utf-8", errors="replace") if b"filename" in options else None
-        if self._filename is None and self._name in TERM_FIELDS:
-            self._term_count += 1
-            if self._term_count > MAX_TERM_FIELDS:
-                raise FormRejectedError(status.HTTP_400_BAD_REQUEST, f"{self._name}: at most {MAX_TERM_FIELDS} fields")
-            return
         if self._filename is None:
-            self._field_count += 1
-            if self._field_count > MAX_FIELDS:
-                raise FormRejectedError(status.HTTP_400_BAD_REQUEST, f"too many form fields: at most {MAX_FIELDS}")
-            if self._name in LARGE_FIELDS:
-                self._large_count += 1
-                if self._large_count > MAX_LARGE_FIELDS:
-                    raise FormRejectedError(
-                        status.HTTP_400_BAD_REQUEST, f"{self._name[:64]}: at most {MAX_LARGE_FIELDS} reference clips"
-                    )
+            self._count_text_field()
             return
         if self._name != self.file_field or self.form.file is not None or self._file is not None:
             raise FormRejectedError(
@@ -244,6 +249,20 @@ class _MultipartReceiver:
             )
         self.spool_path.parent.mkdir(parents=True, exist_ok=True)
         self._file = self.spool_path.open("wb")
+
+    def _count_text_field(self) -> None:
+        """A plain field counts towards MAX_FIELDS; a field in FIELD_ALLOWANCES towards its own `max_parts`."""
+        allowance = FIELD_ALLOWANCES.get(self._name)
+        if allowance is None:
+            self._field_count += 1
+            if self._field_count > MAX_FIELDS:
+                raise FormRejectedError(status.HTTP_400_BAD_REQUEST, f"too many form fields: at most {MAX_FIELDS}")
+            return
+        count = self._allowance_counts[allowance] = self._allowance_counts.get(allowance, 0) + 1
+        if count > allowance.max_parts:
+            raise FormRejectedError(
+                status.HTTP_400_BAD_REQUEST, f"{self._name}: at most {allowance.max_parts} {allowance.part}"
+            )
 
     def _part_data(self, data: bytes, start: int, end: int) -> None:
         if self._file is not None:
@@ -253,7 +272,8 @@ class _MultipartReceiver:
             self._file.write(data[start:end])
             return
         self._value += data[start:end]
-        limit = LARGE_FIELDS.get(self._name, TERM_FIELD_BYTES if self._name in TERM_FIELDS else MAX_FIELD_BYTES)
+        allowance = FIELD_ALLOWANCES.get(self._name)
+        limit = MAX_FIELD_BYTES if allowance is None else allowance.max_bytes
         if len(self._value) > limit:
             raise FormRejectedError(
                 status.HTTP_413_CONTENT_TOO_LARGE, f"form field {self._name[:64]!r} is too long: at most {limit} bytes"

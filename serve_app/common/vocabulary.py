@@ -2,7 +2,8 @@
 as the service's one `Vocabulary`. A limit broken is a `VocabularyRefused` whose message names the client's own
 field, so that each edge answers it in its protocol's error shape."""
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -25,7 +26,7 @@ def vocabulary_from(
     for name, values in terms.items():
         if len(values) > MAX_TERMS:
             raise VocabularyRefused(f"{name}: at most {MAX_TERMS} terms; got {len(values)}")
-        _checked(name, lambda: Vocabulary(terms=tuple(values)))  # noqa: B023  called at once
+        _checked(name, terms=tuple(values))
     every = [term for values in terms.values() for term in values]
     named = [name for name, values in terms.items() if values]
     if len(every) > MAX_TERMS:
@@ -33,10 +34,20 @@ def vocabulary_from(
     if len(spellings) > MAX_TERMS:
         raise VocabularyRefused(f"{spellings_field}: at most {MAX_TERMS} spellings; got {len(spellings)}")
     vocabulary = _checked(
-        " and ".join(named) or "vocabulary",
-        lambda: Vocabulary(terms=tuple(every), dictionary=dictionary, spellings=tuple(spellings)),
+        " and ".join(named) or "vocabulary", terms=tuple(every), dictionary=dictionary, spellings=tuple(spellings)
     )
     return None if vocabulary.empty else vocabulary
+
+
+NO_DICTIONARY = frozenset({"", "none", "null", "false"})
+"""`dictionary` values that ask for none (the nexara SDK's `None` may arrive as `none`)."""
+
+
+def dictionary_name(dictionary: str | None) -> str | None:
+    """A `dictionary` field's name, or None where it asks for none; a field validator's body on every protocol."""
+    if dictionary is None or dictionary.strip().lower() in NO_DICTIONARY:
+        return None
+    return dictionary.strip()
 
 
 def hotword_terms(hotwords: list[str]) -> list[str]:
@@ -50,9 +61,10 @@ def hotword_terms(hotwords: list[str]) -> list[str]:
     return terms
 
 
-def _checked(field: str, build: Callable[[], Vocabulary]) -> Vocabulary:
+def _checked(field: str, **values: Any) -> Vocabulary:
+    """A Vocabulary of `values`, its validation error a VocabularyRefused naming the client's `field`."""
     try:
-        return build()
+        return Vocabulary(**values)
     except ValidationError as error:
         message = str(error.errors()[0]["msg"]).removeprefix("Value error, ")
         raise VocabularyRefused(f"{field}: {message}") from None

@@ -2,6 +2,7 @@
 pipeline is asked for and how its transcript is rendered back. A parameter the service cannot honour is a 400
 naming it; an "off" value (`false`, `0`) of one asks for nothing and passes."""
 
+import math
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
@@ -212,7 +213,9 @@ def keyword(value: str) -> str:
     try:
         boost = float(intensifier)
     except ValueError:
-        raise bad_request(f"keywords: the intensifier of {value[:64]!r} must be a number, as in word:2") from None
+        boost = math.nan
+    if not math.isfinite(boost):
+        raise bad_request(f"keywords: the intensifier of {value[:64]!r} must be a number, as in word:2")
     if boost < 0:
         raise bad_request(f"keywords: {word[:64]!r} has a negative intensifier; suppressing a word is not supported")
     if not word.strip():

@@ -6,8 +6,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from starlette.datastructures import QueryParams
 
 from deployments.live.events import SAMPLE_RATES, SessionSettings
-from deployments.vocabulary import MAX_TERMS, Vocabulary
-from serve_app.common.vocabulary import hotword_terms, vocabulary_from
+from deployments.vocabulary import MAX_TERM_CHARS, MAX_TERM_WORDS, MAX_TERMS, Vocabulary
+from serve_app.common.vocabulary import dictionary_name, hotword_terms, vocabulary_from
 
 DELAYS_MS = (*range(80, 1201, 80), 2400)
 """The emission delays a live session may ask for (the nexara protocol's set)."""
@@ -30,7 +30,8 @@ class LiveSessionQuery(BaseModel):
     hotwords: list[str] = Field(
         default_factory=list,
         description=f"Terms the session will contain: repeated `hotwords` (or `hotwords[]`) parameters, or one"
-        f" comma-separated value; at most {MAX_TERMS}, each at most 6 words and 64 characters.",
+        f" comma-separated value; at most {MAX_TERMS}, each at most {MAX_TERM_WORDS} words and {MAX_TERM_CHARS}"
+        " characters.",
     )
     dictionary: str | None = Field(None, max_length=64, description="A named term list, e.g. `medical`.")
 
@@ -42,6 +43,11 @@ class LiveSessionQuery(BaseModel):
         if hotwords:
             values["hotwords"] = hotwords
         return cls.model_validate(values)
+
+    @field_validator("dictionary")
+    @classmethod
+    def no_dictionary(cls, dictionary: str | None) -> str | None:
+        return dictionary_name(dictionary)
 
     @field_validator("hotwords")
     @classmethod

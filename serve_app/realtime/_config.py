@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from deployments.live.events import Encoding, SessionSettings
 from deployments.transcriber.languages import is_whisper_language
 from deployments.vocabulary import Vocabulary
-from serve_app.common.vocabulary import hotword_terms, vocabulary_from
+from serve_app.common.vocabulary import dictionary_name, hotword_terms, vocabulary_from
 
 AudioFormat = Literal["pcm16", "g711_ulaw", "g711_alaw"]
 FORMAT_ENCODINGS: dict[AudioFormat, tuple[Encoding, int]] = {
@@ -64,6 +64,11 @@ class Transcription(BaseModel):
     prompt: str | None = None
     hotwords: list[str] | None = Field(None, description="Terms the session will contain (this service's field).")
     dictionary: str | None = Field(None, max_length=64, description="A named term list, e.g. `medical`.")
+
+    @field_validator("dictionary")
+    @classmethod
+    def no_dictionary(cls, dictionary: str | None) -> str | None:
+        return dictionary_name(dictionary)
 
     @field_validator("hotwords", mode="before")
     @classmethod

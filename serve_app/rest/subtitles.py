@@ -22,6 +22,8 @@ LAG_S = 0.5
 """How far after its first word a cue may start to give the cue before it reading time."""
 RESPLIT_REACH = 2
 """How many cues on each side of one that reads too fast may be cut again to give it time."""
+TIME_EPSILON_S = 1e-6
+"""Times closer than this are equal (sums of float word times)."""
 
 SENTENCE_END = re.compile("[.?!\u2026\u3002\uff1f\uff01]['\"\u201d\u00bb)]*$")
 CLAUSE_END = re.compile("[,;:\u2014\u2013]['\"”»)]*$|-$")
@@ -283,7 +285,7 @@ def _timed(groups: list[list[CueWord]], rules: SubtitleRules, previous_end: floa
         start = max(start, previous_end)
         limit = groups[index + 1][0].start if index + 1 < len(groups) else float("inf")
         end = min(max(end, start + wanted), limit, start + rules.max_cue_duration_s)
-        if end - start < wanted - 1e-6:
+        if end - start < wanted - TIME_EPSILON_S:
             start = max(previous_end, min(start, end - wanted), start - LEAD_IN_S, end - rules.max_cue_duration_s)
         end = max(min(end, limit), start)
         times.append((start, end))
@@ -312,16 +314,19 @@ def _shift_boundaries(
         last = first
         while last + 1 < len(out) and out[last][1] > out[last + 1][0] - PAUSE_BREAK_S / 3:
             last += 1
-        run = range(first, last + 1)
-        if last > first and any(out[k][1] - out[k][0] < needs[k] - 1e-6 for k in run):
+        run_needs = needs[first : last + 1]
+        if last > first and _short_count(out[first : last + 1], run_needs):
             limit = out[last + 1][0] if last + 1 < len(out) else float("inf")
-            moved = _run_timed(groups[first : last + 1], out[first : last + 1], needs[first : last + 1], limit, rules)
-            short = [sum(e - s < need - 1e-6 for (s, e), need in zip(t, needs[first : last + 1], strict=True))
-                     for t in (out[first : last + 1], moved)]  # fmt: skip
-            if short[1] < short[0]:
+            moved = _run_timed(groups[first : last + 1], out[first : last + 1], run_needs, limit, rules)
+            if _short_count(moved, run_needs) < _short_count(out[first : last + 1], run_needs):
                 out[first : last + 1] = moved
         first = last + 1
     return out
+
+
+def _short_count(times: list[tuple[float, float]], needs: list[float]) -> int:
+    """How many of the timed cues are up for less than they need."""
+    return sum(end - start < need - TIME_EPSILON_S for (start, end), need in zip(times, needs, strict=True))
 
 
 def _run_timed(
@@ -350,6 +355,12 @@ def _characters(group: list[CueWord]) -> int:
     return sum(len(word.text) for word in group) + len(group) - 1
 
 
+def _reads_too_fast(group: list[CueWord], time: tuple[float, float], rules: SubtitleRules) -> bool:
+    """Whether a cue is on screen for less than its characters take at `max_chars_per_second`."""
+    start, end = time
+    return end - start < _characters(group) / rules.max_chars_per_second - TIME_EPSILON_S
+
+
 def _need(group: list[CueWord], rules: SubtitleRules) -> float:
     """How long a cue should stay up: long enough to read, and not to flicker by."""
     return max(_characters(group) / rules.max_chars_per_second, MIN_CUE_DURATION_S)
@@ -361,7 +372,7 @@ def _shortfall(
     """How far timed cues fall short: the count read too fast, then the seconds missing from them all."""
     fast, missing = 0, 0.0
     for group, (start, end) in zip(groups, times, strict=True):
-        fast += end - start < _characters(group) / rules.max_chars_per_second - 1e-6
+        fast += _reads_too_fast(group, (start, end), rules)
         missing += max(0.0, _need(group, rules) - (end - start))
     return fast, missing
 
@@ -417,7 +428,7 @@ def resplit(groups: list[list[CueWord]], rules: SubtitleRules) -> list[list[CueW
     index = 0
     while index < len(groups):
         start, end = times[index]
-        if end - start >= _characters(groups[index]) / rules.max_chars_per_second - 1e-6:
+        if not _reads_too_fast(groups[index], (start, end), rules):
             index += 1
             continue
         lo, hi = max(index - RESPLIT_REACH, 0), min(index + RESPLIT_REACH + 1, len(groups))

@@ -3,10 +3,10 @@ one comma-separated value) and the nexara SDK's `dictionary`. Each problem is a 
 field: a list too long, a term too long, a list with no term, a dictionary this service does not have."""
 
 from fastapi import HTTPException, status
-from pydantic import ValidationError
 
 from deployments.config import VocabularyConfig
 from deployments.vocabulary import Vocabulary, split_terms, unknown_dictionary
+from serve_app.common.vocabulary import VocabularyRefused, vocabulary_from
 from serve_app.rest.schemas.transcription_form import TranscriptionForm
 
 
@@ -20,10 +20,9 @@ def vocabulary(form: TranscriptionForm, config: VocabularyConfig) -> Vocabulary 
     if (reason := unknown_dictionary(form.dictionary, config)) is not None:
         raise _refuse(f"dictionary: {reason}")
     try:
-        return Vocabulary(terms=tuple(terms), dictionary=form.dictionary)
-    except ValidationError as error:
-        message = "; ".join(issue["msg"].removeprefix("Value error, ") for issue in error.errors())
-        raise _refuse(f"hotwords: {message}") from None
+        return vocabulary_from({"hotwords": terms}, dictionary=form.dictionary)
+    except VocabularyRefused as refused:
+        raise _refuse(str(refused)) from None
 
 
 def _refuse(detail: str) -> HTTPException:

@@ -14,6 +14,7 @@ from deployments.types import (
     TranscriptionOptions,
 )
 from deployments.vocabulary import MAX_TERM_CHARS, MAX_TERM_WORDS, MAX_TERMS, Vocabulary
+from serve_app.common.vocabulary import dictionary_name
 from serve_app.rest.rendering import SUBTITLE_FORMATS, RenderSpec, ResponseFormat, TimestampGranularity
 from serve_app.rest.schemas.audio_form import TEXT_ONLY_FORMATS, AudioForm, language_code
 from serve_app.rest.subtitles import SubtitleRules
@@ -187,10 +188,7 @@ class TranscriptionForm(AudioForm):
     @field_validator("dictionary")
     @classmethod
     def no_dictionary(cls, dictionary: str | None) -> str | None:
-        """`none` (or empty) asks for no dictionary, as the nexara SDK may send it."""
-        if dictionary is None or dictionary.strip().lower() in ("", "none", "null", "false"):
-            return None
-        return dictionary.strip()
+        return dictionary_name(dictionary)
 
     @field_validator("language")
     @classmethod
