@@ -14,7 +14,13 @@ from deployments.types import BatchHints, ChunkOptions, ChunkTranscript, Segment
 from deployments.vocabulary import Spelling, Vocabulary
 from deployments.vocabulary.applied import AppliedVocabulary
 from deployments.vocabulary.correction import Corrector, correct_chunk
-from deployments.vocabulary.dictionaries import dictionary_terms, lexicon, read_terms, unknown_dictionary
+from deployments.vocabulary.dictionaries import (
+    check_dictionaries,
+    dictionary_terms,
+    lexicon,
+    read_terms,
+    unknown_dictionary,
+)
 from deployments.vocabulary.prompt import biasing_prompt, choose_terms, echoes, fits, reads_back, term_tokens
 from tests import test_pipeline as pipeline_tests
 
@@ -36,6 +42,14 @@ def test_dictionaries_shipped_and_configured_and_unknown() -> None:
     medical = dictionary_terms("medical", VocabularyConfig())
     resolved = lexicon(Vocabulary(dictionary="medical"), CONFIG)
     assert len(medical) > 1000 and resolved is not None and resolved.for_language("ru")
+
+
+def test_an_unreadable_configured_dictionary_stops_the_replica_naming_it(tmp_path: Path) -> None:
+    check_dictionaries(CONFIG)  # the shipped and the configured ones read
+    (tmp_path / "latin1.txt").write_bytes("Zolvad\xe9x".encode("latin-1"))
+    for path in (tmp_path / "missing.txt", tmp_path / "latin1.txt"):
+        with pytest.raises(ValueError, match=r"vocabulary.dictionaries\['clinic'\]: cannot read .*" + path.name):
+            check_dictionaries(VocabularyConfig(dictionaries={"clinic": str(path)}))
 
 
 def test_a_lexicon_puts_the_clients_terms_first_and_splits_by_script() -> None:

@@ -30,6 +30,7 @@ from deployments.files._chunking import SpeechChunker
 from deployments.files._file_run import FileRun, ask_analyzer
 from deployments.files._url_fetch import check_url
 from deployments.types import Analysis, AnalysisOptions, PipelineProgress, PipelineRequest, PipelineResult, PipelineText
+from deployments.vocabulary.dictionaries import check_dictionaries
 
 PipelineEvent = PipelineProgress | PipelineText | PipelineResult
 
@@ -54,6 +55,7 @@ class TranscriptionPipeline:
         # the emotions of diarized segments instead of the Analyzer.
         self.audio_emotions = audio_emotions
         self.config = config
+        check_dictionaries(config.vocabulary)
         chunking = config.chunking
         self.chunker = SpeechChunker(chunking.vad_filter, chunking.max_chunk_s, chunking.max_span_s)
         self.files_decoding = {True: 0, False: 0}  # files being decoded now, interactive (True) or jobs'

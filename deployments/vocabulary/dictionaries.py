@@ -62,6 +62,17 @@ def dictionary_terms(name: str, config: VocabularyConfig) -> tuple[str, ...]:
     return _dictionary_terms(dictionary_files(config)[name])
 
 
+def check_dictionaries(config: VocabularyConfig) -> None:
+    """Read every dictionary a request may name, once, when a replica starts: an operator's missing or unreadable
+    term file stops the deployment with its name and path, instead of failing the first request that names it."""
+    for name, paths in dictionary_files(config).items():
+        try:
+            _dictionary_terms(paths)
+        except (OSError, UnicodeDecodeError) as error:
+            files = ", ".join(map(str, paths))
+            raise ValueError(f"vocabulary.dictionaries[{name!r}]: cannot read {files}: {error}") from error
+
+
 @dataclass(frozen=True)
 class Lexicon:
     """A request's vocabulary resolved: its terms (the client's first, then its dictionary's) and spellings."""
