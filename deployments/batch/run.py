@@ -1,11 +1,14 @@
-"""The driver: lists what is left to do, streams it through Ray Data's actor pool and keeps `_manifest.jsonl`.
+"""The driver: lists what is left to do, streams it through Ray Data's stages and keeps `_manifest.jsonl`.
 
-    tasks -> from_items (a block per few files) -> map_batches(FileTranscriber, an autoscaling actor pool)
-          -> outcomes, streamed back here -> the manifest (rewritten every few seconds and at the end) + progress
+    tasks -> decode + VAD-chunk (CPU tasks, `decode`) -> chunk rows
+          -> the engines (an autoscaling actor pool, GPUs when asked: `engine`) -> chunk transcripts
+          -> assemble (one actor on this node: `assemble`) -> written files' outcomes
+             [-> speakers (an actor pool, only when a file asks for them: `speakers`) -> outcomes]
+          -> here: the manifest (rewritten every few seconds and at the end) + progress
 
-Ray Data streams: at most a few blocks of tasks are in flight, so memory follows the pool, not the archive. A
-block lost with its node is run again by Ray Data; the files of it that were already written are found by their
-markers and not transcribed again (`stages`).
+Ray Data streams every stage: a few blocks of chunks are in flight at once, so memory follows the window, not
+the archive nor the longest file. A task or actor lost with its node is run again by Ray Data; rows it delivers
+twice count once (`assemble`), and files already written are found by their markers (`decode`).
 """
 
 import os
@@ -17,13 +20,19 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from deployments.batch.assemble import FileAssembler
+from deployments.batch.decode import decode_parts
+from deployments.batch.engine import ChunkTranscriber
 from deployments.batch.outputs import OutputFolder
 from deployments.batch.resume import pending
-from deployments.batch.stages import Engines, FileTranscriber, Renderer
+from deployments.batch.scratch import sweep
+from deployments.batch.speakers import SpeakerFinder
+from deployments.batch.stages import Engines, Renderer
 from deployments.batch.tasks import FileTask, Outcome
 
 MANIFEST_EVERY_S = 5.0
 MAX_BLOCKS = 1000
+CHUNKS_PER_FILE = 8  # an engine batch of `files_per_batch` files' worth of chunk rows
 
 
 class BatchSettings(BaseModel):
@@ -31,7 +40,9 @@ class BatchSettings(BaseModel):
 
     min_actors: int = Field(1, ge=1, description="The actor pool's smallest size.")
     max_actors: int = Field(1, ge=1, description="Its largest: Ray Data adds actors while files wait.")
-    files_per_batch: int = Field(4, ge=1, description="Files an actor transcribes at once (their chunks batch).")
+    files_per_batch: int = Field(
+        4, ge=1, description="Chunks per engine batch, in files' worth (a chunk row per 30 s of speech: 8 a file)."
+    )
     batches_per_actor: int = Field(
         2,
         ge=1,
@@ -39,7 +50,15 @@ class BatchSettings(BaseModel):
         " chunks keep the engine's batches full.",
     )
     num_gpus: float = Field(0, ge=0, description="GPUs per actor (the engine's device must be cuda then).")
-    num_cpus: float = Field(1, gt=0, description="CPUs per actor.")
+    num_cpus: float = Field(1, gt=0, description="CPUs per engine actor.")
+    decode_cpus: float = Field(
+        0.5, gt=0, description="CPUs per decoding task (decoding and VAD chunking run beside the engines' actors)."
+    )
+    speaker_actors: int = Field(1, ge=1, description="The speakers' pool's largest size (when files ask for them).")
+    speaker_cpus: float = Field(0.5, gt=0, description="CPUs per speakers' actor.")
+    block_bytes: int = Field(
+        16 << 20, gt=0, description="Ray Data's largest block: chunks travel in blocks of at most this many bytes."
+    )
     retry_errors: bool = Field(False, description="Try again inputs whose earlier outcome was an error.")
     max_bytes: int = Field(3 << 30, gt=0, description="The largest file a manifest's URL row may fetch.")
 
@@ -70,6 +89,7 @@ def run_batch(
     """Every pending task through the pool; the manifest's outcomes (earlier runs' and this one's) returned."""
     import ray
     import ray.data
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
     folder = OutputFolder(output)
     todo, outcomes = pending(tasks, folder, settings.retry_errors)
@@ -78,30 +98,56 @@ def run_batch(
         return outcomes
     if not ray.is_initialized():
         ray.init(address=None if _cluster_given() else "local", log_to_driver=False)
-    blocks = min(len(todo), MAX_BLOCKS)  # a block is what Ray Data retries: small ones redo little
+    sweep()  # scratch folders of batch processes killed on this node
+    ray.data.DataContext.get_current().target_max_block_size = settings.block_bytes
+    run, blocks = (
+        uuid.uuid4().hex,
+        min(len(todo), MAX_BLOCKS),
+    )  # a block is what Ray Data retries: small ones redo little
     dataset = ray.data.from_items([{"task": task.model_dump_json()} for task in todo], override_num_blocks=blocks)
-    transcribed = dataset.map_batches(
-        FileTranscriber,
-        fn_constructor_kwargs={
-            "engines": engines,
-            "output": output,
-            "render": render,
-            "run": uuid.uuid4().hex,
-            "max_bytes": settings.max_bytes,
-        },
-        batch_size=settings.files_per_batch,
+    stage_args = {"output": output, "render": render, "run": run, "max_bytes": settings.max_bytes}
+    chunks = dataset.map_batches(
+        decode_parts,  # type: ignore[arg-type]  # its settings come as fn_kwargs
+        fn_kwargs={"pipeline": engines.pipeline, "output": output, "run": run, "max_bytes": settings.max_bytes},
+        batch_size=1,
+        batch_format="pyarrow",
+        num_cpus=settings.decode_cpus,
+    )
+    transcribed = chunks.map_batches(
+        ChunkTranscriber,
+        fn_constructor_kwargs={"engines": engines},
+        batch_size=settings.files_per_batch * CHUNKS_PER_FILE,
+        batch_format="pyarrow",
         compute=ray.data.ActorPoolStrategy(
             min_size=settings.min_actors,
             max_size=settings.max_actors,
-            max_concurrent_calls_per_actor=settings.batches_per_actor,
             max_tasks_in_flight_per_actor=settings.batches_per_actor,
         ),
+        max_concurrency=settings.batches_per_actor,
         num_gpus=settings.num_gpus or None,
         num_cpus=settings.num_cpus,
     )  # Ray Data restarts a lost actor and retries its tasks by default (max_restarts=-1, max_task_retries=-1)
+    here = NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=False)
+    finished = transcribed.map_batches(
+        FileAssembler,
+        fn_constructor_kwargs={"engines": engines} | stage_args,
+        batch_format="pyarrow",
+        compute=ray.data.ActorPoolStrategy(size=1),
+        num_cpus=0,  # bookkeeping beside the driver; it decodes only a chunk the assembly must read again
+        scheduling_strategy=here,  # its state (files half arrived) lives as long as the driver
+    )
+    if any(task.diarization is not None for task in todo):
+        finished = finished.map_batches(
+            SpeakerFinder,
+            fn_constructor_kwargs={"engines": engines} | stage_args,
+            batch_size=1,
+            batch_format="pyarrow",
+            compute=ray.data.ActorPoolStrategy(min_size=1, max_size=settings.speaker_actors),
+            num_cpus=settings.speaker_cpus,
+        )
     progress, written = Progress(len(todo)), time.monotonic()
-    for row in transcribed.iter_rows():
-        outcome = Outcome.model_validate_json(row["outcome"])
+    for row in finished.iter_rows():
+        outcome = Outcome.model_validate_json(row["info"])
         if outcome.name in names:  # a retried block's row for a file already counted: one row per input
             continue
         names.add(outcome.name)
