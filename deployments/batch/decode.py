@@ -28,11 +28,12 @@ ROWS_PER_YIELD = 4  # chunks handed on together: small blocks that Ray Data's wi
 def decode_parts(
     batch: pa.Table, pipeline: PipelineConfig, output: str, run: str, max_bytes: int
 ) -> Iterator[pa.Table]:
-    """Ray Data's `map_batches` over rows `{"task": FileTask JSON}` (a generator: rows leave as they are cut). A
+    """Ray Data's `map_batches` over the listing's rows `{"text": FileTask JSON}` (a generator: rows leave as they
+    are cut). A
     file this run or an earlier one finished (its marker) leaves as its `outcome` row, undone."""
     folder = OutputFolder(output)
     for item in rows_of(batch):
-        task = FileTask.model_validate_json(item["task"])
+        task = FileTask.model_validate_json(item["text"])
         done = folder.marker(task.name)
         if done is not None and ((done.status == "ok" and done.covers(task)) or done.run == run):
             yield table([outcome_row(done)])

@@ -15,7 +15,7 @@ import os
 import sys
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -23,8 +23,9 @@ from pydantic import BaseModel, Field
 from deployments.batch.assemble import FileAssembler
 from deployments.batch.decode import decode_parts
 from deployments.batch.engine import ChunkTranscriber
+from deployments.batch.journal import Journal
 from deployments.batch.outputs import OutputFolder
-from deployments.batch.resume import pending
+from deployments.batch.resume import Resume
 from deployments.batch.scratch import sweep
 from deployments.batch.speakers import SpeakerFinder
 from deployments.batch.stages import Engines, Renderer
@@ -84,27 +85,45 @@ class Progress:
 
 
 def run_batch(
-    tasks: list[FileTask], output: str, engines: Engines, render: Renderer, settings: BatchSettings
-) -> list[Outcome]:
-    """Every pending task through the pool; the manifest's outcomes (earlier runs' and this one's) returned."""
+    tasks: Iterable[FileTask], output: str, engines: Engines, render: Renderer, settings: BatchSettings
+) -> Iterator[Outcome]:
+    """Every pending task through the stages; the manifest's outcomes (earlier runs' and this one's), read back
+    from OUTPUT's `_manifest.jsonl` one at a time. `tasks` is read once, as it streams (`Journal`)."""
     import ray
     import ray.data
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-    folder = OutputFolder(output)
-    todo, outcomes = pending(tasks, folder, settings.retry_errors)
-    names = {outcome.name for outcome in outcomes}
-    if not todo:
-        return outcomes
-    if not ray.is_initialized():
-        ray.init(address=None if _cluster_given() else "local", log_to_driver=False)
+    folder, journal = OutputFolder(output), Journal()
+    try:
+        todo = journal.list(tasks, Resume(folder, settings.retry_errors))
+        if todo:
+            if not ray.is_initialized():
+                ray.init(address=None if _cluster_given() else "local", log_to_driver=False)
+            _stream(journal, todo, output, engines, render, settings, NodeAffinitySchedulingStrategy)
+        folder.write_manifest_lines(journal.lines())
+    finally:
+        journal.remove()
+    return folder.iter_manifest()
+
+
+def _stream(
+    journal: Journal,
+    todo: int,
+    output: str,
+    engines: Engines,
+    render: Renderer,
+    settings: BatchSettings,
+    affinity: Any,
+) -> None:
+    import ray
+    import ray.data
+
     sweep()  # scratch folders of batch processes killed on this node
     ray.data.DataContext.get_current().target_max_block_size = settings.block_bytes
-    run, blocks = (
-        uuid.uuid4().hex,
-        min(len(todo), MAX_BLOCKS),
-    )  # a block is what Ray Data retries: small ones redo little
-    dataset = ray.data.from_items([{"task": task.model_dump_json()} for task in todo], override_num_blocks=blocks)
+    run, blocks = uuid.uuid4().hex, min(todo, MAX_BLOCKS)  # a block is what Ray Data retries: small, redo little
+    dataset = ray.data.read_text(  # the listing's shards, on this node (its files are here)
+        f"local://{journal.listing}", override_num_blocks=blocks, num_cpus=0
+    )
     stage_args = {"output": output, "render": render, "run": run, "max_bytes": settings.max_bytes}
     chunks = dataset.map_batches(
         decode_parts,  # type: ignore[arg-type]  # its settings come as fn_kwargs
@@ -127,7 +146,7 @@ def run_batch(
         num_gpus=settings.num_gpus or None,
         num_cpus=settings.num_cpus,
     )  # Ray Data restarts a lost actor and retries its tasks by default (max_restarts=-1, max_task_retries=-1)
-    here = NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=False)
+    here = affinity(ray.get_runtime_context().get_node_id(), soft=False)
     finished = transcribed.map_batches(
         FileAssembler,
         fn_constructor_kwargs={"engines": engines} | stage_args,
@@ -136,7 +155,7 @@ def run_batch(
         num_cpus=0,  # bookkeeping beside the driver; it decodes only a chunk the assembly must read again
         scheduling_strategy=here,  # its state (files half arrived) lives as long as the driver
     )
-    if any(task.diarization is not None for task in todo):
+    if journal.speakers:
         finished = finished.map_batches(
             SpeakerFinder,
             fn_constructor_kwargs={"engines": engines} | stage_args,
@@ -145,19 +164,15 @@ def run_batch(
             compute=ray.data.ActorPoolStrategy(min_size=1, max_size=settings.speaker_actors),
             num_cpus=settings.speaker_cpus,
         )
-    progress, written = Progress(len(todo)), time.monotonic()
+    folder, progress, written = OutputFolder(output), Progress(todo), time.monotonic()
     for row in finished.iter_rows():
         outcome = Outcome.model_validate_json(row["info"])
-        if outcome.name in names:  # a retried block's row for a file already counted: one row per input
+        if not journal.add(outcome):  # a retried block's row for a file already counted: one row per input
             continue
-        names.add(outcome.name)
-        outcomes.append(outcome)
         progress.add(outcome)
-        if time.monotonic() - written > MANIFEST_EVERY_S:
-            folder.write_manifest(outcomes)
+        if time.monotonic() - written > max(MANIFEST_EVERY_S, progress.done / 1000):  # ~1 s per 10,000 rows
+            folder.write_manifest_lines(journal.lines())
             written = time.monotonic()
-    folder.write_manifest(outcomes)
-    return outcomes
 
 
 def _cluster_given() -> bool:

@@ -7,11 +7,11 @@ from typing import Any
 
 import yaml
 
-from deployments.batch.inputs import list_inputs
+from deployments.batch.inputs import iter_inputs
 from deployments.batch.run import BatchSettings, run_batch
 from deployments.batch.stages import Engines
 from deployments.config import BatchingConfig, PipelineConfig
-from serve_app.batch.plan import FORMATS, PlanError, plan
+from serve_app.batch.plan import FORMATS, PlanError, plan_each
 from serve_app.batch.render import render
 from serve_app.config import AppConfig
 
@@ -61,13 +61,8 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    try:
-        tasks = plan(
-            list_inputs(args.input), args.response_format or ["json"], args.task, args.language, args.word_timestamps
-        )
-    except (PlanError, ValueError, FileNotFoundError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+    formats = args.response_format or ["json"]
+    tasks = plan_each(iter_inputs(args.input), formats, args.task, args.language, args.word_timestamps)
     settings = BatchSettings(
         min_actors=args.min_actors,
         max_actors=max(args.max_actors, args.min_actors),
@@ -77,9 +72,15 @@ def main(argv: list[str] | None = None) -> int:
         num_cpus=args.num_cpus,
         retry_errors=args.retry_errors,
     )
-    outcomes = run_batch(tasks, args.output, engines(args.config), render, settings)
-    failed = sum(outcome.status == "error" for outcome in outcomes)
-    print(f"{len(outcomes) - failed} ok, {failed} errors: {args.output}/_manifest.jsonl", file=sys.stderr)
+    try:  # the listing streams: a bad row or option is found while listing, before any work starts
+        outcomes = run_batch(tasks, args.output, engines(args.config), render, settings)
+    except (PlanError, ValueError, FileNotFoundError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    ok = failed = 0
+    for outcome in outcomes:
+        ok, failed = ok + (outcome.status == "ok"), failed + (outcome.status == "error")
+    print(f"{ok} ok, {failed} errors: {args.output}/_manifest.jsonl", file=sys.stderr)
     return 0
 
 
