@@ -1,0 +1,62 @@
+"""A batch's listing streams: 20,000 inputs are walked, checked against the earlier run's markers and written to
+the driver's journal one at a time, never a list in the driver (its memory stays a few MB); a rerun does the rest."""
+
+import json
+import tracemalloc
+from collections.abc import Iterator
+from pathlib import Path
+
+from deployments.batch.inputs import Listed, iter_inputs
+from deployments.batch.journal import SHARD, Journal
+from deployments.batch.outputs import OutputFolder
+from deployments.batch.resume import Resume
+from deployments.batch.tasks import FileTask, Outcome
+from deployments.types import TranscriptionOptions
+
+FILES, FOLDERS, DONE = 20_000, 20, 5_000
+OPTIONS = TranscriptionOptions()
+
+
+def tasks(listed: Iterator[Listed]) -> Iterator[FileTask]:
+    for item in listed:
+        yield FileTask(source=item.source, name=item.name, options=OPTIONS, outputs=[f"{item.name}.json"])
+
+
+def test_twenty_thousand_inputs_list_and_resume_without_a_list_in_memory(tmp_path: Path) -> None:
+    root, output = tmp_path / "in", OutputFolder(str(tmp_path / "out"))
+    for index in range(FILES):
+        folder = root / f"batch{index % FOLDERS:02d}"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"call{index:05d}.wav").touch()
+    (root / "_out").mkdir()
+    (root / "_out" / "left-out.wav").touch()
+    names = sorted(f"batch{index % FOLDERS:02d}/call{index:05d}" for index in range(FILES))
+    for name in names[:DONE]:  # an earlier run finished these (one of them an error), then stopped
+        output.finish(Outcome(name=name, source=name, status="ok", duration=1.0), {f"{name}.json": "{}"})
+    output.finish(Outcome(name=names[DONE], source=names[DONE], status="error", error="not audio"), {})
+
+    listed = iter_inputs(str(root))
+    assert not isinstance(listed, list)
+    journal = Journal()
+    try:
+        tracemalloc.start()
+        todo = journal.list(tasks(listed), Resume(output, retry_errors=False))
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        assert todo == FILES - DONE - 1
+        shards = sorted(journal.listing.iterdir())
+        assert len(shards) == -(-todo // SHARD)
+        to_do = [json.loads(line)["name"] for shard in shards for line in shard.read_text().splitlines()]
+        assert sorted(to_do) == names[DONE + 1 :]  # each once, none finished, nothing hidden
+        kept = [outcome.name for outcome in journal.outcomes()]
+        assert sorted(kept) == names[: DONE + 1]
+        assert peak < 16e6, f"{peak / 1e6:.1f} MB while listing {FILES} inputs"  # a list of tasks: ~80 MB
+    finally:
+        journal.remove()
+    assert not journal.folder.exists()
+
+    retry = Journal()  # with retry_errors the failed one is done again
+    try:
+        assert retry.list(tasks(iter_inputs(str(root))), Resume(output, retry_errors=True)) == FILES - DONE
+    finally:
+        retry.remove()
