@@ -2,6 +2,8 @@
 the driver's journal one at a time, never a list in the driver (its memory stays a few MB); a rerun does the rest."""
 
 import json
+import os
+import subprocess
 import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
@@ -10,6 +12,7 @@ from deployments.batch.inputs import Listed, iter_inputs
 from deployments.batch.journal import SHARD, Journal
 from deployments.batch.outputs import OutputFolder
 from deployments.batch.resume import Resume
+from deployments.batch.scratch import sweep
 from deployments.batch.tasks import FileTask, Outcome
 from deployments.types import TranscriptionOptions
 
@@ -60,3 +63,13 @@ def test_twenty_thousand_inputs_list_and_resume_without_a_list_in_memory(tmp_pat
         assert retry.list(tasks(iter_inputs(str(root))), Resume(output, retry_errors=True)) == FILES - DONE
     finally:
         retry.remove()
+
+
+def test_scratch_folders_of_processes_that_are_gone_are_swept(tmp_path: Path) -> None:
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    (tmp_path / f"stt-batch-{gone.pid}-abc").mkdir()  # an actor killed outright
+    (tmp_path / f"stt-batch-{os.getpid()}-def").mkdir()  # a live process's
+    (tmp_path / "stt-batch-oldstyle").mkdir()  # no pid in its name: left until it is an hour old
+    assert sweep(tmp_path) == [tmp_path / f"stt-batch-{gone.pid}-abc"]
+    assert sorted(path.name for path in tmp_path.iterdir()) == [f"stt-batch-{os.getpid()}-def", "stt-batch-oldstyle"]

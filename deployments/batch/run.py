@@ -100,7 +100,7 @@ def run_batch(
             if not ray.is_initialized():
                 ray.init(address=None if _cluster_given() else "local", log_to_driver=False)
             _stream(journal, todo, output, engines, render, settings, NodeAffinitySchedulingStrategy)
-        folder.write_manifest_lines(journal.lines())
+            folder.write_manifest_lines(journal.lines())  # a rerun with nothing to do writes nothing
     finally:
         journal.remove()
     return folder.iter_manifest()
