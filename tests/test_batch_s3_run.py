@@ -40,8 +40,8 @@ def test_a_batch_reads_and_writes_a_bucket(s3: str, jfk_flac: Path, call_samples
     put(f"{s3}/e2e/in/corrupt.mp3", b"ID3 this is not audio at all" * 50)
     config = tmp_path / "args.yaml"  # the application's args: the model the cluster test uses, for speed
     config.write_text(yaml.safe_dump({"whisper": {"model": "embedded:tiny.en", "cpu_threads": 1}}))
-    command = [sys.executable, "-m", "serve_app.batch", f"{s3}/e2e/in", f"{s3}/e2e/out",
-               "--response-format", "json", "--response-format", "srt", "--language", "en", "--config", str(config)]  # fmt: skip
+    options = ["--response-format", "json", "--response-format", "srt", "--language", "en", "--config", str(config)]
+    command = [sys.executable, "-m", "serve_app.batch", f"{s3}/e2e/in", f"{s3}/e2e/out", *options]
     batch = subprocess.Popen(
         command, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stderr=subprocess.PIPE, text=True
     )
