@@ -73,3 +73,33 @@ def test_scratch_folders_of_processes_that_are_gone_are_swept(tmp_path: Path) ->
     (tmp_path / "stt-batch-oldstyle").mkdir()  # no pid in its name: left until it is an hour old
     assert sweep(tmp_path) == [tmp_path / f"stt-batch-{gone.pid}-abc"]
     assert sorted(path.name for path in tmp_path.iterdir()) == [f"stt-batch-{os.getpid()}-def", "stt-batch-oldstyle"]
+
+
+def test_the_assembling_stage_takes_a_files_rows_in_any_order_and_counts_a_repeated_row_once(tmp_path: Path) -> None:
+    from deployments.batch.assemble import FileAssembler
+    from deployments.batch.stages import row, table
+    from deployments.types import ChunkTranscript, Segment
+    from serve_app.batch.__main__ import engines
+    from serve_app.batch.plan import plan
+    from serve_app.batch.render import render
+
+    (tmp_path / "a.wav").touch()
+    [task] = plan(iter_inputs(str(tmp_path / "a.wav")), ["json", "srt"], "transcribe", "en", False)
+    text = task.model_dump_json()
+
+    def transcribed(index: int, words: str) -> dict[str, object]:
+        segment = Segment(id=0, seek=0, start=0.0, end=2.0, text=f" {words}", tokens=[], temperature=0.0,
+                          avg_logprob=-0.1, compression_ratio=1.0, no_speech_prob=0.0)  # fmt: skip
+        transcript = ChunkTranscript(language="en", segments=[segment])
+        pieces = [[index * 48_000, index * 48_000 + 32_000]]
+        info = json.dumps({"pieces": pieces, "transcript": transcript.model_dump(mode="json")})
+        return row("transcribed", task.name, text, info, index)
+
+    end = row("end", task.name, text, json.dumps({"chunks": 2, "duration": 6.0}))
+    assembler = FileAssembler(engines(None), str(tmp_path / "out"), render, "run-1", 1 << 20)
+    assert assembler(table([transcribed(1, "world."), end])).num_rows == 0  # chunk 0 still on its way
+    [outcome] = assembler(table([transcribed(0, "Hello"), transcribed(1, "world.")])).to_pylist()
+    assert outcome["kind"] == "outcome" and json.loads(outcome["info"])["status"] == "ok"
+    assert json.loads((tmp_path / "out" / "a.json").read_text())["text"] == "Hello world."
+    assert "--> 00:00:05,000" in (tmp_path / "out" / "a.srt").read_text()  # chunk 1 at 3 s of the file
+    assert assembler(table([transcribed(0, "Hello"), end])).num_rows == 0  # a retried task's rows: done already

@@ -54,7 +54,10 @@ def parser() -> argparse.ArgumentParser:
     parse.add_argument("--files-per-batch", type=int, default=4)
     parse.add_argument("--batches-per-actor", type=int, default=2, help="Batches of files an actor runs at once.")
     parse.add_argument("--num-gpus", type=float, default=0.0, help="GPUs per actor.")
-    parse.add_argument("--num-cpus", type=float, default=1.0, help="CPUs per actor.")
+    parse.add_argument("--num-cpus", type=float, default=1.0, help="CPUs per engine actor.")
+    parse.add_argument("--decode-cpus", type=float, default=0.5, help="CPUs per decoding task.")
+    parse.add_argument("--speaker-actors", type=int, default=1, help="Most actors of the speakers' pool.")
+    parse.add_argument("--speaker-cpus", type=float, default=0.5, help="CPUs per speakers' actor.")
     parse.add_argument("--retry-errors", action="store_true", help="Try again inputs that failed before.")
     return parse
 
@@ -70,6 +73,9 @@ def main(argv: list[str] | None = None) -> int:
         batches_per_actor=args.batches_per_actor,
         num_gpus=args.num_gpus,
         num_cpus=args.num_cpus,
+        decode_cpus=args.decode_cpus,
+        speaker_actors=args.speaker_actors,
+        speaker_cpus=args.speaker_cpus,
         retry_errors=args.retry_errors,
     )
     try:  # the listing streams: a bad row or option is found while listing, before any work starts
