@@ -63,7 +63,9 @@ class FileAssembler:
         self.max_bytes = max_bytes
         self.files: dict[str, FileParts] = {}
         self.finished: set[str] = set()
-        self.transcriber = LocalHandle(lambda: transcriber(engines))  # for a chunk decoded again, when one is
+        # for a chunk decoded again, when one is: on this actor's CPU (the GPUs are the engines' pool's)
+        on_cpu = engines.whisper.model_copy(update={"device": "cpu", "compute_type": "int8"})
+        self.transcriber = LocalHandle(lambda: transcriber(engines.model_copy(update={"whisper": on_cpu})))
 
     def __call__(self, batch: pa.Table) -> pa.Table:
         out: list[Row] = []
