@@ -168,6 +168,7 @@ def memory(args: argparse.Namespace) -> None:
         short.mkdir()
         audio_s = build_files(long, 1, args.memory_seconds)
         build_files(short, max(1, round(args.memory_seconds / args.seconds)), args.seconds)
+        (workdir / "service").mkdir()
         service = LocalService(workdir / "service", [KEY], model=args.model, unthrottled=True)
         config = workdir / "config.yaml"
         config.write_text(yaml.safe_dump(service.config()))

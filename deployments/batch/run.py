@@ -140,9 +140,9 @@ def _stream(
         compute=ray.data.ActorPoolStrategy(
             min_size=settings.min_actors,
             max_size=settings.max_actors,
+            max_concurrent_calls_per_actor=settings.batches_per_actor,
             max_tasks_in_flight_per_actor=settings.batches_per_actor,
         ),
-        max_concurrency=settings.batches_per_actor,
         num_gpus=settings.num_gpus or None,
         num_cpus=settings.num_cpus,
     )  # Ray Data restarts a lost actor and retries its tasks by default (max_restarts=-1, max_task_retries=-1)
