@@ -21,6 +21,12 @@ as short files of --seconds each. Memory bounded by the streaming window: the lo
 files'.
 
     .venv/bin/python -m scripts.bench_batch --memory [--model embedded:tiny.en] [--memory-seconds 3600]
+
+`--listing N` measures the driver's listing alone (no Ray): N empty files in folders of 1,000, listed, planned and
+checked against OUTPUT's markers into the driver's journal as `stt batch` does, against the same as lists (the
+listing before it streamed); the peak of Python's allocations (tracemalloc) and the seconds of each.
+
+    .venv/bin/python -m scripts.bench_batch --listing 100000
 """
 
 import argparse
@@ -30,6 +36,7 @@ import sys
 import tempfile
 import threading
 import time
+import tracemalloc
 from pathlib import Path
 
 import numpy as np
@@ -37,6 +44,10 @@ import psutil
 import yaml
 from faster_whisper import BatchedInferencePipeline
 
+from deployments.batch.inputs import iter_inputs, list_inputs
+from deployments.batch.journal import Journal
+from deployments.batch.outputs import OutputFolder
+from deployments.batch.resume import Resume
 from deployments.config import BatchingConfig, WhisperModelConfig
 from deployments.files.decoding import decode_audio
 from deployments.transcriber.engines.ctranslate2_engine import CTranslate2Engine
@@ -44,6 +55,7 @@ from deployments.types import SAMPLE_RATE
 from devkit.jobs import JobClient
 from devkit.local_service import LocalService
 from devkit.media import SHARED_AUDIO, encode, pyannote_sample
+from serve_app.batch.plan import plan, plan_each
 
 ROOT = Path(__file__).resolve().parents[1]
 KEY = "bench-batch"
@@ -186,6 +198,27 @@ def memory(args: argparse.Namespace) -> None:
         print(f"| {label} | {wall:.0f} | {audio_s / wall:.1f} | {total:.0f} | {cells} |")
 
 
+def listing(count: int) -> None:
+    with tempfile.TemporaryDirectory(prefix="bench-listing-") as temporary:
+        root, output = Path(temporary) / "in", OutputFolder(str(Path(temporary) / "out"))
+        for index in range(count):
+            folder = root / f"d{index // 1000:03d}"
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / f"f{index:06d}.wav").touch()
+        tracemalloc.start()
+        started, journal = time.perf_counter(), Journal()
+        todo = journal.list(plan_each(iter_inputs(str(root)), ["json", "srt"], "transcribe", None, False),
+                            Resume(output, retry_errors=False))  # fmt: skip
+        print(f"streamed into the journal: {todo} tasks, peak {tracemalloc.get_traced_memory()[1] / 1e6:.1f} MB,"
+              f" {time.perf_counter() - started:.0f} s")  # fmt: skip
+        journal.remove()
+        tracemalloc.reset_peak()
+        started = time.perf_counter()
+        tasks = plan(list_inputs(str(root)), ["json", "srt"], "transcribe", None, False)
+        print(f"as lists: {len(tasks)} tasks, peak {tracemalloc.get_traced_memory()[1] / 1e6:.1f} MB,"
+              f" {time.perf_counter() - started:.0f} s")  # fmt: skip
+
+
 def jobs(service: LocalService, files: list[Path]) -> float:
     with JobClient(service.base_url, KEY, timeout_s=600) as client:
         started = time.perf_counter()
@@ -205,7 +238,11 @@ def main() -> None:
     parser.add_argument("--skip-jobs", action="store_true")
     parser.add_argument("--memory", action="store_true", help="Peak memory: one long file against short ones.")
     parser.add_argument("--memory-seconds", type=float, default=3600)
+    parser.add_argument("--listing", type=int, help="The driver's memory while listing this many inputs (no Ray).")
     args = parser.parse_args()
+    if args.listing:
+        listing(args.listing)
+        return
     if args.memory:
         memory(args)
         return
