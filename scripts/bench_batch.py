@@ -13,6 +13,20 @@ pyannote.audio ships), 1 s of silence between clips. One after another, never at
 Audio seconds per wall second for each and the ratios: batch / jobs, batch / engine alone.
 
     .venv/bin/python -m scripts.bench_batch [--model embedded:base] [--files 30] [--seconds 60] [--skip-jobs]
+
+`--memory` measures instead what a batch holds: the peak resident memory (RSS, sampled every 0.2 s) of the driver
+and of each kind of Ray process (decoding tasks, engine actors, the assembling actor, Ray's own) while
+`python -m serve_app.batch` transcribes one long file of --memory-seconds (default 1 h), against the same audio
+as short files of --seconds each. Memory bounded by the streaming window: the long file's peaks about the short
+files'.
+
+    .venv/bin/python -m scripts.bench_batch --memory [--model embedded:tiny.en] [--memory-seconds 3600]
+
+`--listing N` measures the driver's listing alone (no Ray): N empty files in folders of 1,000, listed, planned and
+checked against OUTPUT's markers into the driver's journal as `stt batch` does, against the same as lists (the
+listing before it streamed); the peak of Python's allocations (tracemalloc) and the seconds of each.
+
+    .venv/bin/python -m scripts.bench_batch --listing 100000
 """
 
 import argparse
@@ -20,13 +34,20 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import tracemalloc
 from pathlib import Path
 
 import numpy as np
+import psutil
 import yaml
 from faster_whisper import BatchedInferencePipeline
 
+from deployments.batch.inputs import iter_inputs, list_inputs
+from deployments.batch.journal import Journal
+from deployments.batch.outputs import OutputFolder
+from deployments.batch.resume import Resume
 from deployments.config import BatchingConfig, WhisperModelConfig
 from deployments.files.decoding import decode_audio
 from deployments.transcriber.engines.ctranslate2_engine import CTranslate2Engine
@@ -34,6 +55,7 @@ from deployments.types import SAMPLE_RATE
 from devkit.jobs import JobClient
 from devkit.local_service import LocalService
 from devkit.media import SHARED_AUDIO, encode, pyannote_sample
+from serve_app.batch.plan import plan, plan_each
 
 ROOT = Path(__file__).resolve().parents[1]
 KEY = "bench-batch"
@@ -92,6 +114,112 @@ def stt_batch(folder: Path, output: Path, config: Path, files_per_batch: int) ->
     return wall
 
 
+class PeakMemory:
+    """Peak RSS per kind of process in a process's tree (the batch's driver, its Ray and Ray's workers), sampled."""
+
+    def __init__(self, pid: int) -> None:
+        self.root = psutil.Process(pid)
+        self.peaks: dict[str, float] = {}
+        self.total = 0.0
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._sample, daemon=True)
+        self.thread.start()
+
+    def _sample(self) -> None:
+        while not self.stop.wait(0.2):
+            try:
+                processes = [self.root, *self.root.children(recursive=True)]
+            except psutil.NoSuchProcess:
+                return
+            now: dict[str, float] = {}
+            for process in processes:
+                try:
+                    kind = "driver" if process.pid == self.root.pid else _kind(process)
+                    now[kind] = now.get(kind, 0.0) + process.memory_info().rss / 2**20
+                except psutil.Error:
+                    continue
+            for kind, mib in now.items():
+                self.peaks[kind] = max(self.peaks.get(kind, 0.0), mib)
+            self.total = max(self.total, sum(now.values()))
+
+    def finish(self) -> dict[str, float]:
+        self.stop.set()
+        self.thread.join()
+        return self.peaks
+
+
+def _kind(process: psutil.Process) -> str:
+    """A Ray worker by what it runs now (its title, `ray::<actor or task>`), else its program's name."""
+    title = " ".join(process.cmdline())
+    for stage in ("ChunkTranscriber", "FileAssembler", "SpeakerFinder", "decode_parts", "ReadText"):
+        if stage in title:
+            return stage
+    return "idle Ray workers" if title.startswith("ray::") else f"Ray itself ({process.name()})"
+
+
+def batch_memory(folder: Path, output: Path, config: Path) -> tuple[float, dict[str, float], float]:
+    """Wall seconds, peak RSS (MiB) per kind of process and the tree's peak in all, of one `stt batch`."""
+    command = [sys.executable, "-m", "serve_app.batch", str(folder), str(output), "--config", str(config)]
+    started = time.perf_counter()
+    run = subprocess.Popen(command, env={**os.environ, "PYTHONPATH": str(ROOT)}, stderr=subprocess.PIPE, text=True)
+    peak = PeakMemory(run.pid)
+    _, stderr = run.communicate()
+    wall = time.perf_counter() - started
+    peaks = peak.finish()
+    if run.returncode != 0:
+        raise RuntimeError(stderr[-3000:])
+    lines = (output / "_manifest.jsonl").read_text().splitlines()
+    assert all('"ok"' in line for line in lines), lines[:3]
+    return wall, peaks, peak.total
+
+
+def memory(args: argparse.Namespace) -> None:
+    with tempfile.TemporaryDirectory(prefix="bench-batch-") as temporary:
+        workdir = Path(temporary)
+        long, short = workdir / "long", workdir / "short"
+        long.mkdir()
+        short.mkdir()
+        audio_s = build_files(long, 1, args.memory_seconds)
+        build_files(short, max(1, round(args.memory_seconds / args.seconds)), args.seconds)
+        (workdir / "service").mkdir()
+        service = LocalService(workdir / "service", [KEY], model=args.model, unthrottled=True)
+        config = workdir / "config.yaml"
+        config.write_text(yaml.safe_dump(service.config()))
+        print(f"{audio_s / 60:.0f} min of audio; model {args.model}, {os.cpu_count()} CPUs", flush=True)
+        results = {}
+        for label, folder in ((f"1 file of {audio_s / 60:.0f} min", long), (f"{len(list(short.iterdir()))} files of"
+                              f" {args.seconds:.0f} s", short)):  # fmt: skip
+            results[label] = batch_memory(folder, workdir / f"out-{folder.name}", config)
+            print(f"{label}: {results[label][0]:.0f} s, peaks {results[label][1]}", flush=True)
+    kinds = sorted({kind for _, peaks, _ in results.values() for kind in peaks})
+    print("\n| input | wall s | audio s / wall s | tree's peak MiB | " + " | ".join(kinds) + " |")
+    print("|---" * (4 + len(kinds)) + "|")
+    for label, (wall, peaks, total) in results.items():
+        cells = " | ".join(f"{peaks.get(kind, 0):.0f}" for kind in kinds)
+        print(f"| {label} | {wall:.0f} | {audio_s / wall:.1f} | {total:.0f} | {cells} |")
+
+
+def listing(count: int) -> None:
+    with tempfile.TemporaryDirectory(prefix="bench-listing-") as temporary:
+        root, output = Path(temporary) / "in", OutputFolder(str(Path(temporary) / "out"))
+        for index in range(count):
+            folder = root / f"d{index // 1000:03d}"
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / f"f{index:06d}.wav").touch()
+        tracemalloc.start()
+        started, journal = time.perf_counter(), Journal()
+        todo = journal.list(plan_each(iter_inputs(str(root)), ["json", "srt"], "transcribe", None, False),
+                            Resume(output, retry_errors=False))  # fmt: skip
+        print(f"streamed into the journal: {todo} tasks, peak {tracemalloc.get_traced_memory()[1] / 1e6:.1f} MB,"
+              f" {time.perf_counter() - started:.0f} s")  # fmt: skip
+        journal.remove()
+        tracemalloc.reset_peak()
+        started = time.perf_counter()
+        tasks = plan(list_inputs(str(root)), ["json", "srt"], "transcribe", None, False)
+        print(f"as lists: {len(tasks)} tasks, peak {tracemalloc.get_traced_memory()[1] / 1e6:.1f} MB,"
+              f" {time.perf_counter() - started:.0f} s")  # fmt: skip
+
+
 def jobs(service: LocalService, files: list[Path]) -> float:
     with JobClient(service.base_url, KEY, timeout_s=600) as client:
         started = time.perf_counter()
@@ -109,7 +237,16 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--files-per-batch", type=int, default=4)
     parser.add_argument("--skip-jobs", action="store_true")
+    parser.add_argument("--memory", action="store_true", help="Peak memory: one long file against short ones.")
+    parser.add_argument("--memory-seconds", type=float, default=3600)
+    parser.add_argument("--listing", type=int, help="The driver's memory while listing this many inputs (no Ray).")
     args = parser.parse_args()
+    if args.listing:
+        listing(args.listing)
+        return
+    if args.memory:
+        memory(args)
+        return
     with tempfile.TemporaryDirectory(prefix="bench-batch-") as temporary:
         workdir = Path(temporary)
         folder = workdir / "in"

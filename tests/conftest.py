@@ -121,6 +121,7 @@ OWN_RAY_FIXTURES = {"cluster", "pg_service"}
 """Fixtures that start a Ray instance (and the service) of their own: tests/test_cluster_service.py's multi-node
 cluster and tests/test_postgres_service.py's service on PostgreSQL. Their tests are `slow`."""
 COMPONENT_MODULES = {
+    "test_batch_s3_run": "Whisper tiny.en through `stt batch` on a bucket",
     "test_analysis_models": "SmolLM2 in llama.cpp",
     "test_audio_emotions": "the audio emotion classifier (transformers)",
     "test_code_switching": "Whisper base on German and English speech",

@@ -66,7 +66,9 @@ def test_a_lost_worker_node_loses_no_file_and_writes_none_twice(
         update={"whisper": configured.whisper.model_copy(update={"model": "embedded:tiny.en", "cpu_threads": 1})}
     )
     tasks = plan(list_inputs(str(folder)), ["json"], "transcribe", "en", False)
-    settings = BatchSettings(min_actors=2, max_actors=2, files_per_batch=1)  # an actor on each worker
+    settings = BatchSettings(
+        min_actors=2, max_actors=2, files_per_batch=1, num_cpus=0.5
+    )  # an engine actor and a decoding task on each worker
     outcomes: list[Outcome] = []
     batch = threading.Thread(
         target=lambda: outcomes.extend(run_batch(tasks, str(output), configured, render, settings))

@@ -2,8 +2,9 @@
 and renamed; a file's marker (`_done/<name>.json`, its outcome) is written last, so a marker means every output of
 that file is complete. `_manifest.jsonl` is the outcomes, rewritten whole (object stores cannot append)."""
 
+import io
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from pyarrow import fs
 
@@ -25,14 +26,16 @@ class OutputFolder:
     def path(self, relative: str) -> str:
         return f"{self.root}/{relative}"
 
-    def write(self, relative: str, content: str) -> None:
-        """Written under a temporary name beside it, then renamed: a reader sees all of it or nothing."""
+    def write(self, relative: str, content: str | Iterable[str]) -> None:
+        """Written under a temporary name beside it, then renamed: a reader sees all of it or nothing. `content`
+        may come a piece at a time (the manifest of a large run, streamed from the driver's journal)."""
         final = self.path(relative)
         parent = final.rsplit("/", 1)[0]
         self.fs.create_dir(parent, recursive=True)
         temporary = f"{parent}/.{final.rsplit('/', 1)[1]}.{uuid.uuid4().hex}.tmp"
         with self.fs.open_output_stream(temporary) as stream:
-            stream.write(content.encode("utf-8"))
+            for piece in [content] if isinstance(content, str) else content:
+                stream.write(piece.encode("utf-8"))
         self.fs.move(temporary, final)
 
     def read(self, relative: str) -> str | None:
@@ -68,7 +71,20 @@ class OutputFolder:
         }
 
     def write_manifest(self, outcomes: Iterable[Outcome]) -> None:
-        self.write(MANIFEST, "".join(outcome.model_dump_json(exclude_none=True) + "\n" for outcome in outcomes))
+        self.write_manifest_lines(outcome.model_dump_json(exclude_none=True) + "\n" for outcome in outcomes)
+
+    def write_manifest_lines(self, lines: Iterable[str]) -> None:
+        self.write(MANIFEST, lines)
+
+    def iter_manifest(self) -> Iterator[Outcome]:
+        """`_manifest.jsonl`'s rows, read one at a time."""
+        try:
+            with self.fs.open_input_stream(self.path(MANIFEST)) as stream:
+                for line in io.TextIOWrapper(stream, encoding="utf-8"):
+                    if line.strip():
+                        yield Outcome.model_validate_json(line)
+        except FileNotFoundError:
+            return
 
     def read_manifest(self) -> list[Outcome]:
         text = self.read(MANIFEST) or ""

@@ -1,29 +1,39 @@
-"""The driver: lists what is left to do, streams it through Ray Data's actor pool and keeps `_manifest.jsonl`.
+"""The driver: lists what is left to do, streams it through Ray Data's stages and keeps `_manifest.jsonl`.
 
-    tasks -> from_items (a block per few files) -> map_batches(FileTranscriber, an autoscaling actor pool)
-          -> outcomes, streamed back here -> the manifest (rewritten every few seconds and at the end) + progress
+    tasks -> decode + VAD-chunk (CPU tasks, `decode`) -> chunk rows
+          -> the engines (an autoscaling actor pool, GPUs when asked: `engine`) -> chunk transcripts
+          -> assemble (one actor on this node: `assemble`) -> written files' outcomes
+             [-> speakers (an actor pool, only when a file asks for them: `speakers`) -> outcomes]
+          -> here: the manifest (rewritten every few seconds and at the end) + progress
 
-Ray Data streams: at most a few blocks of tasks are in flight, so memory follows the pool, not the archive. A
-block lost with its node is run again by Ray Data; the files of it that were already written are found by their
-markers and not transcribed again (`stages`).
+Ray Data streams every stage: a few blocks of chunks are in flight at once, so memory follows the window, not
+the archive nor the longest file. A task or actor lost with its node is run again by Ray Data; rows it delivers
+twice count once (`assemble`), and files already written are found by their markers (`decode`).
 """
 
 import os
 import sys
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from pydantic import BaseModel, Field
 
+from deployments.batch.assemble import FileAssembler
+from deployments.batch.decode import decode_parts
+from deployments.batch.engine import ChunkTranscriber
+from deployments.batch.journal import Journal
 from deployments.batch.outputs import OutputFolder
-from deployments.batch.resume import pending
-from deployments.batch.stages import Engines, FileTranscriber, Renderer
+from deployments.batch.resume import Resume
+from deployments.batch.scratch import sweep
+from deployments.batch.speakers import SpeakerFinder
+from deployments.batch.stages import Engines, Renderer
 from deployments.batch.tasks import FileTask, Outcome
 
 MANIFEST_EVERY_S = 5.0
 MAX_BLOCKS = 1000
+CHUNKS_PER_FILE = 8  # an engine batch of `files_per_batch` files' worth of chunk rows
 
 
 class BatchSettings(BaseModel):
@@ -31,7 +41,9 @@ class BatchSettings(BaseModel):
 
     min_actors: int = Field(1, ge=1, description="The actor pool's smallest size.")
     max_actors: int = Field(1, ge=1, description="Its largest: Ray Data adds actors while files wait.")
-    files_per_batch: int = Field(4, ge=1, description="Files an actor transcribes at once (their chunks batch).")
+    files_per_batch: int = Field(
+        4, ge=1, description="Chunks per engine batch, in files' worth (a chunk row per 30 s of speech: 8 a file)."
+    )
     batches_per_actor: int = Field(
         2,
         ge=1,
@@ -39,7 +51,15 @@ class BatchSettings(BaseModel):
         " chunks keep the engine's batches full.",
     )
     num_gpus: float = Field(0, ge=0, description="GPUs per actor (the engine's device must be cuda then).")
-    num_cpus: float = Field(1, gt=0, description="CPUs per actor.")
+    num_cpus: float = Field(1, gt=0, description="CPUs per engine actor.")
+    decode_cpus: float = Field(
+        0.5, gt=0, description="CPUs per decoding task (decoding and VAD chunking run beside the engines' actors)."
+    )
+    speaker_actors: int = Field(1, ge=1, description="The speakers' pool's largest size (when files ask for them).")
+    speaker_cpus: float = Field(0.5, gt=0, description="CPUs per speakers' actor.")
+    block_bytes: int = Field(
+        16 << 20, gt=0, description="Ray Data's largest block: chunks travel in blocks of at most this many bytes."
+    )
     retry_errors: bool = Field(False, description="Try again inputs whose earlier outcome was an error.")
     max_bytes: int = Field(3 << 30, gt=0, description="The largest file a manifest's URL row may fetch.")
 
@@ -65,31 +85,58 @@ class Progress:
 
 
 def run_batch(
-    tasks: list[FileTask], output: str, engines: Engines, render: Renderer, settings: BatchSettings
-) -> list[Outcome]:
-    """Every pending task through the pool; the manifest's outcomes (earlier runs' and this one's) returned."""
+    tasks: Iterable[FileTask], output: str, engines: Engines, render: Renderer, settings: BatchSettings
+) -> Iterator[Outcome]:
+    """Every pending task through the stages; the manifest's outcomes (earlier runs' and this one's), read back
+    from OUTPUT's `_manifest.jsonl` one at a time. `tasks` is read once, as it streams (`Journal`)."""
+    import ray
+    import ray.data
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    folder, journal = OutputFolder(output), Journal()
+    try:
+        todo = journal.list(tasks, Resume(folder, settings.retry_errors))
+        if todo:
+            if not ray.is_initialized():
+                ray.init(address=None if _cluster_given() else "local", log_to_driver=False)
+            _stream(journal, todo, output, engines, render, settings, NodeAffinitySchedulingStrategy)
+            folder.write_manifest_lines(journal.lines())  # a rerun with nothing to do writes nothing
+    finally:
+        journal.remove()
+    return folder.iter_manifest()
+
+
+def _stream(
+    journal: Journal,
+    todo: int,
+    output: str,
+    engines: Engines,
+    render: Renderer,
+    settings: BatchSettings,
+    affinity: Any,
+) -> None:
     import ray
     import ray.data
 
-    folder = OutputFolder(output)
-    todo, outcomes = pending(tasks, folder, settings.retry_errors)
-    names = {outcome.name for outcome in outcomes}
-    if not todo:
-        return outcomes
-    if not ray.is_initialized():
-        ray.init(address=None if _cluster_given() else "local", log_to_driver=False)
-    blocks = min(len(todo), MAX_BLOCKS)  # a block is what Ray Data retries: small ones redo little
-    dataset = ray.data.from_items([{"task": task.model_dump_json()} for task in todo], override_num_blocks=blocks)
-    transcribed = dataset.map_batches(
-        FileTranscriber,
-        fn_constructor_kwargs={
-            "engines": engines,
-            "output": output,
-            "render": render,
-            "run": uuid.uuid4().hex,
-            "max_bytes": settings.max_bytes,
-        },
-        batch_size=settings.files_per_batch,
+    sweep()  # scratch folders of batch processes killed on this node
+    ray.data.DataContext.get_current().target_max_block_size = settings.block_bytes
+    run, blocks = uuid.uuid4().hex, min(todo, MAX_BLOCKS)  # a block is what Ray Data retries: small, redo little
+    dataset = ray.data.read_text(  # the listing's shards, on this node (its files are here)
+        f"local://{journal.listing}", override_num_blocks=blocks, num_cpus=0
+    )
+    stage_args = {"output": output, "render": render, "run": run, "max_bytes": settings.max_bytes}
+    chunks = dataset.map_batches(
+        decode_parts,  # type: ignore[arg-type]  # its settings come as fn_kwargs
+        fn_kwargs={"pipeline": engines.pipeline, "output": output, "run": run, "max_bytes": settings.max_bytes},
+        batch_size=1,
+        batch_format="pyarrow",
+        num_cpus=settings.decode_cpus,
+    )
+    transcribed = chunks.map_batches(
+        ChunkTranscriber,
+        fn_constructor_kwargs={"engines": engines},
+        batch_size=settings.files_per_batch * CHUNKS_PER_FILE,
+        batch_format="pyarrow",
         compute=ray.data.ActorPoolStrategy(
             min_size=settings.min_actors,
             max_size=settings.max_actors,
@@ -99,19 +146,33 @@ def run_batch(
         num_gpus=settings.num_gpus or None,
         num_cpus=settings.num_cpus,
     )  # Ray Data restarts a lost actor and retries its tasks by default (max_restarts=-1, max_task_retries=-1)
-    progress, written = Progress(len(todo)), time.monotonic()
-    for row in transcribed.iter_rows():
-        outcome = Outcome.model_validate_json(row["outcome"])
-        if outcome.name in names:  # a retried block's row for a file already counted: one row per input
+    here = affinity(ray.get_runtime_context().get_node_id(), soft=False)
+    finished = transcribed.map_batches(
+        FileAssembler,
+        fn_constructor_kwargs={"engines": engines} | stage_args,
+        batch_format="pyarrow",
+        compute=ray.data.ActorPoolStrategy(size=1),
+        num_cpus=0,  # bookkeeping beside the driver; it decodes only a chunk the assembly must read again
+        scheduling_strategy=here,  # its state (files half arrived) lives as long as the driver
+    )
+    if journal.speakers:
+        finished = finished.map_batches(
+            SpeakerFinder,
+            fn_constructor_kwargs={"engines": engines} | stage_args,
+            batch_size=1,
+            batch_format="pyarrow",
+            compute=ray.data.ActorPoolStrategy(min_size=1, max_size=settings.speaker_actors),
+            num_cpus=settings.speaker_cpus,
+        )
+    folder, progress, written = OutputFolder(output), Progress(todo), time.monotonic()
+    for row in finished.iter_rows():
+        outcome = Outcome.model_validate_json(row["info"])
+        if not journal.add(outcome):  # a retried block's row for a file already counted: one row per input
             continue
-        names.add(outcome.name)
-        outcomes.append(outcome)
         progress.add(outcome)
-        if time.monotonic() - written > MANIFEST_EVERY_S:
-            folder.write_manifest(outcomes)
+        if time.monotonic() - written > max(MANIFEST_EVERY_S, progress.done / 1000):  # ~1 s per 10,000 rows
+            folder.write_manifest_lines(journal.lines())
             written = time.monotonic()
-    folder.write_manifest(outcomes)
-    return outcomes
 
 
 def _cluster_given() -> bool:

@@ -1,36 +1,46 @@
-"""The Ray Data stage that transcribes: an actor pool, each actor holding the service's own parts in-process
-(the `Transcriber` with its engine and batching lanes, the `TranscriptionPipeline` that decodes, VAD-chunks and
-assembles, the `Diarizer` when a file asks for speakers), called directly instead of through Serve handles.
+"""What the batch's Ray Data stages share: the service's sections they run with (`Engines`), the rows they pass
+on, the service's deployment classes run in-process, and the writing of a finished file.
 
-An actor takes a batch of files and runs them at once: their chunks meet at the Transcriber's gate and are decoded
-in batches across files, as the service's are. Each file is copied from its source into a local spool (pyarrow
-reads the object stores), transcribed, rendered by the edge's `Renderer`, written atomically, then marked done;
-a file whose marker this run already wrote (a block Ray Data retried after losing a node) is not done again.
+    tasks -> decode (CPU tasks: `decode`) -> chunk rows -> engines (actor pool: `engine`) -> transcribed rows
+          -> assemble (one actor: `assemble`) -> outcome rows, or with speakers -> diarize (actor pool:
+             `speakers`) -> outcome rows
+
+Every stage passes the same columns (`SCHEMA`); a row's `kind` says what it is:
+`chunk` (`data`: a chunk's float32 samples, `info`: its pieces), `transcribed` (`info`: its pieces and
+transcript), `end` (`info`: a file's chunk count and duration, or its error), `assembled` (`info`: a file's
+transcript, for the speakers' pool) and `outcome` (`info`: the file's `Outcome`, once its outputs are written).
 """
 
 import asyncio
-import shutil
-import tempfile
 import threading
-import uuid
 from collections.abc import Awaitable, Callable
-from pathlib import Path
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
-import numpy as np
+import pyarrow as pa
 from pydantic import BaseModel
 
-from deployments.batch.inputs import filesystem, is_url
 from deployments.batch.outputs import OutputFolder
 from deployments.batch.tasks import FileTask, Outcome
 from deployments.config import BatchingConfig, DiarizationConfig, PipelineConfig, WhisperModelConfig
-from deployments.diarization.deployment import Diarizer
-from deployments.files.pipeline import TranscriptionPipeline
+from deployments.files.stages import mask_transcript
 from deployments.transcriber.deployment import Transcriber
-from deployments.types import PipelineRequest, PipelineResult
+from deployments.types import PipelineResult
 
 Renderer = Callable[[PipelineResult, FileTask], dict[str, str]]
 """The edge's rendering of a result: output path relative to OUTPUT (the task's name and an extension) -> body."""
+
+SCHEMA = pa.schema(
+    [
+        ("kind", pa.string()),
+        ("name", pa.string()),
+        ("task", pa.string()),
+        ("index", pa.int64()),
+        ("data", pa.binary()),
+        ("info", pa.string()),
+    ]
+)
+Row = dict[str, Any]
+T = TypeVar("T")
 
 
 class Engines(BaseModel):
@@ -43,9 +53,34 @@ class Engines(BaseModel):
     diarization: DiarizationConfig
 
 
+def row(kind: str, name: str, task: str, info: str = "", index: int = 0, data: bytes = b"") -> Row:
+    """One row of `SCHEMA` (`task`: the file's FileTask JSON)."""
+    return {"kind": kind, "name": name, "task": task, "index": index, "data": data, "info": info}
+
+
+def outcome_row(outcome: Outcome, task: str = "") -> Row:
+    return {
+        "kind": "outcome",
+        "name": outcome.name,
+        "task": task,
+        "index": 0,
+        "data": b"",
+        "info": outcome.model_dump_json(),
+    }
+
+
+def table(rows: list[Row]) -> pa.Table:
+    """Rows as the stages pass them: typed, so an empty batch has the same columns."""
+    return pa.Table.from_pylist(rows, schema=SCHEMA)
+
+
+def rows_of(batch: pa.Table) -> list[Row]:
+    return cast(list[Row], batch.to_pylist())
+
+
 class LocalHandle:
     """A deployment's object called in this process the way its handle is: `handle.method.remote(*args)`
-    is awaited. The object is made on first use (the Diarizer's models only load when a file asks for speakers)."""
+    is awaited. The object is made on first use (a model loads only when a file needs it)."""
 
     def __init__(self, make: Callable[[], Any]) -> None:
         self._make = make
@@ -81,76 +116,50 @@ def serve_batch_outside_serve() -> None:
     batching._BatchQueue._warn_if_max_batch_size_exceeds_max_ongoing_requests = lambda self: None  # type: ignore[method-assign]
 
 
-class FileTranscriber:
-    """One actor of the pool (Ray Data's `map_batches` over rows `{"task": FileTask JSON}`). Ray Data may call it
-    from several threads at once (`batches_per_actor`): every call's files run on the one event loop."""
+def transcriber(engines: Engines) -> Any:
+    """The service's Transcriber (its engine and batching lanes), in this process."""
+    serve_batch_outside_serve()
+    made = deployment_class(Transcriber)(engines.whisper)
+    made.reconfigure(engines.batching.model_dump())
+    return made
 
-    def __init__(self, engines: Engines, output: str, render: Renderer, run: str, max_bytes: int) -> None:
-        serve_batch_outside_serve()
-        # One loop for the actor's life, in a thread of its own (Ray Data calls the actor from a thread pool): the
-        # Transcriber's batch queues live in it.
+
+class ActorLoop:
+    """One event loop for an actor's life, in a thread of its own: Ray Data calls an actor from a thread pool
+    (several calls at once), and the Transcriber's batch queues must all live in one loop."""
+
+    def __init__(self) -> None:
         self.loop = asyncio.new_event_loop()
         threading.Thread(target=self.loop.run_forever, name="batch-loop", daemon=True).start()
-        transcriber = deployment_class(Transcriber)(engines.whisper)
-        transcriber.reconfigure(engines.batching.model_dump())
-        diarizer = LocalHandle(lambda: deployment_class(Diarizer)(engines.diarization))
-        self.pipeline = deployment_class(TranscriptionPipeline)(
-            LocalHandle(lambda: transcriber), diarizer, engines.pipeline
-        )
-        self.output = OutputFolder(output)
-        self.render = render
-        self.run = run
-        self.max_bytes = max_bytes
-        self.spool = Path(tempfile.mkdtemp(prefix="stt-batch-"))
 
-    def __del__(self) -> None:
-        shutil.rmtree(getattr(self, "spool", "/nonexistent"), ignore_errors=True)
-
-    def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, list[Any]]:
-        tasks = [FileTask.model_validate_json(str(text)) for text in batch["task"]]
-        outcomes = asyncio.run_coroutine_threadsafe(self._transcribe_all(tasks), self.loop).result()
-        return {"outcome": [outcome.model_dump_json() for outcome in outcomes]}
-
-    async def _transcribe_all(self, tasks: list[FileTask]) -> list[Outcome]:
-        return await asyncio.gather(*(self.transcribe(task) for task in tasks))
-
-    async def transcribe(self, task: FileTask) -> Outcome:
-        """One file, start to marker; whatever goes wrong with it is its `error` outcome, never the run's end."""
-        done = await asyncio.to_thread(self.output.marker, task.name)
-        if done is not None and ((done.status == "ok" and done.covers(task)) or done.run == self.run):
-            return done  # written before its block was lost with a node, or by an earlier run
-        outcome = Outcome(name=task.name, source=task.source, status="error", run=self.run)
-        spooled = self.spool / f"{uuid.uuid4().hex}{Path(task.source.split('?')[0]).suffix[:16]}"
-        try:
-            result = await self._transcribe(task, spooled)
-            bodies = await asyncio.to_thread(self.render, result, task)
-            ok = outcome.model_copy(
-                update={"status": "ok", "duration": round(result.duration, 3), "language": result.language}
-            )
-            return await asyncio.to_thread(self.output.finish, ok, bodies)
-        except Exception as error:
-            failed = outcome.model_copy(update={"error": f"{type(error).__name__}: {error}"})
-            return await asyncio.to_thread(self.output.finish, failed, {})
-        finally:
-            spooled.unlink(missing_ok=True)
-
-    async def _transcribe(self, task: FileTask, spooled: Path) -> PipelineResult:
-        url = task.source if is_url(task.source) else None
-        if url is None:
-            await asyncio.to_thread(_copy, task.source, spooled)
-        request = PipelineRequest(
-            source_path=str(spooled),
-            url=url,
-            max_bytes=self.max_bytes,
-            options=task.options,
-            diarization=task.diarization,
-        )
-        return cast(PipelineResult, await self.pipeline.transcribe(request))
+    def run(self, awaitable: Awaitable[T]) -> T:
+        return asyncio.run_coroutine_threadsafe(_awaited(awaitable), self.loop).result()
 
 
-def _copy(source: str, target: Path) -> None:
-    """The source into the actor's local spool: decoding, and the decoded copies beside it, stay local."""
-    source_fs, path = filesystem(source)
-    with source_fs.open_input_stream(path) as stream, target.open("wb") as out:
-        while chunk := stream.read(1 << 20):
-            out.write(chunk)
+async def _awaited(awaitable: Awaitable[T]) -> T:
+    return await awaitable
+
+
+def write_result(output: OutputFolder, render: Renderer, task: FileTask, result: PipelineResult, run: str) -> Outcome:
+    """A file's result (masked when asked) rendered by the edge, its outputs written, then its marker."""
+    if task.options.profanity_filter:
+        result = mask_transcript(result)
+    bodies = render(result, task)
+    ok = Outcome(
+        name=task.name,
+        source=task.source,
+        status="ok",
+        run=run,
+        duration=round(result.duration, 3),
+        language=result.language,
+    )
+    return output.finish(ok, bodies)
+
+
+def write_error(output: OutputFolder, task: FileTask, error: str, run: str) -> Outcome:
+    """A file that could not be transcribed: its marker says why (no outputs), and the run goes on."""
+    return output.finish(Outcome(name=task.name, source=task.source, status="error", run=run, error=error), {})
+
+
+def described(error: BaseException) -> str:
+    return f"{type(error).__name__}: {error}"

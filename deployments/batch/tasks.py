@@ -4,7 +4,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from deployments.types import DiarizationOptions, TranscriptionOptions
+from deployments.types import ChunkOptions, DiarizationOptions, TranscriptionOptions
 
 
 class FileTask(BaseModel):
@@ -39,3 +39,12 @@ class Outcome(BaseModel):
     def covers(self, task: "FileTask") -> bool:
         """Whether this outcome is `task` done: an error, or every output it asks for written."""
         return self.status == "error" or set(task.outputs) <= set(self.outputs)
+
+
+def chunk_options(task: FileTask) -> ChunkOptions:
+    """How each chunk of `task` is decoded, as the service's pipeline decodes it (words timed when speakers are
+    asked: they are given to words)."""
+    options = task.options
+    if task.diarization is not None:
+        options = options.model_copy(update={"word_timestamps": True})
+    return ChunkOptions(**{**options.model_dump(), "prompt": options.prompt})

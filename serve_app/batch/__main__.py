@@ -7,11 +7,11 @@ from typing import Any
 
 import yaml
 
-from deployments.batch.inputs import list_inputs
+from deployments.batch.inputs import iter_inputs
 from deployments.batch.run import BatchSettings, run_batch
 from deployments.batch.stages import Engines
 from deployments.config import BatchingConfig, PipelineConfig
-from serve_app.batch.plan import FORMATS, PlanError, plan
+from serve_app.batch.plan import FORMATS, PlanError, plan_each
 from serve_app.batch.render import render
 from serve_app.config import AppConfig
 
@@ -54,20 +54,18 @@ def parser() -> argparse.ArgumentParser:
     parse.add_argument("--files-per-batch", type=int, default=4)
     parse.add_argument("--batches-per-actor", type=int, default=2, help="Batches of files an actor runs at once.")
     parse.add_argument("--num-gpus", type=float, default=0.0, help="GPUs per actor.")
-    parse.add_argument("--num-cpus", type=float, default=1.0, help="CPUs per actor.")
+    parse.add_argument("--num-cpus", type=float, default=1.0, help="CPUs per engine actor.")
+    parse.add_argument("--decode-cpus", type=float, default=0.5, help="CPUs per decoding task.")
+    parse.add_argument("--speaker-actors", type=int, default=1, help="Most actors of the speakers' pool.")
+    parse.add_argument("--speaker-cpus", type=float, default=0.5, help="CPUs per speakers' actor.")
     parse.add_argument("--retry-errors", action="store_true", help="Try again inputs that failed before.")
     return parse
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    try:
-        tasks = plan(
-            list_inputs(args.input), args.response_format or ["json"], args.task, args.language, args.word_timestamps
-        )
-    except (PlanError, ValueError, FileNotFoundError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+    formats = args.response_format or ["json"]
+    tasks = plan_each(iter_inputs(args.input), formats, args.task, args.language, args.word_timestamps)
     settings = BatchSettings(
         min_actors=args.min_actors,
         max_actors=max(args.max_actors, args.min_actors),
@@ -75,11 +73,20 @@ def main(argv: list[str] | None = None) -> int:
         batches_per_actor=args.batches_per_actor,
         num_gpus=args.num_gpus,
         num_cpus=args.num_cpus,
+        decode_cpus=args.decode_cpus,
+        speaker_actors=args.speaker_actors,
+        speaker_cpus=args.speaker_cpus,
         retry_errors=args.retry_errors,
     )
-    outcomes = run_batch(tasks, args.output, engines(args.config), render, settings)
-    failed = sum(outcome.status == "error" for outcome in outcomes)
-    print(f"{len(outcomes) - failed} ok, {failed} errors: {args.output}/_manifest.jsonl", file=sys.stderr)
+    try:  # the listing streams: a bad row or option is found while listing, before any work starts
+        outcomes = run_batch(tasks, args.output, engines(args.config), render, settings)
+    except (PlanError, ValueError, FileNotFoundError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    ok = failed = 0
+    for outcome in outcomes:
+        ok, failed = ok + (outcome.status == "ok"), failed + (outcome.status == "error")
+    print(f"{ok} ok, {failed} errors: {args.output}/_manifest.jsonl", file=sys.stderr)
     return 0
 
 

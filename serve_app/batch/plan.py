@@ -1,6 +1,7 @@
 """The batch's options and a manifest's per-row choices read as the transcription form reads them: the same
 refusals (by name) and the same engine options for the same formats, so a batch's transcript is the service's."""
 
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from pydantic import ValidationError
@@ -20,11 +21,19 @@ class PlanError(ValueError):
 
 
 def plan(
-    listed: list[Listed], formats: list[str], task: str, language: str | None, word_timestamps: bool
+    listed: Iterable[Listed], formats: list[str], task: str, language: str | None, word_timestamps: bool
 ) -> list[FileTask]:
     """Each input as a task: its options from the forms of every asked format (one transcription serves them
     all: word and segment times when any format needs them, which changes no text)."""
-    return [_task(item, formats, task, language, word_timestamps) for item in listed]
+    return list(plan_each(listed, formats, task, language, word_timestamps))
+
+
+def plan_each(
+    listed: Iterable[Listed], formats: list[str], task: str, language: str | None, word_timestamps: bool
+) -> Iterator[FileTask]:
+    """`plan`, one input at a time (a listing of 100,000 inputs is never a list of tasks)."""
+    for item in listed:
+        yield _task(item, formats, task, language, word_timestamps)
 
 
 def _task(item: Listed, formats: list[str], task: str, language: str | None, word_timestamps: bool) -> FileTask:
