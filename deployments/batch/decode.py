@@ -63,28 +63,18 @@ def file_parts(task: FileTask, pipeline: PipelineConfig, max_bytes: int) -> Iter
                 raise too_long(limits.max_duration_s, declared)
             streaming = StreamingChunker(chunker)
             windows = decode_windows(source, max_duration_s=limits.max_duration_s)
-            try:
+
+            def chunks() -> Iterator[Chunk]:
+                nonlocal samples
                 for window in windows:
                     samples += len(window)
-                    for chunk in streaming.feed(window):
-                        yield row(
-                            "chunk",
-                            task.name,
-                            text,
-                            json.dumps(chunk.pieces),
-                            count,
-                            chunk.samples.astype(np.float32).tobytes(),
-                        )
-                        count += 1
-                for chunk in streaming.finish():
-                    yield row(
-                        "chunk",
-                        task.name,
-                        text,
-                        json.dumps(chunk.pieces),
-                        count,
-                        chunk.samples.astype(np.float32).tobytes(),
-                    )
+                    yield from streaming.feed(window)
+                yield from streaming.finish()
+
+            try:
+                for chunk in chunks():
+                    samples_bytes = chunk.samples.astype(np.float32).tobytes()
+                    yield row("chunk", task.name, text, json.dumps(chunk.pieces), count, samples_bytes)
                     count += 1
             finally:
                 windows.close()
