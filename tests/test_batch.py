@@ -12,7 +12,8 @@ from deployments.batch.resume import pending
 from deployments.batch.tasks import FileTask, Outcome
 from deployments.types import Segment, Transcript, TranscriptionOptions, Word
 from serve_app.batch.__main__ import engines
-from serve_app.batch.plan import PlanError, plan
+from serve_app.batch.__main__ import main as batch_main
+from serve_app.batch.plan import PlanError, batch_vocabulary, plan, plan_each
 from serve_app.batch.render import render
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,8 +36,9 @@ def test_a_folder_lists_its_files_with_their_output_names_leaving_hidden_and_und
 
 
 def test_a_glob_and_a_single_file(tmp_path: Path) -> None:
-    _files(tmp_path, "a.wav", "b.mp3", "c.wav")
+    _files(tmp_path, "a.wav", "b.mp3", "c.wav", "_d.wav", "_out/e.wav")
     assert [item.name for item in list_inputs(str(tmp_path / "*.wav"))] == ["a", "c"]
+    assert [item.name for item in list_inputs(str(tmp_path / "**" / "*.wav"))] == ["a", "c"]
     assert [item.name for item in list_inputs(str(tmp_path / "b.mp3"))] == ["b"]
     with pytest.raises(FileNotFoundError):
         list_inputs(str(tmp_path / "missing"))
@@ -133,6 +135,37 @@ def test_rendering_is_the_rest_apis(tmp_path: Path) -> None:
     assert json.loads(bodies["a.json"]) == {"text": "Hello there."}
     assert [word["word"] for word in json.loads(bodies["a.verbose.json"])["words"]] == ["Hello", "there."]
     assert bodies["a.vtt"].startswith("WEBVTT") and bodies["a.txt"] == "Hello there."
+
+
+@pytest.mark.parametrize("name", ["../x", "a/../../x", "/etc/x", "a//b", "_manifest", "a/.hidden", "a\\b", "x\ny"])
+def test_a_manifest_id_that_would_leave_output_or_shadow_its_files_is_refused(tmp_path: Path, name: str) -> None:
+    (tmp_path / "list.jsonl").write_text(json.dumps({"path": "a.wav", "id": name}) + "\n")
+    with pytest.raises(ValueError, match=r"row 1: output name .* \(its `id` or file name\) must"):
+        list_inputs(str(tmp_path / "list.jsonl"))
+
+
+def test_a_manifest_id_may_name_folders_inside_output(tmp_path: Path) -> None:
+    (tmp_path / "list.jsonl").write_text(json.dumps({"path": "a.wav", "id": "2026/calls/a-1"}) + "\n")
+    assert [item.name for item in list_inputs(str(tmp_path / "list.jsonl"))] == ["2026/calls/a-1"]
+
+
+def test_the_runs_vocabulary_is_read_as_the_forms_and_given_to_every_task(tmp_path: Path) -> None:
+    config = engines(None).pipeline.vocabulary
+    vocabulary = batch_vocabulary(["ClickHouse, Supabase", "Kubernetes"], "medical", config)
+    assert vocabulary is not None and vocabulary.terms == ("ClickHouse", "Supabase", "Kubernetes")
+    assert vocabulary.dictionary == "medical" and batch_vocabulary([], None, config) is None
+    _files(tmp_path, "a.wav", "b.wav")
+    tasks = list(plan_each(list_inputs(str(tmp_path)), ["json"], "transcribe", None, False, vocabulary))
+    assert [task.options.vocabulary for task in tasks] == [vocabulary, vocabulary]
+    with pytest.raises(PlanError, match="--dictionary: unknown dictionary 'legal'"):
+        batch_vocabulary([], "legal", config)
+    with pytest.raises(PlanError, match="--hotwords: at most 200 terms"):
+        batch_vocabulary([f"term{index}" for index in range(201)], None, config)
+
+
+def test_the_exit_status_says_whether_every_input_is_ok(tmp_path: Path) -> None:
+    assert batch_main([str(tmp_path / "missing"), str(tmp_path / "out")]) == 2
+    assert batch_main([str(tmp_path), str(tmp_path / "out"), "--dictionary", "legal"]) == 2
 
 
 def test_the_engines_come_from_the_services_config() -> None:

@@ -42,6 +42,18 @@ def _hidden(relative: str) -> bool:
     return any(part.startswith((".", "_")) for part in PurePosixPath(relative).parts)
 
 
+def _unsafe_name(name: str) -> str | None:
+    """Why an output name would not stay a file of its own inside OUTPUT, or None."""
+    parts = name.split("/")
+    if "\\" in name or name.startswith("/") or any(part in ("", ".", "..") for part in parts):
+        return "must be a relative name inside OUTPUT: no '..', no empty folder, no leading '/' or '\\'"
+    if any(part.startswith((".", "_")) for part in parts):
+        return "must not start a name with '.' or '_' (OUTPUT's own _manifest.jsonl and markers use them)"
+    if any(ord(ch) < 32 for ch in name):
+        return "must not hold control characters"
+    return None
+
+
 def _stem(relative: str) -> str:
     path = PurePosixPath(relative)
     return str(path.with_suffix("")) if path.suffix else str(path)
@@ -64,7 +76,9 @@ def iter_inputs(source: str) -> Iterator[Listed]:
         found = sorted(path for path in glob.glob(source, recursive=True) if os.path.isfile(path))
         root = os.path.commonpath([os.path.dirname(os.path.abspath(path)) for path in found]) if found else ""
         for path in found:
-            yield Listed(os.path.abspath(path), _stem(os.path.relpath(os.path.abspath(path), root)))
+            relative = os.path.relpath(os.path.abspath(path), root)
+            if not _hidden(relative):
+                yield Listed(os.path.abspath(path), _stem(relative))
         return
     filesystem_, root = filesystem(source)
     info = filesystem_.get_file_info(root)
@@ -130,6 +144,8 @@ def _manifest_row(manifest: str, base: str, number: int, row: dict[str, Any], na
     if not is_url(source) and "://" not in source and not os.path.isabs(source):
         source = f"{base}/{source}" if "://" in base else os.path.abspath(os.path.join(base, source))
     name = str(row.get("id") or _stem(PurePosixPath(source.split("?")[0]).name))
+    if (reason := _unsafe_name(name)) is not None:
+        raise ValueError(f"{manifest} row {number}: output name {name[:80]!r} (its `id` or file name) {reason}")
     if name in names:
         raise ValueError(f"{manifest} row {number}: output name {name!r} repeats: give rows an `id`")
     names.add(name)

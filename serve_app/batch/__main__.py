@@ -11,14 +11,15 @@ from deployments.batch.inputs import iter_inputs
 from deployments.batch.run import BatchSettings, run_batch
 from deployments.batch.stages import Engines
 from deployments.config import BatchingConfig, PipelineConfig
-from serve_app.batch.plan import FORMATS, PlanError, plan_each
+from serve_app.batch.plan import FORMATS, PlanError, batch_vocabulary, plan_each
 from serve_app.batch.render import render
 from serve_app.config import AppConfig
 
 
 def engines(config_path: str | None) -> Engines:
     """The service's sections: from a Serve config (its application's args and the Transcriber's user_config, as
-    `serve run` reads it) or from a file of the application's args alone; the defaults without one."""
+    `serve run` reads it) or from a file of the application's args alone; the defaults without one. The
+    vocabulary's settings too, so that `--dictionary` finds the operator's dictionaries."""
     data: dict[str, Any] = yaml.safe_load(Path(config_path).read_text()) if config_path else {}
     batching: dict[str, Any] = {}
     if "applications" in data:
@@ -31,7 +32,9 @@ def engines(config_path: str | None) -> Engines:
     return Engines(
         whisper=app.whisper,
         batching=BatchingConfig.model_validate(batching),
-        pipeline=PipelineConfig(chunking=app.chunking, limits=app.limits, url_input=app.url_input),
+        pipeline=PipelineConfig(
+            chunking=app.chunking, limits=app.limits, url_input=app.url_input, vocabulary=app.vocabulary
+        ),
         diarization=app.diarization,
     )
 
@@ -48,6 +51,10 @@ def parser() -> argparse.ArgumentParser:
     parse.add_argument("--task", choices=("transcribe", "diarize"), default="transcribe")
     parse.add_argument("--language", help="ISO-639-1 code; detected per file without it.")
     parse.add_argument("--word-timestamps", action="store_true", help="Words in verbose_json.")
+    parse.add_argument(
+        "--hotwords", action="append", help="Terms to get right (repeatable or comma-separated), as the form's field."
+    )
+    parse.add_argument("--dictionary", help="A named vocabulary (medical, or the config's), as the form's field.")
     parse.add_argument("--config", help="The service's Serve config (or its application's args): models, chunking.")
     parse.add_argument("--min-actors", type=int, default=1)
     parse.add_argument("--max-actors", type=int, default=1)
@@ -63,9 +70,17 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """0 when every input is ok, 1 when the manifest holds errors (`--retry-errors` tries them again), 2 when the
+    run was refused (an option, a manifest row or the input's listing) before any work."""
     args = parser().parse_args(argv)
     formats = args.response_format or ["json"]
-    tasks = plan_each(iter_inputs(args.input), formats, args.task, args.language, args.word_timestamps)
+    try:
+        configured = engines(args.config)
+        vocabulary = batch_vocabulary(args.hotwords or [], args.dictionary, configured.pipeline.vocabulary)
+    except (PlanError, ValueError, OSError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    tasks = plan_each(iter_inputs(args.input), formats, args.task, args.language, args.word_timestamps, vocabulary)
     settings = BatchSettings(
         min_actors=args.min_actors,
         max_actors=max(args.max_actors, args.min_actors),
@@ -79,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
         retry_errors=args.retry_errors,
     )
     try:  # the listing streams: a bad row or option is found while listing, before any work starts
-        outcomes = run_batch(tasks, args.output, engines(args.config), render, settings)
+        outcomes = run_batch(tasks, args.output, configured, render, settings)
     except (PlanError, ValueError, FileNotFoundError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -87,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     for outcome in outcomes:
         ok, failed = ok + (outcome.status == "ok"), failed + (outcome.status == "error")
     print(f"{ok} ok, {failed} errors: {args.output}/_manifest.jsonl", file=sys.stderr)
-    return 0
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

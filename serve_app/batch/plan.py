@@ -4,12 +4,16 @@ refusals (by name) and the same engine options for the same formats, so a batch'
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from fastapi import HTTPException
 from pydantic import ValidationError
 
 from deployments.batch.inputs import Listed
 from deployments.batch.tasks import FileTask
+from deployments.config import VocabularyConfig
+from deployments.vocabulary import Vocabulary
 from serve_app.rest.rendering import ResponseFormat, TimestampGranularity
 from serve_app.rest.schemas.transcription_form import TranscriptionForm
+from serve_app.rest.vocabulary_fields import vocabulary as form_vocabulary
 
 FORMATS = ("json", "verbose_json", "srt", "vtt", "text")
 EXTENSIONS = {"json": "json", "verbose_json": "verbose.json", "srt": "srt", "vtt": "vtt", "text": "txt"}
@@ -29,11 +33,33 @@ def plan(
 
 
 def plan_each(
-    listed: Iterable[Listed], formats: list[str], task: str, language: str | None, word_timestamps: bool
+    listed: Iterable[Listed],
+    formats: list[str],
+    task: str,
+    language: str | None,
+    word_timestamps: bool,
+    vocabulary: Vocabulary | None = None,
 ) -> Iterator[FileTask]:
-    """`plan`, one input at a time (a listing of 100,000 inputs is never a list of tasks)."""
+    """`plan`, one input at a time (a listing of 100,000 inputs is never a list of tasks); every input with the
+    run's vocabulary."""
     for item in listed:
-        yield _task(item, formats, task, language, word_timestamps)
+        planned = _task(item, formats, task, language, word_timestamps)
+        if vocabulary is not None:
+            planned = planned.model_copy(
+                update={"options": planned.options.model_copy(update={"vocabulary": vocabulary})}
+            )
+        yield planned
+
+
+def batch_vocabulary(hotwords: list[str], dictionary: str | None, config: VocabularyConfig) -> Vocabulary | None:
+    """`--hotwords` and `--dictionary` read as the form's fields are: the same limits and refusals, by name."""
+    try:
+        form = TranscriptionForm.model_validate({"url": SOURCE, "hotwords": hotwords, "dictionary": dictionary})
+        return form_vocabulary(form, config)
+    except ValidationError as error:
+        raise PlanError("; ".join(f"--{e['loc'][0]}: {e['msg']}" for e in error.errors())) from None
+    except HTTPException as refused:
+        raise PlanError(f"--{refused.detail}") from None
 
 
 def _task(item: Listed, formats: list[str], task: str, language: str | None, word_timestamps: bool) -> FileTask:
