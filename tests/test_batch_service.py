@@ -55,7 +55,7 @@ def batch_output(service: Service, recordings: Path, tmp_path_factory: pytest.Te
     output = tmp_path_factory.mktemp("transcripts")
     run = stt_batch(recordings, output, "--response-format", "json", "--response-format", "srt",
                     "--config", service.process.workdir / "config.yaml", "--files-per-batch", "3")  # fmt: skip
-    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.returncode == 1 and "1 errors" in run.stderr, run.stderr[-3000:]  # the corrupt file's row
     return output
 
 
@@ -93,7 +93,7 @@ def test_a_rerun_writes_nothing_new(service: Service, recordings: Path, batch_ou
     before = snapshot(batch_output)
     run = stt_batch(recordings, batch_output, "--response-format", "json", "--response-format", "srt",
                     "--config", service.process.workdir / "config.yaml")  # fmt: skip
-    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.returncode == 1, run.stderr[-3000:]  # the manifest still holds the corrupt file's error
     assert snapshot(batch_output) == before
 
 
