@@ -15,7 +15,8 @@ utterance with no streamed words, or with all of them after the voice's end, sta
 before the end of the last streamed one, and a reading with far fewer words than were streamed (Whisper
 stopping early in a long window) gives way to the streamed words; so does a reading of under 4 s (it has
 nothing to add). Audio before the utterance (`live.final_context_s`) is read with it as context; its words,
-the previous utterance's, are not repeated.
+the previous utterance's, are not repeated: they are told from the utterance's by their text (aligned with the
+last final words and the streamed ones) before their time, since a reading moves words across a short pause.
 """
 
 from collections.abc import Callable, Sequence
