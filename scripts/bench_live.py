@@ -4,7 +4,10 @@ accuracy against the same audio sent as a file (the baseline), on one freshly st
 For each session count N (`--sessions 1,2,4`), N sessions of the nexara SDK's realtime client stream the
 pyannote call (30 s, two speakers), paced at real time in 100 ms frames, starting together. A word's
 latency is the time from the moment its last audio frame was sent to the moment its `transcript` event
-arrived. A session keeps up when, after its last frame, `session.ended` comes within --keep-up-s.
+arrived; a final word's latency, the same to the `turn.end` holding it (the turn's words: each utterance read
+again whole with `--final-passes full`, the streamed words with `none`; sessions open with Smart Turn, so a turn
+it finds unfinished ends 3 s after its speech, as nexara's do). A session keeps up when, after its last frame,
+`session.ended` comes within --keep-up-s.
 Accuracy: the WER of the streamed text and of the file transcription (json, same service, same audio),
 both against the call's reference transcript.
 
@@ -28,7 +31,7 @@ from pathlib import Path
 
 import httpx
 from nexara import AsyncNexara
-from nexara.types.realtime import RealtimeTranscript
+from nexara.types.realtime import RealtimeTranscript, RealtimeTurnEnd
 
 from deployments.files.decoding import decode_audio
 from devkit.local_service import LocalService
@@ -43,6 +46,7 @@ FRAME_S = 0.1
 @dataclass
 class SessionRun:
     latencies_s: list[float] = field(default_factory=list)
+    final_latencies_s: list[float] = field(default_factory=list)
     flush_s: float = math.nan
     wall_s: float = math.nan
     text: str = ""
@@ -52,7 +56,8 @@ async def one_session(client: AsyncNexara, pcm: bytes, diarize: bool, delay_ms: 
     run = SessionRun()
     frame = int(16_000 * FRAME_S) * 2
     loop = asyncio.get_running_loop()
-    async with client.realtime.connect(diarize=diarize, delay_ms=delay_ms) as session:
+    connect = client.realtime.connect(diarize=diarize, delay_ms=delay_ms, turn_detection="smart")
+    async with connect as session:
         started = loop.time()
 
         async def frames():  # noqa: ANN202
@@ -61,11 +66,12 @@ async def one_session(client: AsyncNexara, pcm: bytes, diarize: bool, delay_ms: 
                 await asyncio.sleep(max(0.0, started + (index + 1) * FRAME_S - loop.time()))
 
         async for event in session.stream(frames()):
-            if isinstance(event, RealtimeTranscript):
+            if isinstance(event, RealtimeTranscript | RealtimeTurnEnd):
                 now = loop.time()
+                latencies = run.latencies_s if isinstance(event, RealtimeTranscript) else run.final_latencies_s
                 for word in event.words:  # sent when the frame holding its last sample was sent
                     sent_at = started + math.ceil(word.end / 1000 / FRAME_S) * FRAME_S
-                    run.latencies_s.append(now - sent_at)
+                    latencies.append(now - sent_at)
         finished = loop.time()
         audio_s = len(pcm) / 32_000
         run.flush_s = finished - (started + audio_s)
@@ -96,8 +102,8 @@ def main() -> None:
     pcm = (call * 32767).astype("<i2").tobytes()
     reference = stm_transcript(pyannote_sample().with_suffix(".stm"))
     print(f"pyannote call, 30 s, streamed at real time; delay_ms {args.delay_ms}, diarize {args.diarize}")
-    print("model             window  final pass  sessions  p50 latency(s)  p95 latency(s)  flush after end(s)"
-          "  real-time factor  kept up  WER    WER-file  file(s)")  # fmt: skip
+    print("model             window  final pass  sessions  p50 latency(s)  p95 latency(s)  final p50(s)"
+          "  final p95(s)  flush after end(s)  real-time factor  kept up  WER    WER-file  file(s)")  # fmt: skip
     counts = [int(n) for n in args.sessions.split(",")]
     for model in args.models.split(","):
         for window, final_pass in itertools.product(args.windows.split(","), args.final_passes.split(",")):
@@ -119,8 +125,11 @@ def main() -> None:
                     live_wer = statistics.mean(word_error_rate(reference, run.text) for run in runs)
                     kept_up = "yes" if flush <= args.keep_up_s else "no"
                     p50, p95 = percentile(latencies, 0.5), percentile(latencies, 0.95)
+                    finals = [value for run in runs for value in run.final_latencies_s] or [math.nan]
+                    final50, final95 = percentile(finals, 0.5), percentile(finals, 0.95)
                     print(f"{model.removeprefix('embedded:'):<16}  {window:>6}  {final_pass:>10}  {count:>8}"
-                          f"  {p50:14.2f}  {p95:14.2f}  {flush:18.2f}  {factor:16.2f}  {kept_up:>7}"
+                          f"  {p50:14.2f}  {p95:14.2f}  {final50:12.2f}  {final95:12.2f}  {flush:18.2f}"
+                          f"  {factor:16.2f}  {kept_up:>7}"
                           f"  {live_wer:5.1%}  {live_wer - file_wer:+7.1%}  {file_s:7.2f}", flush=True)  # fmt: skip
 
 

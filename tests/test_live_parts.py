@@ -212,3 +212,35 @@ def test_an_utterance_read_again_replaces_its_streamed_words_unless_the_session_
     assert _final_pass(3.0, reading) == (["a", "b", "c"], 0)  # behind: not read again
     assert _final_pass(0.0, reading[:1]) == (["a", "b", "c"], 1)  # the reading lost most words
     assert _final_pass(0.0, reading, voiced_end_s=0.2) == ([], 0)  # every streamed word after the voice's end
+
+
+def _second_utterance(first: str, second: str, reading: list[tuple[str, float, float]]) -> list[str]:
+    """Two utterances of 5 s each, streamed as `first` (in 0-5 s) and `second` (in 5-10 s); the first is read
+    again as streamed, the second, with the first as its context, by a fake Whisper as `reading`."""
+    streamed = [
+        [TimedWord(f" {w}", offset + n * 0.5, offset + n * 0.5 + 0.4) for n, w in enumerate(text.split())]
+        for offset, text in ((1.0, first), (6.0, second))
+    ]
+    readings = [[(w.text.strip(), w.start, w.end) for w in streamed[0]], reading]
+
+    async def transcribe(samples: np.ndarray, options: ChunkOptions) -> ChunkTranscript:
+        words = [Word(word=f" {text}", start=start, end=end) for text, start, end in readings.pop(0)]
+        return ChunkTranscript(language="en", segments=[], words=words)
+
+    final = FinalPass(transcribe, "full", 0.3, 5.0)
+    final.add(np.zeros(10 * 16_000, np.float32))
+    for timed in streamed:
+        final.add_streamed(timed, [None] * len(timed))
+    asyncio.run(final.read(5 * 16_000, 5 * 16_000, "en"))
+    return [s.word.text.strip() for s in asyncio.run(final.read(10 * 16_000, 10 * 16_000, "en"))]
+
+
+def test_words_a_reading_moves_across_a_short_pause_stay_with_their_utterance() -> None:
+    """Issue 50: nexara's 220 ms pauses cut speech into short utterances, and the reading of one (after its
+    context) moves words across the pause both ways; their text keeps them where they were said."""
+    said = [("we", 1.0, 1.4), ("have", 1.5, 1.9), ("a", 4.8, 5.1), ("group", 5.1, 5.6), ("here", 6.0, 6.4)]
+    assert _second_utterance("we have", "a group here", said) == ["a", "group", "here"]  # "a" read before it
+    moved = [("we", 1.0, 1.4), ("have", 5.0, 5.3), ("a", 6.0, 6.2), ("group", 6.3, 6.6)]
+    assert _second_utterance("we have", "a group", moved) == ["a", "group"]  # "have" read after it
+    again = [("thank", 1.0, 1.4), ("you", 4.7, 5.0), ("thank", 5.0, 5.4), ("you", 6.0, 6.4)]
+    assert _second_utterance("thank you", "thank you", again) == ["thank", "you"]  # said twice: kept twice

@@ -184,9 +184,7 @@ class ChannelTranscriber:
     async def _end_utterance(self, until: int, voiced_end: int) -> None:
         """The utterance's words before `until` (a sample), read again whole up to where the voice ended: its
         final transcript."""
-        spoken = await self.final.read(until, voiced_end, self.language, self._prompt())
-        if self.vocabulary is not None:
-            spoken = self.vocabulary.correct_items(spoken, [s.word.text for s in spoken], _merged, self.language)
+        spoken = self._corrected(await self.final.read(until, voiced_end, self.language, self._prompt()))
         if not spoken:
             return
         text = "".join(s.word.text for s in spoken)
@@ -195,9 +193,7 @@ class ChannelTranscriber:
 
     async def _publish(self, words: list[TimedWord]) -> None:
         """Final words out, as `transcript` events of one speaker each."""
-        if self.vocabulary is not None:
-            merge = lambda first, last, text: TimedWord(text, first.start, last.end)  # noqa: E731
-            words = self.vocabulary.correct_items(words, [word.text for word in words], merge, self.language)
+        words = [spoken.word for spoken in self._corrected([SpokenWord(word, None) for word in words])]
         if not words:
             return
         self.turns.words_final(int(words[0].start * SAMPLE_RATE))
@@ -219,6 +215,13 @@ class ChannelTranscriber:
                     text=text, words=live_words, speaker=speaker, channel=self.channel, turn=self.turns.current
                 )
             )
+
+    def _corrected(self, words: list[SpokenWord]) -> list[SpokenWord]:
+        """Final words, streamed or read again, with the session's vocabulary corrected (issue 48): both go through
+        one merge, so a term reads the same in the `transcript` events and in the final transcript."""
+        if self.vocabulary is None:
+            return words
+        return self.vocabulary.correct_items(words, [s.word.text for s in words], _merged, self.language)
 
     def _live_word(self, word: TimedWord, speaker: int | None) -> LiveWord:
         live = _on_grid(word, speaker, self.last_word_end_ms)

@@ -15,11 +15,13 @@ utterance with no streamed words, or with all of them after the voice's end, sta
 before the end of the last streamed one, and a reading with far fewer words than were streamed (Whisper
 stopping early in a long window) gives way to the streamed words; so does a reading of under 4 s (it has
 nothing to add). Audio before the utterance (`live.final_context_s`) is read with it as context; its words,
-the previous utterance's, are not repeated.
+the previous utterance's, are not repeated: they are told from the utterance's by their text (aligned with the
+last final words and the streamed ones) before their time, since a reading moves words across a short pause.
 """
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 
 import numpy as np
 
@@ -40,8 +42,8 @@ MOST_BEHIND_S = 2.0
 SHORTEST_S = 4.0
 """Less audio than this, context included (a session's first words), is no more than streaming read: in a 30 s
 window tiny.en read jfk's first 2.8 s as "And so am I fellow Americans", its streamed words were right."""
-LONGEST_MOVE = 3
-"""Words at an utterance's end that the next reading may place after the pause."""
+CONTEXT_WORDS = 30
+"""The last final words kept to find them in the next utterance's reading (more than 5 s of context holds)."""
 FEWEST_WORDS = 0.5
 """A second reading with fewer words than this share of the streamed ones stopped early: keep the streamed."""
 
@@ -115,12 +117,12 @@ class FinalPass:
         elif self._worth_reading(streamed, read_until):
             reading = await self._reread(read_until, language, prompt)
             heard_until = min(cut_s, streamed[-1].word.end + SPAN_SLACK_S, read_until / SAMPLE_RATE)
-            read = [word for word in reading if self.utterance_from <= _middle(word) < heard_until]
-            read = read[self._moved(reading, read) :]
+            heard = [word for word in reading if _middle(word) < heard_until]
+            read = heard[self._context_words(heard, streamed) :]
             if len(read) >= FEWEST_WORDS * len(streamed):
                 words = [SpokenWord(word, _speaker_of(word, streamed)) for word in read]
         self.cleared = False
-        self.last_final = [spoken.word.key for spoken in words][-LONGEST_MOVE - 1 :] if words else self.last_final
+        self.last_final = (self.last_final + [spoken.word.key for spoken in words])[-CONTEXT_WORDS:]
         self.utterance_from = max(self.utterance_from, cut_s)
         self._cut(until - self.keep)
         return words
@@ -137,17 +139,22 @@ class FinalPass:
         keeps_up = self.behind_s() <= MOST_BEHIND_S
         return self.window != "none" and not self.cleared and bool(streamed) and long_enough and keeps_up
 
-    def _moved(self, reading: list[TimedWord], read: list[TimedWord]) -> int:
-        """How many of the first words read are the last final ones, moved past the pause by this reading: they
-        head what it read, and what it read before the pause (the context) ends with the final word before
-        them. A phrase said again is not that: the context then ends with the phrase itself."""
-        context = [word.key for word in reading if _middle(word) < self.utterance_from]
-        last = self.last_final
-        for size in range(min(LONGEST_MOVE, len(last) - 1, len(read)), 0, -1):
-            head = [word.key for word in read[:size]]
-            if context and head == last[-size:] and context[-1] == last[-size - 1]:
-                return size
-        return 0
+    def _context_words(self, reading: list[TimedWord], streamed: list[SpokenWord]) -> int:
+        """How many of the first words read are the context's (the previous utterances'): those before the
+        pause by time, unless their text says otherwise. A reading moves words across a short pause (nexara's
+        220 ms), both ways, so the reading is aligned with the last final words followed by the utterance's
+        streamed words: a word matched to a final one is context, a word matched to a streamed one is the
+        utterance's, and only the words between the two are placed by time. A phrase said again is both in
+        the final words and in the streamed ones, and is kept once on each side."""
+        by_time = sum(1 for word in reading if _middle(word) < self.utterance_from)
+        before = self.last_final
+        aligned = SequenceMatcher(
+            None, [word.key for word in reading], before + [spoken.word.key for spoken in streamed], autojunk=False
+        )
+        pairs = [(a + i, b + i) for a, b, size in aligned.get_matching_blocks() for i in range(size)]
+        last_context = max((a for a, b in pairs if b < len(before)), default=-1)
+        first_own = min((a for a, b in pairs if b >= len(before)), default=len(reading))
+        return min(max(by_time, last_context + 1), first_own)
 
     async def _reread(self, until: int, language: str | None, prompt: str | None) -> list[TimedWord]:
         window = "audio" if self.window == "audio" else "full"
