@@ -53,7 +53,9 @@ def test_twenty_thousand_inputs_list_and_resume_without_a_list_in_memory(tmp_pat
         assert sorted(to_do) == names[DONE + 1 :]  # each once, none finished, nothing hidden
         kept = [outcome.name for outcome in journal.outcomes()]
         assert sorted(kept) == names[: DONE + 1]
-        assert peak < 16e6, f"{peak / 1e6:.1f} MB while listing {FILES} inputs"  # a list of tasks: ~80 MB
+        # A list of tasks: ~80 MB. Alone this measures ~14 MB; tracemalloc counts every thread of the process, and
+        # under xdist a neighbouring test's leftovers have added ~8 MB.
+        assert peak < 40e6, f"{peak / 1e6:.1f} MB while listing {FILES} inputs"
     finally:
         journal.remove()
     assert not journal.folder.exists()
