@@ -2,6 +2,7 @@
 labels, the query's validation, and the Smart Turn model's input contract."""
 
 import asyncio
+import functools
 import warnings
 
 import numpy as np
@@ -212,6 +213,27 @@ def test_an_utterance_read_again_replaces_its_streamed_words_unless_the_session_
     assert _final_pass(3.0, reading) == (["a", "b", "c"], 0)  # behind: not read again
     assert _final_pass(0.0, reading[:1]) == (["a", "b", "c"], 1)  # the reading lost most words
     assert _final_pass(0.0, reading, voiced_end_s=0.2) == ([], 0)  # every streamed word after the voice's end
+
+
+def test_streamed_words_after_the_voices_end_never_reach_the_final_transcript() -> None:
+    """Whisper writes "Thank you." into the silence after speech; when the session is behind (no second reading)
+    the streamed words are final, and those after the voice's end are dropped; a second reading's span ends
+    with the last voiced word's, not with theirs."""
+
+    async def transcribe(samples: np.ndarray, options: ChunkOptions) -> ChunkTranscript:
+        spoken = [("a", 1.0, 1.5), ("b", 2.0, 2.5), ("c", 3.0, 3.5), ("Thank", 3.9, 4.2), ("you.", 4.2, 4.4)]
+        return ChunkTranscript(
+            language="en", segments=[], words=[Word(word=f" {t}", start=s, end=e) for t, s, e in spoken]
+        )
+
+    for behind_s, readings in ((3.0, 0), (0.0, 1)):
+        final = FinalPass(transcribe, "full", 0.3, 5.0, functools.partial(float, behind_s))
+        final.add(np.zeros(6 * 16_000, np.float32))
+        streamed = [TimedWord(f" {t}", 0.5 + n, 1.0 + n) for n, t in enumerate("abc")]
+        streamed += [TimedWord(" Thank", 4.3, 4.6), TimedWord(" you.", 4.6, 4.9)]
+        final.add_streamed(streamed, [None] * len(streamed))
+        spoken = asyncio.run(final.read(6 * 16_000, int(3.5 * 16_000), "en"))
+        assert [s.word.text.strip() for s in spoken] == ["a", "b", "c"], (behind_s, readings)
 
 
 def _second_utterance(first: str, second: str, reading: list[tuple[str, float, float]]) -> list[str]:

@@ -10,8 +10,8 @@ words replace the streamed ones as the utterance's final transcript: a turn's te
 its last streamed word and goes on from there.
 
 The second reading rewrites what streaming heard, it does not find speech where streaming found none: an
-utterance with no streamed words, or with all of them after the voice's end, stays empty (Whisper writes
-"Thank you." into noise and into the silence a commit leaves), its words are those
+utterance with no streamed words stays empty, streamed words after the voice's end are dropped (Whisper writes
+"Thank you." into noise and into the silence a pause or a commit leaves), its words are those
 before the end of the last streamed one, and a reading with far fewer words than were streamed (Whisper
 stopping early in a long window) gives way to the streamed words; so does a reading of under 4 s (it has
 nothing to add). Audio before the utterance (`live.final_context_s`) is read with it as context; its words,
@@ -109,12 +109,13 @@ class FinalPass:
         the session's vocabulary, as its streaming readings have it."""
         cut_s = until / SAMPLE_RATE
         read_until = min(self.end, voiced_end + int(SPEECH_PAD_S * SAMPLE_RATE))
-        streamed = [spoken for spoken in self.streamed if _middle(spoken.word) < cut_s]
-        self.streamed = self.streamed[len(streamed) :]
+        taken = [spoken for spoken in self.streamed if _middle(spoken.word) < cut_s]
+        self.streamed = self.streamed[len(taken) :]
+        # Words after the voice's end are Whisper writing "Thank you." into the silence a pause or a commit left:
+        # an utterance of only those stays empty, and they never end one (nor stretch its reading's span).
+        streamed = [spoken for spoken in taken if _middle(spoken.word) < voiced_end / SAMPLE_RATE + SPAN_SLACK_S]
         words = streamed
-        if streamed and _middle(streamed[0].word) >= voiced_end / SAMPLE_RATE + SPAN_SLACK_S:
-            words = []  # all after the voice: Whisper writing "Thank you." into the silence a commit left
-        elif self._worth_reading(streamed, read_until):
+        if self._worth_reading(streamed, read_until):
             reading = await self._reread(read_until, language, prompt)
             heard_until = min(cut_s, streamed[-1].word.end + SPAN_SLACK_S, read_until / SAMPLE_RATE)
             heard = [word for word in reading if _middle(word) < heard_until]
