@@ -145,7 +145,8 @@ class LocalService:
         metrics port; Ray writes that port into its session directory, the one whose driver log names
         `serve run`'s process."""
         assert self.process is not None, "the service is not running"
-        for logs in Path(tempfile.gettempdir(), "ray").glob("session_*/logs"):
+        sessions = Path(tempfile.gettempdir(), "ray").glob("session_2*/logs")
+        for logs in sorted(sessions, key=lambda path: path.stat().st_mtime, reverse=True):  # a pid is reused: newest
             if any(logs.glob(f"python-core-driver-*_{self.process.pid}.log")):
                 port = next(logs.parent.glob("metrics_export_port_*")).read_text().strip()
                 return f"http://127.0.0.1:{port}/metrics"

@@ -15,7 +15,14 @@ Samples = dict[tuple[str, frozenset], float]
 
 
 def _scrape(service: Service) -> Samples:
-    text = httpx.get(service.process.metrics_url(), timeout=10).text
+    for attempt in range(30):  # Ray's metrics agent may still be starting (or restarting) on a loaded machine
+        try:
+            text = httpx.get(service.process.metrics_url(), timeout=10).text
+            break
+        except httpx.ConnectError:
+            if attempt == 29:
+                raise
+            time.sleep(1)
     samples: Samples = {}
     for family in text_string_to_metric_families(text):
         for sample in family.samples:
