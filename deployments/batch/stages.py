@@ -59,14 +59,7 @@ def row(kind: str, name: str, task: str, info: str = "", index: int = 0, data: b
 
 
 def outcome_row(outcome: Outcome, task: str = "") -> Row:
-    return {
-        "kind": "outcome",
-        "name": outcome.name,
-        "task": task,
-        "index": 0,
-        "data": b"",
-        "info": outcome.model_dump_json(),
-    }
+    return row("outcome", outcome.name, task, outcome.model_dump_json())
 
 
 def table(rows: list[Row]) -> pa.Table:
