@@ -85,7 +85,7 @@ async def stream(engine: WhisperEngine, samples: np.ndarray, config: LiveConfig)
     async def no_turns(audio: np.ndarray) -> float:
         return 0.0
 
-    def emit(event: LiveEvent) -> None:
+    def emit(event: LiveEvent | asyncio.Task[LiveEvent]) -> None:
         if isinstance(event, TranscriptEvent):
             streamed.append(event.text)
             run.waits.extend(heard / SAMPLE_RATE - word.end / 1000 for word in event.words)

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from deployments.live._audio import InvalidAudioError, PcmDecoder
 from deployments.live._buffer import AudioBuffer
-from deployments.live._final_pass import FinalPass
+from deployments.live._final_pass import FinalPass, SpokenWord
 from deployments.live._local_agreement import LocalAgreement, TimedWord
 from deployments.live._speakers import OnlineSpeakers
 from deployments.live.events import SessionSettings
@@ -189,6 +189,10 @@ def test_the_vad_scores_a_stream_as_it_would_score_the_audio_in_one_piece() -> N
     assert [b.kind for b in boundaries][:2] == ["start", "end"] and boundaries[0].sample / 16000 < 7.0
 
 
+async def _read(final: FinalPass, until: int, voiced_end: int) -> list[SpokenWord]:
+    return await final.settle(final.take(until, voiced_end, "en"))
+
+
 def _final_pass(
     behind_s: float, reading: list[tuple[str, float, float]], voiced_end_s: float = 4.0
 ) -> tuple[list[str], int]:
@@ -203,7 +207,7 @@ def _final_pass(
     final = FinalPass(transcribe, "full", 0.3, 5.0, lambda: behind_s)
     final.add(np.zeros(5 * 16_000, np.float32))
     final.add_streamed([TimedWord(f" {t}", 1.0 + n, 1.5 + n) for n, t in enumerate("abc")], [None] * 3)
-    spoken = asyncio.run(final.read(5 * 16_000, int(voiced_end_s * 16_000), "en"))
+    spoken = asyncio.run(_read(final, 5 * 16_000, int(voiced_end_s * 16_000)))
     return [s.word.text.strip() for s in spoken], len(calls)
 
 
@@ -232,7 +236,7 @@ def test_streamed_words_after_the_voices_end_never_reach_the_final_transcript() 
         streamed = [TimedWord(f" {t}", 0.5 + n, 1.0 + n) for n, t in enumerate("abc")]
         streamed += [TimedWord(" Thank", 4.3, 4.6), TimedWord(" you.", 4.6, 4.9)]
         final.add_streamed(streamed, [None] * len(streamed))
-        spoken = asyncio.run(final.read(6 * 16_000, int(3.5 * 16_000), "en"))
+        spoken = asyncio.run(_read(final, 6 * 16_000, int(3.5 * 16_000)))
         assert [s.word.text.strip() for s in spoken] == ["a", "b", "c"], (behind_s, readings)
 
 
@@ -253,8 +257,8 @@ def _second_utterance(first: str, second: str, reading: list[tuple[str, float, f
     final.add(np.zeros(10 * 16_000, np.float32))
     for timed in streamed:
         final.add_streamed(timed, [None] * len(timed))
-    asyncio.run(final.read(5 * 16_000, 5 * 16_000, "en"))
-    return [s.word.text.strip() for s in asyncio.run(final.read(10 * 16_000, 10 * 16_000, "en"))]
+    asyncio.run(_read(final, 5 * 16_000, 5 * 16_000))
+    return [s.word.text.strip() for s in asyncio.run(_read(final, 10 * 16_000, 10 * 16_000))]
 
 
 def test_words_a_reading_moves_across_a_short_pause_stay_with_their_utterance() -> None:

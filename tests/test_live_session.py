@@ -3,13 +3,14 @@ encoder and Smart Turn: which events come out, in which order, with which times.
 
 import asyncio
 import itertools
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import numpy as np
 import pytest
 import soundfile as sf
 
 from deployments.config import LiveConfig
+from deployments.live._final_pass import Utterance
 from deployments.live._models import LiveModels
 from deployments.live._session import LiveSession
 from deployments.live.events import (
@@ -31,11 +32,12 @@ SPEECH = [(10.9, 14.45), (21.7, 27.7)]
 SILENCE_AFTER_S = (3.5, 1.0)
 
 
-def stream_audio() -> tuple[np.ndarray, list[tuple[str, float, float]]]:
+def stream_audio(copies: int = 1) -> tuple[np.ndarray, list[tuple[str, float, float]]]:
     """The stream, and the script a fake Whisper reads from it: a word every 0.4 s of speech."""
     call, _ = sf.read(str(pyannote_sample()), dtype="float32")
     parts, script, offset = [], [], 0.0
-    for index, ((start, end), gap) in enumerate(zip(SPEECH, SILENCE_AFTER_S, strict=True)):
+    stretches = list(zip(SPEECH, SILENCE_AFTER_S, strict=True)) * copies
+    for index, ((start, end), gap) in enumerate(stretches):
         parts += [
             call[int(start * SAMPLE_RATE) : int(end * SAMPLE_RATE)],
             np.zeros(int(gap * SAMPLE_RATE), np.float32),
@@ -49,22 +51,53 @@ def stream_audio() -> tuple[np.ndarray, list[tuple[str, float, float]]]:
 
 
 class FakeModels:
-    def __init__(self, script: list[tuple[str, float, float]], turn_probability: float, second: str = "same") -> None:
+    def __init__(
+        self, script: list[tuple[str, float, float]], turn_probability: float, second: str = "same", wait: bool = False
+    ) -> None:
         self.script = script
         self.second = second  # what an utterance's second reading writes: the same, in capitals, or nothing
+        self.wait = wait  # a second reading returns only once a streaming reading came after it started
         self.probability = turn_probability
         self.session: LiveSession | None = None
         self.readings = 0
         self.final_readings = 0
+        self.read_from: list[float] = []  # where each second reading's audio starts, in the order they were taken
+        self.streaming = asyncio.Event()
+        self.streamed_beside: list[bool] = []
+
+    def watch(self, session: LiveSession) -> None:
+        """Know where each second reading's audio starts: the session has moved on by the time it runs (the
+        channels of a session in these tests hear the same audio)."""
+        self.session = session
+        for channel in session.channels:
+            take = channel.final.take
+
+            def taken(
+                until: int, voiced_end: int, language: str | None, prompt: str | None = None, take: Any = take
+            ) -> Utterance:
+                utterance = take(until, voiced_end, language, prompt)
+                if utterance.audio is not None:
+                    self.read_from.append(utterance.start_s)
+                return utterance
+
+            channel.final.take = taken  # type: ignore[method-assign]
 
     async def transcribe(self, samples: np.ndarray, options: ChunkOptions) -> ChunkTranscript:
         assert options.word_timestamps and self.session is not None
         channel = self.session.channels[0]
         if options.beam_size is None:  # an utterance's second reading (`_final_pass.py`): the file's beam
             self.final_readings += 1
-            start = channel.final.start / SAMPLE_RATE
+            start = self.read_from.pop(0)
+            if self.wait:
+                self.streaming.clear()
+                try:
+                    await asyncio.wait_for(self.streaming.wait(), 5.0)
+                    self.streamed_beside.append(True)
+                except TimeoutError:
+                    self.streamed_beside.append(False)
         else:
             self.readings += 1
+            self.streaming.set()
             assert options.beam_size == 1
             start = channel.buffer.start / SAMPLE_RATE
         end = start + len(samples) / SAMPLE_RATE
@@ -91,7 +124,7 @@ async def run_session(
     audio, script = stream_audio()
     models = FakeModels(script, turn_probability, second)
     session = LiveSession(settings, LiveConfig(), models.live())
-    models.session = session
+    models.watch(session)
     pcm = (audio * 32767).astype("<i2").tobytes()
     for offset in range(0, len(pcm), frame_bytes):  # 200 ms frames, as fast as the session takes them
         assert session.push(pcm[offset : offset + frame_bytes]) is None
@@ -149,6 +182,35 @@ def test_each_utterance_read_again_whole_is_its_final_transcript(second: str) ->
     assert isinstance(ended, SessionEnded) and isinstance(ended.text, str) and ended.text.split() == final
 
 
+def test_the_next_utterance_streams_while_the_last_one_is_read_again() -> None:
+    """A second reading runs beside the streaming (issue 50: it held the session's readings up, and four tiny.en
+    sessions fell behind); the turn's end waits for it, and every event stays in order."""
+    audio, script = stream_audio(copies=2)
+    models = FakeModels(script, 0.9, wait=True)
+
+    async def run() -> list[LiveEvent]:
+        session = LiveSession(SessionSettings(turn_detection="vad"), LiveConfig(), models.live())
+        models.watch(session)
+        pcm = (audio * 32767).astype("<i2").tobytes()
+        for offset in range(0, len(pcm), 6400):
+            session.push(pcm[offset : offset + 6400])
+            await asyncio.sleep(0.01)
+        session.end_input()
+        events = [event async for event in session.events()]
+        await session.close()
+        return events
+
+    events = asyncio.run(run())
+    assert models.streamed_beside[0]  # the second utterance's reading waited for the third one's streaming
+    turn_ends = [e for e in events if isinstance(e, TurnEnded)]
+    assert [t.turn for t in turn_ends] == [0, 1, 2, 3]
+    assert [w.text for t in turn_ends for w in t.words] == [text for text, _, _ in script]
+    turns = [e.turn or 0 for e in events if isinstance(e, TranscriptEvent | TurnEnded)]
+    assert turns == sorted(turns)  # a turn's words, then its end, then the next turn's
+    ended = events[-1]
+    assert isinstance(ended, SessionEnded) and ended.text == " ".join(text for text, _, _ in script)
+
+
 @pytest.mark.parametrize("frame_bytes", [6400, 10**9], ids=["paced", "all-at-once"])
 def test_an_unfinished_turn_ends_after_3_s_of_silence_or_at_the_end_of_input(frame_bytes: int) -> None:
     """Also when the silence and the next speech arrive together (a client ahead of the session)."""
@@ -165,7 +227,7 @@ def test_each_channel_is_transcribed_on_its_own() -> None:
 
     async def run() -> list[LiveEvent]:
         session = LiveSession(SessionSettings(channels=2, multichannel=True), LiveConfig(), models.live())
-        models.session = session
+        models.watch(session)
         stereo = np.stack([audio, audio], axis=1).reshape(-1)
         pcm = (stereo * 32767).astype("<i2").tobytes()
         for offset in range(0, len(pcm), 12800):

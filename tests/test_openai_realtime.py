@@ -160,7 +160,7 @@ async def run_session(settings: SessionSettings, commit_after_s: float | None = 
     audio, script = stream_audio()
     models = FakeModels(script, 0.9)
     session = LiveSession(settings, LiveConfig(), models.live())
-    models.session = session
+    models.watch(session)
     pcm = (audio * 32767).astype("<i2").tobytes()
     for offset in range(0, len(pcm), 6400):
         assert session.push(pcm[offset : offset + 6400]) is None

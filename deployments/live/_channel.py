@@ -8,12 +8,14 @@ pause is final at once, and the buffer restarts there (less the context). A buff
 is cut at its last final sentence end (or last final word).
 
 Those streamed words are sent at once and never revised. The utterance's final transcript (its turn's text and
-words, the session's text) is a second reading of the whole utterance when it ends (`_final_pass.py`).
+words, the session's text) is a second reading of the whole utterance when it ends (`_final_pass.py`), which
+runs beside the streaming of the next one.
 
 Speech and pauses also drive the channel's turns (`_turns.py`); with `diarize`, each final word's voice is
 labelled by `WordSpeakers` (`_speakers.py`).
 """
 
+import asyncio
 import math
 from collections.abc import Callable
 
@@ -21,13 +23,13 @@ import numpy as np
 
 from deployments.config import LiveConfig
 from deployments.live._buffer import AudioBuffer, RecentAudio
-from deployments.live._final_pass import FinalPass, SpokenWord
+from deployments.live._final_pass import FinalPass, SpokenWord, Utterance
 from deployments.live._local_agreement import LocalAgreement, TimedWord
-from deployments.live._models import LiveModels
+from deployments.live._models import Emit, FinalWords, LiveModels
 from deployments.live._speakers import WordSpeakers
 from deployments.live._speech_activity import SpeechDetector
 from deployments.live._turns import TurnTracker
-from deployments.live.events import FRAME_MS, LiveEvent, LiveWord, SessionSettings, TranscriptEvent
+from deployments.live.events import FRAME_MS, LiveWord, SessionSettings, TranscriptEvent
 from deployments.types import SAMPLE_RATE, ChunkOptions
 from deployments.vocabulary.applied import AppliedVocabulary
 
@@ -44,7 +46,7 @@ class ChannelTranscriber:
         settings: SessionSettings,
         config: LiveConfig,
         models: LiveModels,
-        emit: Callable[[LiveEvent], None],
+        emit: Emit,
         channel: int | None,
         behind_s: Callable[[], float] = lambda: 0.0,
     ) -> None:
@@ -69,7 +71,8 @@ class ChannelTranscriber:
         self.last_reading = 0  # samples received when Whisper last read the buffer
         self.last_word_end_ms = 0  # of the streamed words
         self.last_final_end_ms = 0  # of the utterances' final words
-        self.texts: list[str] = []
+        self.texts: list[str] = []  # the utterances' final transcripts
+        self.settling: asyncio.Task[FinalWords] | None = None  # the last utterance's final transcript
 
     @property
     def text(self) -> str:
@@ -97,21 +100,28 @@ class ChannelTranscriber:
             self.buffer.cut_before_speech(self.buffer.end)
             self.final.idle()
         if self.final.too_long:
-            await self._end_utterance(self.final.last_streamed_end(), self.detector.last_voiced_end)
+            self._end_utterance(self.final.last_streamed_end(), self.detector.last_voiced_end)
 
     async def finish(self) -> None:
         """End of input: everything heard is final, and an open turn ends without a verdict."""
         if self.detector.speaking or self.agreement.previous:
             await self._publish(await self._commit(math.inf))
-        await self._end_utterance(self.buffer.end, self.detector.last_voiced_end)
+        self._end_utterance(self.buffer.end, self.detector.last_voiced_end)
         self.turns.input_ended(self.detector.speaking, self.detector.last_voiced_end)
+        if self.settling is not None:
+            await self.settling  # the session's text is every utterance's final transcript
+
+    def close(self) -> None:
+        """The session is gone: second readings still running are not wanted."""
+        if self.settling is not None:
+            self.settling.cancel()
 
     async def commit(self) -> None:
         """The client committed what it sent (OpenAI's `input_audio_buffer.commit`): everything heard is final,
         the buffer restarts at its end (less the context), and the open turn ends there."""
         if self.detector.speaking or self.agreement.previous:
             await self._publish(await self._commit(math.inf))
-        await self._end_utterance(self.buffer.end, self.detector.last_voiced_end)
+        self._end_utterance(self.buffer.end, self.detector.last_voiced_end)
         self.agreement.previous = []
         self.buffer.cut_before_speech(self.buffer.end)  # what was committed stays as context, as at a pause
         self.turns.committed(self.detector.speaking, self.buffer.end)
@@ -129,7 +139,7 @@ class ChannelTranscriber:
     async def _speech_ended(self, sample: int) -> None:
         self.turns.speech_ended(sample)
         await self._publish(await self._commit(sample / SAMPLE_RATE))
-        await self._end_utterance(sample, sample)
+        self._end_utterance(sample, sample)
         self.buffer.cut_before_speech(sample)
         await self.turns.judge(sample)
 
@@ -181,15 +191,21 @@ class ChannelTranscriber:
         """A reading's prompt: the session's vocabulary (the terms like its recent words, when not all fit)."""
         return self.vocabulary.prompt_for(self.language, self.text[-500:]) if self.vocabulary else None
 
-    async def _end_utterance(self, until: int, voiced_end: int) -> None:
-        """The utterance's words before `until` (a sample), read again whole up to where the voice ended: its
-        final transcript."""
-        spoken = self._corrected(await self.final.read(until, voiced_end, self.language, self._prompt()))
-        if not spoken:
-            return
+    def _end_utterance(self, until: int, voiced_end: int) -> None:
+        """The utterance's words before `until` (a sample) end it: read again whole up to where the voice ended,
+        beside the streaming, they are its final transcript, in the order utterances end."""
+        utterance = self.final.take(until, voiced_end, self.language, self._prompt())
+        if utterance.streamed:
+            self.settling = asyncio.create_task(self._settle(utterance, self.settling))
+            self.turns.add(self.settling)
+
+    async def _settle(self, utterance: Utterance, previous: asyncio.Task[FinalWords] | None) -> FinalWords:
+        if previous is not None:
+            await previous
+        spoken = self._corrected(await self.final.settle(utterance))
         text = "".join(s.word.text for s in spoken)
         self.texts.append(text)
-        self.turns.add(text, [self._final_word(s) for s in spoken])
+        return text, [self._final_word(s) for s in spoken]
 
     async def _publish(self, words: list[TimedWord]) -> None:
         """Final words out, as `transcript` events of one speaker each."""

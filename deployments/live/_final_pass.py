@@ -1,4 +1,4 @@
-"""The final transcript of each utterance: read once more, whole, when it ends (issue 50).
+"""The final transcript of each utterance: read once more, whole, when it ends (issue 50), beside the streaming.
 
 Streamed words are final as soon as they are sent (never revised), so they come from short, growing readings
 with little context: the buffer starts at the last pause and is read greedily in a short encoder window. When
@@ -7,7 +7,8 @@ reads a chunk (Whisper's 30 s window, `live.final_pass: full`; the configured be
 once, after `live.final_context_s` of the audio before it), and that reading's
 words replace the streamed ones as the utterance's final transcript: a turn's text and words (OpenAI's
 `completed`, nexara's `turn.end`) and the session's text. An utterance over `LONGEST_UTTERANCE_S` is read up to
-its last streamed word and goes on from there.
+its last streamed word and goes on from there. The reading runs beside the streaming (`take` is immediate,
+`settle` awaits the reading): the next utterance's words stream while it runs, and the turn's end waits for it.
 
 The second reading rewrites what streaming heard, it does not find speech where streaming found none: an
 utterance with no streamed words stays empty, streamed words after the voice's end are dropped (Whisper writes
@@ -20,7 +21,7 @@ last final words and the streamed ones) before their time, since a reading moves
 """
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from difflib import SequenceMatcher
 
 import numpy as np
@@ -44,6 +45,9 @@ SHORTEST_S = 4.0
 window tiny.en read jfk's first 2.8 s as "And so am I fellow Americans", its streamed words were right."""
 CONTEXT_WORDS = 30
 """The last final words kept to find them in the next utterance's reading (more than 5 s of context holds)."""
+MOST_WAITING_S = 30.0
+"""More utterance audio than this waiting for its second reading (the Transcriber is behind): read nothing more
+twice until it is done."""
 FEWEST_WORDS = 0.5
 """A second reading with fewer words than this share of the streamed ones stopped early: keep the streamed."""
 
@@ -54,6 +58,27 @@ class SpokenWord:
 
     word: TimedWord
     speaker: int | None
+
+
+@dataclass(frozen=True)
+class Utterance:
+    """An ended utterance, taken from the session (`FinalPass.take`): what its final words are made of."""
+
+    streamed: list[SpokenWord]
+    audio: np.ndarray | None
+    """What its second reading reads (the context first); None: its streamed words are its final words."""
+    start_s: float
+    """Where `audio` starts, in seconds since the session's first sample."""
+    heard_until: float
+    """A second reading's words up to this are the utterance's (past it, Whisper writes into silence)."""
+    after_s: float
+    """The previous utterance's words lie before this."""
+    language: str | None
+    prompt: str | None
+
+    @property
+    def duration_s(self) -> float:
+        return 0.0 if self.audio is None else len(self.audio) / SAMPLE_RATE
 
 
 class FinalPass:
@@ -77,6 +102,7 @@ class FinalPass:
         self.last_final: list[str] = []  # the last final words' keys, to know them in the next reading
         self.streamed: list[SpokenWord] = []
         self.cleared = False  # the client dropped some of this audio: its streamed words are the transcript
+        self.waiting_s = 0.0  # audio of the utterances taken and not yet read again
 
     @property
     def end(self) -> int:
@@ -100,13 +126,12 @@ class FinalPass:
         if not self.streamed:
             self._cut(self.end - self.keep)
 
-    async def read(
-        self, until: int, voiced_end: int, language: str | None, prompt: str | None = None
-    ) -> list[SpokenWord]:
-        """The final words of the utterance's words that lie before `until` (samples since the session's
-        first); the audio before it is dropped but for the context. The reading ends where the voice did
-        (`voiced_end`), padded as a file's chunk is: past it, Whisper writes "Thank you." into the silence. `prompt`:
-        the session's vocabulary, as its streaming readings have it."""
+    def take(self, until: int, voiced_end: int, language: str | None, prompt: str | None = None) -> Utterance:
+        """The utterance of the streamed words that lie before `until` (samples since the session's first), with
+        the audio its second reading needs; the audio before it is dropped but for the context. The reading ends
+        where the voice did (`voiced_end`), padded as a file's chunk is: past it, Whisper writes "Thank you." into
+        the silence. `prompt`: the session's vocabulary, as its streaming readings have it. Taking is immediate:
+        the reading (`settle`) runs beside the streaming."""
         cut_s = until / SAMPLE_RATE
         read_until = min(self.end, voiced_end + int(SPEECH_PAD_S * SAMPLE_RATE))
         taken = [spoken for spoken in self.streamed if _middle(spoken.word) < cut_s]
@@ -114,18 +139,30 @@ class FinalPass:
         # Words after the voice's end are Whisper writing "Thank you." into the silence a pause or a commit left:
         # an utterance of only those stays empty, and they never end one (nor stretch its reading's span).
         streamed = [spoken for spoken in taken if _middle(spoken.word) < voiced_end / SAMPLE_RATE + SPAN_SLACK_S]
-        words = streamed
+        utterance = Utterance(streamed, None, self.start / SAMPLE_RATE, 0.0, self.utterance_from, language, prompt)
         if self._worth_reading(streamed, read_until):
-            reading = await self._reread(read_until, language, prompt)
             heard_until = min(cut_s, streamed[-1].word.end + SPAN_SLACK_S, read_until / SAMPLE_RATE)
-            heard = [word for word in reading if _middle(word) < heard_until]
-            read = heard[self._context_words(heard, streamed) :]
-            if len(read) >= FEWEST_WORDS * len(streamed):
-                words = [SpokenWord(word, _speaker_of(word, streamed)) for word in read]
+            utterance = replace(utterance, audio=self.samples[: read_until - self.start], heard_until=heard_until)
+            self.waiting_s += utterance.duration_s
         self.cleared = False
-        self.last_final = (self.last_final + [spoken.word.key for spoken in words])[-CONTEXT_WORDS:]
         self.utterance_from = max(self.utterance_from, cut_s)
         self._cut(until - self.keep)
+        return utterance
+
+    async def settle(self, utterance: Utterance) -> list[SpokenWord]:
+        """The utterance's final words: its second reading's, else its streamed ones. Utterances are settled in
+        the order they were taken (each reading finds the last one's words in its context)."""
+        words = utterance.streamed
+        if utterance.audio is not None:
+            try:
+                reading = await self._reread(utterance.audio, utterance)
+            finally:
+                self.waiting_s -= utterance.duration_s
+            heard = [word for word in reading if _middle(word) < utterance.heard_until]
+            read = heard[self._context_words(heard, utterance) :]
+            if len(read) >= FEWEST_WORDS * len(utterance.streamed):
+                words = [SpokenWord(word, _speaker_of(word, utterance.streamed)) for word in read]
+        self.last_final = (self.last_final + [spoken.word.key for spoken in words])[-CONTEXT_WORDS:]
         return words
 
     def last_streamed_end(self) -> int:
@@ -135,35 +172,38 @@ class FinalPass:
     def _worth_reading(self, streamed: list[SpokenWord], read_until: int) -> bool:
         """Whether to read the utterance again: it has streamed words, is long enough to gain from it, none of it
         was cleared, and the session keeps up (a second reading is a full encoder pass: when the machine cannot
-        keep up, the streamed words are the final transcript, rather than falling further behind)."""
+        keep up, or more than `MOST_WAITING_S` of utterances wait for theirs, the streamed words are the final
+        transcript, rather than falling further behind)."""
         long_enough = read_until - self.start >= SHORTEST_S * SAMPLE_RATE
-        keeps_up = self.behind_s() <= MOST_BEHIND_S
+        keeps_up = self.behind_s() <= MOST_BEHIND_S and self.waiting_s <= MOST_WAITING_S
         return self.window != "none" and not self.cleared and bool(streamed) and long_enough and keeps_up
 
-    def _context_words(self, reading: list[TimedWord], streamed: list[SpokenWord]) -> int:
+    def _context_words(self, reading: list[TimedWord], utterance: Utterance) -> int:
         """How many of the first words read are the context's (the previous utterances'): those before the
         pause by time, unless their text says otherwise. A reading moves words across a short pause (nexara's
         220 ms), both ways, so the reading is aligned with the last final words followed by the utterance's
         streamed words: a word matched to a final one is context, a word matched to a streamed one is the
         utterance's, and only the words between the two are placed by time. A phrase said again is both in
         the final words and in the streamed ones, and is kept once on each side."""
-        by_time = sum(1 for word in reading if _middle(word) < self.utterance_from)
-        before = self.last_final
-        aligned = SequenceMatcher(
-            None, [word.key for word in reading], before + [spoken.word.key for spoken in streamed], autojunk=False
-        )
+        by_time = sum(1 for word in reading if _middle(word) < utterance.after_s)
+        before, streamed = self.last_final, [spoken.word.key for spoken in utterance.streamed]
+        aligned = SequenceMatcher(None, [word.key for word in reading], before + streamed, autojunk=False)
         pairs = [(a + i, b + i) for a, b, size in aligned.get_matching_blocks() for i in range(size)]
         last_context = max((a for a, b in pairs if b < len(before)), default=-1)
         first_own = min((a for a, b in pairs if b >= len(before)), default=len(reading))
         return min(max(by_time, last_context + 1), first_own)
 
-    async def _reread(self, until: int, language: str | None, prompt: str | None) -> list[TimedWord]:
+    async def _reread(self, audio: np.ndarray, utterance: Utterance) -> list[TimedWord]:
         window = "audio" if self.window == "audio" else "full"
         options = ChunkOptions(
-            language=language, word_timestamps=True, segment_timestamps=False, encoder_window=window, prompt=prompt
+            language=utterance.language,
+            word_timestamps=True,
+            segment_timestamps=False,
+            encoder_window=window,
+            prompt=utterance.prompt,
         )
-        transcript = await self.transcribe(self.samples[: until - self.start], options)
-        offset = self.start / SAMPLE_RATE
+        transcript = await self.transcribe(audio, options)
+        offset = utterance.start_s
         return [TimedWord(w.word, w.start + offset, w.end + offset) for w in transcript.words if w.word.strip()]
 
     def _cut(self, sample: int) -> None:

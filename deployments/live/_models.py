@@ -1,17 +1,25 @@
 """The models a live session calls, as three async callables: Whisper on the Transcriber, the speaker encoder
 on the Diarizer, Smart Turn on the LiveTranscriber. Passed in, so that tests drive a session with fakes."""
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from deployments.config import VocabularyConfig
+from deployments.live.events import LiveEvent, LiveWord
 from deployments.types import ChunkOptions, ChunkTranscript
 
 Transcribe = Callable[[np.ndarray, ChunkOptions], Awaitable[ChunkTranscript]]
 EmbedVoices = Callable[[list[np.ndarray]], Awaitable[np.ndarray]]
 TurnProbability = Callable[[np.ndarray], Awaitable[float]]
+
+FinalWords = tuple[str, list[LiveWord]]
+"""An utterance's final transcript: its text and words."""
+Emit = Callable[[LiveEvent | asyncio.Task[LiveEvent]], None]
+"""How a channel sends its events, in order: a task is an event not ready yet (a turn's end waiting for its
+utterances' second readings), and the events after it wait for it."""
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ class LiveSession:
         self.settings = settings
         self.config = config
         self.decoder = PcmDecoder(settings)
-        self.outbox: asyncio.Queue[LiveEvent | None] = asyncio.Queue()
+        self.outbox: asyncio.Queue[LiveEvent | asyncio.Task[LiveEvent] | None] = asyncio.Queue()
         multichannel = settings.channels_transcribed > 1
         self.channels = [
             ChannelTranscriber(
@@ -74,12 +74,22 @@ class LiveSession:
             self.inbox.put_nowait(None)
 
     async def events(self) -> AsyncIterator[LiveEvent]:
-        """Every event until the session ends; the last is `session.ended` or `error`."""
-        while (event := await self.outbox.get()) is not None:
-            yield event
+        """Every event until the session ends, in order (an event still on its way holds back those after
+        it); the last is `session.ended` or `error`."""
+        while (item := await self.outbox.get()) is not None:
+            if isinstance(item, asyncio.Task):
+                try:
+                    item = await item
+                except Exception as error:  # a second reading failed, as `_run` says of a reading
+                    logger.exception("live session failed")
+                    yield SessionFailed(code="internal", message=f"transcription failed: {error}")
+                    return
+            yield item
 
     async def close(self) -> None:
         self.worker.cancel()
+        for channel in self.channels:
+            channel.close()
         await asyncio.gather(self.worker, return_exceptions=True)
 
     def _behind_s(self) -> float:

@@ -6,15 +6,16 @@ so the turn ends there (`turn.end` with its probability); if not, it ends when s
 later, or at the end of input (without a probability). With `vad` every pause ends the turn (OpenAI's server
 VAD); with `manual` only the client's commit does (OpenAI's `input_audio_buffer.commit`), and a commit ends
 the open turn in every mode. Turns are numbered 0, 1, ... per channel. Without turn detection, nothing here
-emits an event.
+emits an event. A turn's `turn.end` carries its utterances' final transcripts, so it is sent once their second
+readings are done (`_final_pass.py`); the events after it wait in line.
 """
 
-from collections.abc import Callable
+import asyncio
 
 from deployments.live._buffer import PREROLL_S, RecentAudio
-from deployments.live._models import TurnProbability
+from deployments.live._models import Emit, FinalWords, TurnProbability
 from deployments.live._smart_turn import COMPLETE
-from deployments.live.events import LiveEvent, LiveWord, SpeechEnded, SpeechStarted, TurnDetection, TurnEnded
+from deployments.live.events import LiveEvent, SpeechEnded, SpeechStarted, TurnDetection, TurnEnded
 from deployments.types import SAMPLE_RATE
 
 SILENT_TURN_END_S = 3.0
@@ -31,7 +32,7 @@ class TurnTracker:
         mode: TurnDetection,
         turn_probability: TurnProbability,
         recent: RecentAudio,
-        emit: Callable[[LiveEvent], None],
+        emit: Emit,
         channel: int | None,
     ) -> None:
         self.smart = mode == "smart"
@@ -44,8 +45,7 @@ class TurnTracker:
         self.number = 0
         self.open = False
         self.start = 0  # where the open turn's speech started, in samples since the session's first
-        self.words: list[LiveWord] = []
-        self.texts: list[str] = []
+        self.finals: list[asyncio.Task[FinalWords]] = []  # the turn's utterances' final transcripts
         self.unfinished: tuple[int, float] | None = None  # (speech end, Smart Turn's probability)
 
     @property
@@ -93,14 +93,14 @@ class TurnTracker:
         if self.tracking and not self.open:
             self.speech_started(start)
 
-    def add(self, text: str, words: list[LiveWord]) -> None:
+    def add(self, final: asyncio.Task[FinalWords]) -> None:
+        """An utterance of the open turn, whose final transcript (its second reading) may still be on its way."""
         if self.tracking:
-            self.texts.append(text)
-            self.words += words
+            self.finals.append(final)
 
     def input_ended(self, speaking: bool, last_voiced_end: int) -> None:
         """An open turn ends without a verdict (its speech first, if it was still going)."""
-        if self.tracking and (self.open or self.words):
+        if self.tracking and (self.open or self.finals):
             if speaking:
                 self.speech_ended(last_voiced_end)
             self._end(last_voiced_end, None)
@@ -110,7 +110,7 @@ class TurnTracker:
         nothing was heard) answers the commit. Speech still going on opens the next turn."""
         if not self.tracking:
             return
-        if not self.open and not self.words:
+        if not self.open and not self.finals:
             self.open, self.start = True, end
         self._end(end, None)
         if speaking:
@@ -118,18 +118,24 @@ class TurnTracker:
 
     def _end(self, end: int, confidence: float | None) -> None:
         self.unfinished = None
-        if not self.open and not self.words:
+        if not self.open and not self.finals:
             return
-        self.emit(
-            TurnEnded(
-                turn=self.number,
-                start=_ms(self.start),
-                end=max(_ms(end), _ms(self.start)),
-                confidence=None if confidence is None else round(confidence, 4),
-                text="".join(self.texts).strip(),
-                words=self.words,
-                channel=self.channel,
-            )
+        ended = TurnEnded(
+            turn=self.number,
+            start=_ms(self.start),
+            end=max(_ms(end), _ms(self.start)),
+            confidence=None if confidence is None else round(confidence, 4),
+            text="",
+            words=[],
+            channel=self.channel,
         )
+        self.emit(asyncio.create_task(_with_transcript(ended, self.finals)) if self.finals else ended)
         self.number += 1
-        self.open, self.words, self.texts = False, [], []
+        self.open, self.finals = False, []
+
+
+async def _with_transcript(ended: TurnEnded, finals: list[asyncio.Task[FinalWords]]) -> LiveEvent:
+    """The turn's end once its utterances' final transcripts are read."""
+    transcripts = [await final for final in finals]
+    text = "".join(text for text, _ in transcripts).strip()
+    return ended.model_copy(update={"text": text, "words": [word for _, words in transcripts for word in words]})
