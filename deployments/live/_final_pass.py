@@ -45,9 +45,6 @@ SHORTEST_S = 4.0
 window tiny.en read jfk's first 2.8 s as "And so am I fellow Americans", its streamed words were right."""
 CONTEXT_WORDS = 30
 """The last final words kept to find them in the next utterance's reading (more than 5 s of context holds)."""
-MOST_WAITING_S = 30.0
-"""More utterance audio than this waiting for its second reading (the Transcriber is behind): read nothing more
-twice until it is done."""
 FEWEST_WORDS = 0.5
 """A second reading with fewer words than this share of the streamed ones stopped early: keep the streamed."""
 
@@ -76,10 +73,6 @@ class Utterance:
     language: str | None
     prompt: str | None
 
-    @property
-    def duration_s(self) -> float:
-        return 0.0 if self.audio is None else len(self.audio) / SAMPLE_RATE
-
 
 class FinalPass:
     """The audio and streamed words of the utterance going on, and its second reading."""
@@ -102,7 +95,7 @@ class FinalPass:
         self.last_final: list[str] = []  # the last final words' keys, to know them in the next reading
         self.streamed: list[SpokenWord] = []
         self.cleared = False  # the client dropped some of this audio: its streamed words are the transcript
-        self.waiting_s = 0.0  # audio of the utterances taken and not yet read again
+        self.waiting = 0  # utterances taken and not yet read again: one at a time
 
     @property
     def end(self) -> int:
@@ -143,7 +136,7 @@ class FinalPass:
         if self._worth_reading(streamed, read_until):
             heard_until = min(cut_s, streamed[-1].word.end + SPAN_SLACK_S, read_until / SAMPLE_RATE)
             utterance = replace(utterance, audio=self.samples[: read_until - self.start], heard_until=heard_until)
-            self.waiting_s += utterance.duration_s
+            self.waiting += 1
         self.cleared = False
         self.utterance_from = max(self.utterance_from, cut_s)
         self._cut(until - self.keep)
@@ -157,7 +150,7 @@ class FinalPass:
             try:
                 reading = await self._reread(utterance.audio, utterance)
             finally:
-                self.waiting_s -= utterance.duration_s
+                self.waiting -= 1
             heard = [word for word in reading if _middle(word) < utterance.heard_until]
             read = heard[self._context_words(heard, utterance) :]
             if len(read) >= FEWEST_WORDS * len(utterance.streamed):
@@ -172,10 +165,10 @@ class FinalPass:
     def _worth_reading(self, streamed: list[SpokenWord], read_until: int) -> bool:
         """Whether to read the utterance again: it has streamed words, is long enough to gain from it, none of it
         was cleared, and the session keeps up (a second reading is a full encoder pass: when the machine cannot
-        keep up, or more than `MOST_WAITING_S` of utterances wait for theirs, the streamed words are the final
+        keep up, or the last utterance's second reading is not done yet, the streamed words are the final
         transcript, rather than falling further behind)."""
         long_enough = read_until - self.start >= SHORTEST_S * SAMPLE_RATE
-        keeps_up = self.behind_s() <= MOST_BEHIND_S and self.waiting_s <= MOST_WAITING_S
+        keeps_up = self.behind_s() <= MOST_BEHIND_S and self.waiting == 0
         return self.window != "none" and not self.cleared and bool(streamed) and long_enough and keeps_up
 
     def _context_words(self, reading: list[TimedWord], utterance: Utterance) -> int:
