@@ -273,3 +273,33 @@ def test_a_full_replica_refuses_new_sessions() -> None:
     replica.config, replica.sessions = LiveConfig(max_sessions=1), {"sess_a_b": None}  # type: ignore[dict-item]  # only their number counts
     refused = asyncio.run(replica.open(SessionSettings()))
     assert isinstance(refused, SessionFailed) and refused.code == "session_full" and "retry later" in refused.message
+
+
+def test_a_failed_second_reading_ends_the_session_with_an_error() -> None:
+    """The turn's end waits for its second reading; when that fails the client gets `error`, not a lost turn."""
+    audio, script = stream_audio(copies=2)
+    models = FakeModels(script, 0.9)
+    streaming = models.transcribe
+
+    async def failing(samples: np.ndarray, options: ChunkOptions) -> ChunkTranscript:
+        if options.beam_size is None:
+            raise RuntimeError("the Transcriber is gone")
+        return await streaming(samples, options)
+
+    async def run() -> list[LiveEvent]:
+        live = LiveModels(transcribe=failing, embed_voices=models.embed, turn_probability=models.turn)
+        session = LiveSession(SessionSettings(turn_detection="vad"), LiveConfig(), live)
+        models.watch(session)
+        pcm = (audio * 32767).astype("<i2").tobytes()
+        for offset in range(0, len(pcm), 6400):
+            session.push(pcm[offset : offset + 6400])
+            await asyncio.sleep(0)
+        session.end_input()
+        events = [event async for event in session.events()]
+        await session.close()
+        return events
+
+    events = asyncio.run(run())
+    assert isinstance(events[-1], SessionFailed) and events[-1].code == "internal"
+    assert "the Transcriber is gone" in events[-1].message
+    assert [e.turn for e in events if isinstance(e, TurnEnded)] == [0]  # the first turn was not read again

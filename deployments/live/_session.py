@@ -90,6 +90,10 @@ class LiveSession:
         self.worker.cancel()
         for channel in self.channels:
             channel.close()
+        while not self.outbox.empty():  # events nobody will read: stop or collect the ones still on their way
+            if isinstance(item := self.outbox.get_nowait(), asyncio.Task):
+                item.cancel()
+                await asyncio.gather(item, return_exceptions=True)
         await asyncio.gather(self.worker, return_exceptions=True)
 
     def _behind_s(self) -> float:
