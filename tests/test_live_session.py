@@ -182,25 +182,27 @@ def test_each_utterance_read_again_whole_is_its_final_transcript(second: str) ->
     assert isinstance(ended, SessionEnded) and isinstance(ended.text, str) and ended.text.split() == final
 
 
+async def vad_session(models: FakeModels, live: LiveModels, audio: np.ndarray, pause_s: float) -> list[LiveEvent]:
+    """A session with `vad` turns fed `audio` in 200 ms frames, `pause_s` apart: all its events."""
+    session = LiveSession(SessionSettings(turn_detection="vad"), LiveConfig(), live)
+    models.watch(session)
+    pcm = (audio * 32767).astype("<i2").tobytes()
+    for offset in range(0, len(pcm), 6400):
+        session.push(pcm[offset : offset + 6400])
+        await asyncio.sleep(pause_s)
+    session.end_input()
+    events = [event async for event in session.events()]
+    await session.close()
+    return events
+
+
 def test_the_next_utterance_streams_while_the_last_one_is_read_again() -> None:
     """A second reading runs beside the streaming (issue 50: it held the session's readings up, and four tiny.en
     sessions fell behind); the turn's end waits for it, and every event stays in order."""
     audio, script = stream_audio(copies=2)
     models = FakeModels(script, 0.9, wait=True)
 
-    async def run() -> list[LiveEvent]:
-        session = LiveSession(SessionSettings(turn_detection="vad"), LiveConfig(), models.live())
-        models.watch(session)
-        pcm = (audio * 32767).astype("<i2").tobytes()
-        for offset in range(0, len(pcm), 6400):
-            session.push(pcm[offset : offset + 6400])
-            await asyncio.sleep(0.01)
-        session.end_input()
-        events = [event async for event in session.events()]
-        await session.close()
-        return events
-
-    events = asyncio.run(run())
+    events = asyncio.run(vad_session(models, models.live(), audio, pause_s=0.01))
     assert models.streamed_beside[0]  # the second utterance's reading waited for the third one's streaming
     turn_ends = [e for e in events if isinstance(e, TurnEnded)]
     assert [t.turn for t in turn_ends] == [0, 1, 2, 3]
@@ -286,20 +288,8 @@ def test_a_failed_second_reading_ends_the_session_with_an_error() -> None:
             raise RuntimeError("the Transcriber is gone")
         return await streaming(samples, options)
 
-    async def run() -> list[LiveEvent]:
-        live = LiveModels(transcribe=failing, embed_voices=models.embed, turn_probability=models.turn)
-        session = LiveSession(SessionSettings(turn_detection="vad"), LiveConfig(), live)
-        models.watch(session)
-        pcm = (audio * 32767).astype("<i2").tobytes()
-        for offset in range(0, len(pcm), 6400):
-            session.push(pcm[offset : offset + 6400])
-            await asyncio.sleep(0)
-        session.end_input()
-        events = [event async for event in session.events()]
-        await session.close()
-        return events
-
-    events = asyncio.run(run())
+    live = LiveModels(transcribe=failing, embed_voices=models.embed, turn_probability=models.turn)
+    events = asyncio.run(vad_session(models, live, audio, pause_s=0))
     assert isinstance(events[-1], SessionFailed) and events[-1].code == "internal"
     assert "the Transcriber is gone" in events[-1].message
     assert [e.turn for e in events if isinstance(e, TurnEnded)] == [0]  # the first turn was not read again
