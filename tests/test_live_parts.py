@@ -219,9 +219,9 @@ def test_an_utterance_read_again_replaces_its_streamed_words_unless_the_session_
     assert _final_pass(0.0, reading, voiced_end_s=0.2) == ([], 0)  # every streamed word after the voice's end
 
 
-def test_an_utterance_ending_while_the_last_one_is_still_read_again_keeps_its_streamed_words() -> None:
-    """One second reading at a time per session: when the Transcriber is too busy to finish one before the next
-    utterance ends, that one's streamed words are its final words (sessions keep up rather than queue)."""
+def test_an_utterance_ending_while_two_wait_for_their_second_reading_keeps_its_streamed_words() -> None:
+    """A session's second readings do not queue up: when the Transcriber is too busy to finish one before the
+    next two utterances end, the second of those keeps its streamed words (sessions keep up rather than queue)."""
 
     async def transcribe(samples: np.ndarray, options: ChunkOptions) -> ChunkTranscript:
         return ChunkTranscript(language="en", segments=[], words=[Word(word=" A", start=1.0, end=1.5)])
@@ -229,15 +229,15 @@ def test_an_utterance_ending_while_the_last_one_is_still_read_again_keeps_its_st
     async def run() -> list[bool]:
         final = FinalPass(transcribe, "full", 0.3, 5.0)
         taken = []
-        for second in range(3):
+        for second in range(4):
             final.add(np.zeros(5 * 16_000, np.float32))
             final.add_streamed([TimedWord(" a", 5 * second + 1.0, 5 * second + 1.5)], [None])
             taken.append(final.take(5 * (second + 1) * 16_000, 5 * (second + 1) * 16_000, "en"))
-            if second == 1:  # the first utterance's reading is done after the second ended
+            if second == 2:  # the first utterance's reading is done after the third ended
                 await final.settle(taken[0])
         return [utterance.audio is not None for utterance in taken]
 
-    assert asyncio.run(run()) == [True, False, True]
+    assert asyncio.run(run()) == [True, True, False, True]
 
 
 def test_streamed_words_after_the_voices_end_never_reach_the_final_transcript() -> None:

@@ -45,6 +45,9 @@ SHORTEST_S = 4.0
 window tiny.en read jfk's first 2.8 s as "And so am I fellow Americans", its streamed words were right."""
 CONTEXT_WORDS = 30
 """The last final words kept to find them in the next utterance's reading (more than 5 s of context holds)."""
+MOST_WAITING = 2
+"""Utterances a session has waiting for their second reading (one read, the next in line): one more ends with
+its streamed words, so a session's second readings never queue up behind a busy Transcriber."""
 FEWEST_WORDS = 0.5
 """A second reading with fewer words than this share of the streamed ones stopped early: keep the streamed."""
 
@@ -95,7 +98,7 @@ class FinalPass:
         self.last_final: list[str] = []  # the last final words' keys, to know them in the next reading
         self.streamed: list[SpokenWord] = []
         self.cleared = False  # the client dropped some of this audio: its streamed words are the transcript
-        self.waiting = 0  # utterances taken and not yet read again: one at a time
+        self.waiting = 0  # utterances taken and not yet read again
 
     @property
     def end(self) -> int:
@@ -165,10 +168,10 @@ class FinalPass:
     def _worth_reading(self, streamed: list[SpokenWord], read_until: int) -> bool:
         """Whether to read the utterance again: it has streamed words, is long enough to gain from it, none of it
         was cleared, and the session keeps up (a second reading is a full encoder pass: when the machine cannot
-        keep up, or the last utterance's second reading is not done yet, the streamed words are the final
-        transcript, rather than falling further behind)."""
+        keep up, or two utterances already wait for theirs, the streamed words are the final transcript, rather
+        than falling further behind)."""
         long_enough = read_until - self.start >= SHORTEST_S * SAMPLE_RATE
-        keeps_up = self.behind_s() <= MOST_BEHIND_S and self.waiting == 0
+        keeps_up = self.behind_s() <= MOST_BEHIND_S and self.waiting < MOST_WAITING
         return self.window != "none" and not self.cleared and bool(streamed) and long_enough and keeps_up
 
     def _context_words(self, reading: list[TimedWord], utterance: Utterance) -> int:
