@@ -21,7 +21,7 @@ last final words and the streamed ones) before their time, since a reading moves
 """
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from difflib import SequenceMatcher
 
 import numpy as np
@@ -135,11 +135,13 @@ class FinalPass:
         # Words after the voice's end are Whisper writing "Thank you." into the silence a pause or a commit left:
         # an utterance of only those stays empty, and they never end one (nor stretch its reading's span).
         streamed = [spoken for spoken in taken if _middle(spoken.word) < voiced_end / SAMPLE_RATE + SPAN_SLACK_S]
-        utterance = Utterance(streamed, None, self.start / SAMPLE_RATE, 0.0, self.utterance_from, language, prompt)
+        audio, heard_until = None, 0.0
         if self._worth_reading(streamed, read_until):
+            audio = self.samples[: read_until - self.start]
             heard_until = min(cut_s, streamed[-1].word.end + SPAN_SLACK_S, read_until / SAMPLE_RATE)
-            utterance = replace(utterance, audio=self.samples[: read_until - self.start], heard_until=heard_until)
             self.waiting += 1
+        start_s = self.start / SAMPLE_RATE
+        utterance = Utterance(streamed, audio, start_s, heard_until, self.utterance_from, language, prompt)
         self.cleared = False
         self.utterance_from = max(self.utterance_from, cut_s)
         self._cut(until - self.keep)

@@ -80,9 +80,8 @@ class LiveSession:
             if isinstance(item, asyncio.Task):
                 try:
                     item = await item
-                except Exception as error:  # a second reading failed, as `_run` says of a reading
-                    logger.exception("live session failed")
-                    yield SessionFailed(code="internal", message=f"transcription failed: {error}")
+                except Exception as error:  # a second reading failed
+                    yield _failed(error)
                     return
             yield item
 
@@ -131,8 +130,7 @@ class LiveSession:
         except asyncio.CancelledError:
             pass
         except Exception as error:  # a model call failed: the client gets an error frame and 1011
-            logger.exception("live session failed")
-            self.outbox.put_nowait(SessionFailed(code="internal", message=f"transcription failed: {error}"))
+            self.outbox.put_nowait(_failed(error))
         finally:
             self.outbox.put_nowait(None)
 
@@ -158,3 +156,9 @@ class LiveSession:
             billed_ms=duration * self.settings.channels_transcribed,
             text=texts if self.settings.multichannel else texts[0],
         )
+
+
+def _failed(error: Exception) -> SessionFailed:
+    """A model call failed (called where it was caught, so the log holds its traceback)."""
+    logger.exception("live session failed")
+    return SessionFailed(code="internal", message=f"transcription failed: {error}")
