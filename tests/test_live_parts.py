@@ -11,10 +11,10 @@ import soundfile as sf
 from pydantic import ValidationError
 
 from deployments.live._audio import InvalidAudioError, PcmDecoder
-from deployments.live._buffer import AudioBuffer
+from deployments.live._buffer import AudioBuffer, RecentAudio
 from deployments.live._final_pass import FinalPass, SpokenWord
 from deployments.live._local_agreement import LocalAgreement, TimedWord
-from deployments.live._speakers import OnlineSpeakers
+from deployments.live._speakers import OnlineSpeakers, WordSpeakers
 from deployments.live.events import SessionSettings
 from deployments.types import ChunkOptions, ChunkTranscript, Word
 from devkit.media import pyannote_sample
@@ -145,6 +145,38 @@ def test_speakers_are_numbered_in_order_and_stay_stable() -> None:
     noisy = lambda v: v + 0.3 * rng.normal(size=192)  # noqa: E731
     labels = [speakers.assign(noisy(voices[i])) for i in [0, 0, 1, 0, 1, 1]]
     assert labels == [0, 0, 1, 0, 1, 1]
+
+
+def test_a_moment_whisper_wrote_many_words_into_weighs_once_in_a_speakers_voice() -> None:
+    """Whisper looping on a short reading writes a dozen words into a fraction of a second, all over the other
+    speaker: embedded one by one, that moment outweighed the first speaker's words and merged the two voices."""
+    recent = RecentAudio()
+    recent.add(np.concatenate([np.full(3 * 16000, 0.1), np.full(3 * 16000, 0.9)]).astype(np.float32))
+    voices = {0.1: np.array([1.0, 0.0]), 0.9: np.array([0.0, 1.0])}  # the fake encoder hears the level
+    embedded: list[int] = []
+
+    async def embed(windows: list[np.ndarray]) -> np.ndarray:
+        embedded.append(len(windows))
+        return np.stack([voices[round(float(np.median(window)), 1)] for window in windows])
+
+    speakers = WordSpeakers(threshold=0.5, embed_voices=embed, recent=recent)
+    first = [TimedWord(f" w{i}", 0.8 + 0.3 * i, 1.0 + 0.3 * i) for i in range(3)]  # the first voice, 1-1.6 s
+    looped = [TimedWord(" again", 4.0 + 0.02 * i, 4.02 + 0.02 * i) for i in range(12)]  # the second, 4.0-4.24 s
+    labels = asyncio.run(speakers.label(first)) + asyncio.run(speakers.label(looped))
+    assert labels == [0, 0, 0] + [1] * 12 and embedded == [3, 1]
+    assert asyncio.run(speakers.label([TimedWord(" on", 4.1, 4.12)])) == [1] and embedded == [3, 1]  # the last batch's
+
+
+def test_three_words_in_a_row_that_only_just_meet_a_speaker_are_a_new_one() -> None:
+    """A call's first centroid can be a blend of two voices, which the second voice then only just meets: one or
+    two such words are a turn's blended edge and keep the label; three in a row are someone else, and never
+    moved the first speaker's centroid towards them."""
+    first, other = np.eye(3)[0], np.eye(3)[1]
+    doubtful = 0.5 * first + np.sqrt(0.75) * other  # similarity 0.5 with the first voice: above 0.45, below 0.55
+    speakers = OnlineSpeakers(threshold=0.45)
+    assert [speakers.assign(v) for v in (first, doubtful, first, doubtful, doubtful, first)] == [0] * 6
+    assert [speakers.assign(v) for v in (doubtful, doubtful, doubtful, doubtful, first)] == [0, 0, 1, 1, 0]
+    assert np.allclose(speakers.sums[0] / np.linalg.norm(speakers.sums[0]), first)  # doubtful words never joined
 
 
 def test_at_most_four_speakers() -> None:

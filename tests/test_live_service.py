@@ -6,6 +6,7 @@ import asyncio
 import itertools
 import json
 import warnings
+from collections import Counter
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -16,7 +17,6 @@ import soxr
 import websockets
 from nexara import AsyncNexara
 from nexara.types.realtime import RealtimeSessionEnded, RealtimeTranscript, RealtimeTurnEnd
-from scipy.optimize import linear_sum_assignment
 
 from devkit.code_switching import espeak_ng, spoken
 from devkit.media import encode, pyannote_sample
@@ -61,8 +61,10 @@ async def paced(pcm: bytes, speed: float = 1.0) -> AsyncIterator[bytes]:
         await asyncio.sleep(max(0.0, started + (index + 1) * FRAME_S / speed - loop.time()))
 
 
-def speaker_agreement(words: list[tuple[float, int]], rttm: Path) -> float:
-    """The share of words whose live speaker is the reference's, under the best one-to-one mapping."""
+def speaker_purity(words: list[tuple[float, int]], rttm: Path) -> tuple[float, int]:
+    """How the live labels follow the reference speakers: the share of words whose label's most common reference
+    speaker is theirs (a label split off for a few words costs nothing more than those words), and how many
+    reference speakers are some label's most common one (two people merged into one label lose one)."""
     reference = [line.split() for line in rttm.read_text().splitlines() if line.startswith("SPEAKER")]
     turns = [(float(r[3]), float(r[3]) + float(r[4]), r[7]) for r in reference]
     pairs = []
@@ -70,12 +72,9 @@ def speaker_agreement(words: list[tuple[float, int]], rttm: Path) -> float:
         covering = [name for start, end, name in turns if start <= middle <= end]
         if len(covering) == 1:  # overlapped speech has no single right answer
             pairs.append((speaker, covering[0]))
-    ours, theirs = sorted({p[0] for p in pairs}), sorted({p[1] for p in pairs})
-    counts = np.zeros((len(ours), len(theirs)))
-    for speaker, name in pairs:
-        counts[ours.index(speaker), theirs.index(name)] += 1
-    rows, cols = linear_sum_assignment(-counts)
-    return counts[rows, cols].sum() / len(pairs)
+    heard = {label: Counter(name for ours, name in pairs if ours == label) for label, _ in pairs}
+    majority = {label: names.most_common(1)[0][0] for label, names in heard.items()}
+    return sum(majority[label] == name for label, name in pairs) / len(pairs), len(set(majority.values()))
 
 
 def test_sdk_streams_final_timed_words_with_speakers(service: Service, call_start: np.ndarray, call_pcm: bytes) -> None:
@@ -122,8 +121,9 @@ def test_sdk_streams_final_timed_words_with_speakers(service: Service, call_star
     assert live_wer <= file_wer + 0.10, (live_wer, file_wer)
 
     labelled = [((w.start + w.end) / 2000, w.speaker) for w in words]
-    assert len({speaker for _, speaker in labelled}) >= 2
-    assert speaker_agreement(labelled, pyannote_sample().with_suffix(".rttm")) >= 0.75  # type: ignore[arg-type]  # diarized: every word has a speaker
+    purity, speakers_found = speaker_purity(labelled, pyannote_sample().with_suffix(".rttm"))  # type: ignore[arg-type]  # diarized: every word has a speaker
+    print(f"speaker labels {sorted(Counter(s for _, s in labelled).items())}: purity {purity:.3f}")
+    assert speakers_found == 2 and purity >= 0.8  # both people found, never merged; a label split off is allowed
     assert turn_ends and all(e.turn is not None for e in transcripts)
 
     usage = nexara.Nexara(api_key=LIVE_KEY, base_url=f"{service.base_url}/v1").billing.usage(limit=5)
