@@ -17,13 +17,12 @@ labelled by `WordSpeakers` (`_speakers.py`).
 
 import asyncio
 import math
-from collections.abc import Callable
 
 import numpy as np
 
 from deployments.config import LiveConfig
 from deployments.live._buffer import AudioBuffer, RecentAudio
-from deployments.live._final_pass import FinalPass, SpokenWord, Utterance
+from deployments.live._final_pass import FinalPass, SecondReadings, SpokenWord, Utterance
 from deployments.live._local_agreement import LocalAgreement, TimedWord
 from deployments.live._models import Emit, FinalWords, LiveModels
 from deployments.live._speakers import WordSpeakers
@@ -48,7 +47,7 @@ class ChannelTranscriber:
         models: LiveModels,
         emit: Emit,
         channel: int | None,
-        behind_s: Callable[[], float] = lambda: 0.0,
+        readings: SecondReadings | None = None,
     ) -> None:
         self.settings = settings
         self.models = models
@@ -60,7 +59,7 @@ class ChannelTranscriber:
         self.buffer = AudioBuffer(config.max_buffer_s, settings.preroll_ms / 1000, config.context_s)
         self.recent = RecentAudio()
         self.final = FinalPass(
-            models.transcribe, config.final_pass, settings.preroll_ms / 1000, config.final_context_s, behind_s
+            models.transcribe, config.final_pass, settings.preroll_ms / 1000, config.final_context_s, readings
         )
         self.turns = TurnTracker(settings.turn_detection, models.turn_probability, self.recent, emit, channel)
         self.speakers = (

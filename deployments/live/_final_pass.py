@@ -39,17 +39,29 @@ SPAN_SLACK_S = 0.5
 SPEECH_PAD_S = 0.2
 """Audio read past the voice's end (the file path's VAD chunks keep as much)."""
 MOST_BEHIND_S = 2.0
-"""More audio than this waiting to be transcribed: the session is behind, and reads nothing twice."""
+"""More audio than this waiting to be transcribed by a replica's sessions: they are behind, and read nothing
+twice."""
 SHORTEST_S = 4.0
 """Less audio than this, context included (a session's first words), is no more than streaming read: in a 30 s
 window tiny.en read jfk's first 2.8 s as "And so am I fellow Americans", its streamed words were right."""
 CONTEXT_WORDS = 30
 """The last final words kept to find them in the next utterance's reading (more than 5 s of context holds)."""
 MOST_WAITING = 2
-"""Utterances a session has waiting for their second reading (one read, the next in line): one more ends with
-its streamed words, so a session's second readings never queue up behind a busy Transcriber."""
+"""Utterances a replica's sessions have waiting for their second reading (one read, the next in line): one more
+ends with its streamed words, so second readings never queue up behind a busy Transcriber."""
 FEWEST_WORDS = 0.5
 """A second reading with fewer words than this share of the streamed ones stopped early: keep the streamed."""
+
+
+@dataclass(frozen=True)
+class SecondReadings:
+    """What decides whether an utterance is read again, counted over the sessions of a replica, which share its
+    Transcriber: the audio they received and have not transcribed yet, and their utterances waiting for a
+    second reading (each session under both bounds on its own says nothing of the three others beside it).
+    Counted from the sessions open, so a closed one counts for nothing."""
+
+    behind_s: Callable[[], float]
+    waiting: Callable[[], int]
 
 
 @dataclass(frozen=True)
@@ -86,10 +98,10 @@ class FinalPass:
         window: FinalPassWindow,
         preroll_s: float,
         context_s: float,
-        behind_s: Callable[[], float] = lambda: 0.0,
+        readings: SecondReadings | None = None,
     ) -> None:
         self.transcribe = transcribe
-        self.behind_s = behind_s  # audio received and not yet transcribed
+        self.readings = readings or SecondReadings(lambda: 0.0, lambda: self.waiting)
         self.window = window
         self.keep = int(max(preroll_s, context_s) * SAMPLE_RATE)  # audio kept before the utterance
         self.samples = np.zeros(0, dtype=np.float32)
@@ -169,11 +181,11 @@ class FinalPass:
 
     def _worth_reading(self, streamed: list[SpokenWord], read_until: int) -> bool:
         """Whether to read the utterance again: it has streamed words, is long enough to gain from it, none of it
-        was cleared, and the session keeps up (a second reading is a full encoder pass: when the machine cannot
-        keep up, or two utterances already wait for theirs, the streamed words are the final transcript, rather
-        than falling further behind)."""
+        was cleared, and the replica's sessions keep up (a second reading is a full encoder pass: when they
+        cannot keep up, or two utterances already wait for theirs, the streamed words are the final transcript,
+        rather than falling further behind)."""
         long_enough = read_until - self.start >= SHORTEST_S * SAMPLE_RATE
-        keeps_up = self.behind_s() <= MOST_BEHIND_S and self.waiting < MOST_WAITING
+        keeps_up = self.readings.behind_s() <= MOST_BEHIND_S and self.readings.waiting() < MOST_WAITING
         return self.window != "none" and not self.cleared and bool(streamed) and long_enough and keeps_up
 
     def _context_words(self, reading: list[TimedWord], utterance: Utterance) -> int:

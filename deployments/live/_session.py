@@ -15,6 +15,7 @@ import numpy as np
 from deployments.config import LiveConfig
 from deployments.live._audio import InvalidAudioError, PcmDecoder
 from deployments.live._channel import ChannelTranscriber
+from deployments.live._final_pass import SecondReadings
 from deployments.live._models import LiveModels
 from deployments.live.events import LiveEvent, SessionEnded, SessionFailed, SessionSettings
 from deployments.types import SAMPLE_RATE
@@ -28,15 +29,19 @@ Mark = Literal["commit", "clear"]
 class LiveSession:
     """A session's channels, fed from an inbox of raw PCM frames by one task; events come out of `events`."""
 
-    def __init__(self, settings: SessionSettings, config: LiveConfig, models: LiveModels) -> None:
+    def __init__(
+        self, settings: SessionSettings, config: LiveConfig, models: LiveModels, readings: SecondReadings | None = None
+    ) -> None:
+        """`readings`: the replica's, shared by its sessions; else the session's own."""
         self.settings = settings
         self.config = config
         self.decoder = PcmDecoder(settings)
         self.outbox: asyncio.Queue[LiveEvent | asyncio.Task[LiveEvent] | None] = asyncio.Queue()
         multichannel = settings.channels_transcribed > 1
+        readings = readings or SecondReadings(lambda: self.behind_s, lambda: self.waiting)
         self.channels = [
             ChannelTranscriber(
-                settings, config, models, self.outbox.put_nowait, index if multichannel else None, self._behind_s
+                settings, config, models, self.outbox.put_nowait, index if multichannel else None, readings
             )
             for index in range(settings.channels_transcribed)
         ]
@@ -95,9 +100,15 @@ class LiveSession:
                 await asyncio.gather(item, return_exceptions=True)
         await asyncio.gather(self.worker, return_exceptions=True)
 
-    def _behind_s(self) -> float:
-        """Audio received and not yet transcribed: a channel reads nothing twice while it is over 2 s."""
+    @property
+    def behind_s(self) -> float:
+        """Audio received and not yet transcribed."""
         return self.queued_samples / SAMPLE_RATE
+
+    @property
+    def waiting(self) -> int:
+        """Utterances waiting for their second reading."""
+        return sum(channel.final.waiting for channel in self.channels)
 
     def _fail(self, failure: SessionFailed) -> SessionFailed:
         self.input_ended = True

@@ -21,6 +21,7 @@ from ray.serve.config import RequestRouterConfig
 from ray.serve.handle import DeploymentHandle
 
 from deployments.config import LiveConfig, VocabularyConfig
+from deployments.live._final_pass import SecondReadings
 from deployments.live._models import LiveModels
 from deployments.live._routing import SessionAffinityRouter, session_id_on
 from deployments.live._session import LiveSession
@@ -51,6 +52,10 @@ class LiveTranscriber:
         self.config = config
         self.smart_turn = SmartTurnModel()
         self.sessions: dict[str, LiveSession] = {}
+        self.readings = SecondReadings(
+            behind_s=lambda: sum(session.behind_s for session in self.sessions.values()),
+            waiting=lambda: sum(session.waiting for session in self.sessions.values()),
+        )
         self.metrics = LiveMetrics()
         self.models = LiveModels(
             transcribe=self._transcribe,
@@ -65,7 +70,7 @@ class LiveTranscriber:
             message = f"all {self.config.max_sessions} live sessions of this server are in use: retry later"
             return SessionFailed(code="session_full", message=message)
         session_id = session_id_on(serve.get_replica_context().replica_id.unique_id)
-        self.sessions[session_id] = LiveSession(settings, self.config, self.models)
+        self.sessions[session_id] = LiveSession(settings, self.config, self.models, self.readings)
         self.metrics.sessions_open.set(len(self.sessions))
         return session_id
 
