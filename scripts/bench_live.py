@@ -7,7 +7,8 @@ latency is the time from the moment its last audio frame was sent to the moment 
 arrived; a final word's latency, the same to the `turn.end` holding it (the turn's words: each utterance read
 again whole with `--final-passes full`, the streamed words with `none`; sessions open with Smart Turn, so a turn
 it finds unfinished ends 3 s after its speech, as nexara's do). A session keeps up when, after its last frame,
-`session.ended` comes within --keep-up-s.
+`session.ended` comes within --keep-up-s (the column "words flush": the last `transcript` event, i.e. the
+streaming alone, without the last utterance's second reading).
 Accuracy: the WER of the streamed text and of the file transcription (json, same service, same audio),
 both against the call's reference transcript.
 
@@ -48,6 +49,8 @@ class SessionRun:
     latencies_s: list[float] = field(default_factory=list)
     final_latencies_s: list[float] = field(default_factory=list)
     flush_s: float = math.nan
+    words_flush_s: float = 0.0
+    """From the last frame to the last `transcript` event (0 if it came before): the streaming's own flush."""
     wall_s: float = math.nan
     text: str = ""
 
@@ -68,6 +71,8 @@ async def one_session(client: AsyncNexara, pcm: bytes, diarize: bool, delay_ms: 
         async for event in session.stream(frames()):
             if isinstance(event, RealtimeTranscript | RealtimeTurnEnd):
                 now = loop.time()
+                if isinstance(event, RealtimeTranscript):
+                    run.words_flush_s = max(0.0, now - (started + len(pcm) / 32_000))
                 latencies = run.latencies_s if isinstance(event, RealtimeTranscript) else run.final_latencies_s
                 for word in event.words:  # sent when the frame holding its last sample was sent
                     sent_at = started + math.ceil(word.end / 1000 / FRAME_S) * FRAME_S
@@ -102,8 +107,8 @@ def main() -> None:
     pcm = (call * 32767).astype("<i2").tobytes()
     reference = stm_transcript(pyannote_sample().with_suffix(".stm"))
     print(f"pyannote call, 30 s, streamed at real time; delay_ms {args.delay_ms}, diarize {args.diarize}")
-    print("model             window  final pass  sessions  p50 latency(s)  p95 latency(s)  final p50(s)"
-          "  final p95(s)  flush after end(s)  real-time factor  kept up  WER    WER-file  file(s)")  # fmt: skip
+    print("model             window  final pass  sessions  p50 latency(s)  p95 latency(s)  final p50(s)  final p95(s)"
+          "  flush after end(s)  words flush(s)  real-time factor  kept up  WER    WER-file  file(s)")  # fmt: skip
     counts = [int(n) for n in args.sessions.split(",")]
     for model in args.models.split(","):
         for window, final_pass in itertools.product(args.windows.split(","), args.final_passes.split(",")):
@@ -121,6 +126,7 @@ def main() -> None:
                     runs = asyncio.run(measure(service.base_url, pcm, count, args.diarize, args.delay_ms))
                     latencies = [value for run in runs for value in run.latencies_s]
                     flush = max(run.flush_s for run in runs)
+                    words_flush = max(run.words_flush_s for run in runs)
                     factor = statistics.mean(run.wall_s for run in runs) / (len(pcm) / 32_000)
                     live_wer = statistics.mean(word_error_rate(reference, run.text) for run in runs)
                     kept_up = "yes" if flush <= args.keep_up_s else "no"
@@ -128,8 +134,8 @@ def main() -> None:
                     finals = [value for run in runs for value in run.final_latencies_s] or [math.nan]
                     final50, final95 = percentile(finals, 0.5), percentile(finals, 0.95)
                     print(f"{model.removeprefix('embedded:'):<16}  {window:>6}  {final_pass:>10}  {count:>8}"
-                          f"  {p50:14.2f}  {p95:14.2f}  {final50:12.2f}  {final95:12.2f}  {flush:18.2f}"
-                          f"  {factor:16.2f}  {kept_up:>7}"
+                          f"  {p50:14.2f}  {p95:14.2f}  {final50:12.2f}  {final95:12.2f}"
+                          f"  {flush:18.2f}  {words_flush:14.2f}  {factor:16.2f}  {kept_up:>7}"
                           f"  {live_wer:5.1%}  {live_wer - file_wer:+7.1%}  {file_s:7.2f}", flush=True)  # fmt: skip
 
 
