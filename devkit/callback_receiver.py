@@ -2,6 +2,7 @@
 (its arrival time, headers and body) and answers 200, or an error status the next N times when told to. It can
 be stopped and started again on the same port (a receiver that is down refuses connections)."""
 
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -27,6 +28,7 @@ class CallbackReceiver:
         self._failures: list[int] = []
         self._lock = threading.Condition()
         self._server: ThreadingHTTPServer | None = None
+        self._holder: socket.socket | None = None  # keeps the port while the receiver is down
         self._thread: threading.Thread | None = None
 
     @property
@@ -55,6 +57,7 @@ class CallbackReceiver:
             def log_message(self, format: str, *args: object) -> None:
                 pass
 
+        self._release()
         self._server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
         self.port = self._server.server_address[1]
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -62,11 +65,25 @@ class CallbackReceiver:
         return self
 
     def stop(self) -> None:
-        """Down: connections are refused until `start` again (on the same port)."""
+        """Down: connections are refused until `start` again, on the same port, which a socket bound to it and not
+        listening keeps meanwhile (once free, a restarted service's processes took it: `Address already in use`)."""
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
             self._server = None
+            self._holder = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            self._holder.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            self._holder.bind(("127.0.0.1", self.port))
+
+    def close(self) -> None:
+        """Down for good: the port is free."""
+        self.stop()
+        self._release()
+
+    def _release(self) -> None:
+        if self._holder is not None:
+            self._holder.close()
+            self._holder = None
 
     def wait_for(self, count: int, timeout_s: float) -> list[Received]:
         """The requests once there are at least `count` (fewer after `timeout_s`)."""
@@ -80,7 +97,7 @@ class CallbackReceiver:
         return self.start()
 
     def __exit__(self, kind: type | None, error: BaseException | None, trace: TracebackType | None) -> None:
-        self.stop()
+        self.close()
 
 
 @contextmanager

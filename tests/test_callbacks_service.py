@@ -87,7 +87,7 @@ def test_a_callback_outlives_a_killed_tracker_and_a_restart(service: Service, sp
     callback, stored with the job's end, is delivered once the receiver is back."""
     receiver = CallbackReceiver().start()
     port = receiver.port
-    receiver.stop()  # down: connections refused
+    receiver.stop()  # down: connections refused, the port kept for it
     job_id = _submit(service, speech_wav, callback_url=receiver.url)
     ended = _poll_until(service, job_id, lambda job: job["callback"]["attempts"] >= 1)
     assert ended["status"] == "complete" and ended["callback"]["status"] == "pending"
@@ -101,6 +101,6 @@ def test_a_callback_outlives_a_killed_tracker_and_a_restart(service: Service, sp
         polled = _poll_until(service, job_id, _delivered, timeout_s=30)
         assert polled["callback"]["status"] == "delivered" and polled["callback"]["attempts"] >= 2
     finally:
-        receiver.stop()
+        receiver.close()
     with httpx.Client(base_url=service.base_url, headers={"Authorization": f"Bearer {service.api_key}"}) as client:
         assert client.get("/v1/models").status_code == 200
