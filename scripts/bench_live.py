@@ -62,6 +62,7 @@ async def one_session(client: AsyncNexara, pcm: bytes, diarize: bool, delay_ms: 
     connect = client.realtime.connect(diarize=diarize, delay_ms=delay_ms, turn_detection="smart")
     async with connect as session:
         started = loop.time()
+        audio_ends = started + len(pcm) / 32_000  # when the last frame is sent
 
         async def frames():  # noqa: ANN202
             for index, offset in enumerate(range(0, len(pcm), frame)):
@@ -72,14 +73,13 @@ async def one_session(client: AsyncNexara, pcm: bytes, diarize: bool, delay_ms: 
             if isinstance(event, RealtimeTranscript | RealtimeTurnEnd):
                 now = loop.time()
                 if isinstance(event, RealtimeTranscript):
-                    run.words_flush_s = max(0.0, now - (started + len(pcm) / 32_000))
+                    run.words_flush_s = max(0.0, now - audio_ends)
                 latencies = run.latencies_s if isinstance(event, RealtimeTranscript) else run.final_latencies_s
                 for word in event.words:  # sent when the frame holding its last sample was sent
                     sent_at = started + math.ceil(word.end / 1000 / FRAME_S) * FRAME_S
                     latencies.append(now - sent_at)
         finished = loop.time()
-        audio_s = len(pcm) / 32_000
-        run.flush_s = finished - (started + audio_s)
+        run.flush_s = finished - audio_ends
         run.wall_s = finished - started
         text = session.ended.text if session.ended else ""
         assert isinstance(text, str)  # one channel: one text, not a list per channel

@@ -86,7 +86,6 @@ def test_a_callback_outlives_a_killed_tracker_and_a_restart(service: Service, sp
     """The receiver is down while the job ends, the tracker is killed and the application restarted: the
     callback, stored with the job's end, is delivered once the receiver is back."""
     receiver = CallbackReceiver().start()
-    port = receiver.port
     receiver.stop()  # down: connections refused, the port kept for it
     job_id = _submit(service, speech_wav, callback_url=receiver.url)
     ended = _poll_until(service, job_id, lambda job: job["callback"]["attempts"] >= 1)
@@ -94,7 +93,7 @@ def test_a_callback_outlives_a_killed_tracker_and_a_restart(service: Service, sp
     assert ended["callback"]["last_status"] is None  # no answer
     assert kill(service.process, "JobTracker") == 1
     service.process.restart()
-    receiver = CallbackReceiver(port).start()
+    receiver.start()  # back, on the port it kept
     try:
         (received,) = receiver.wait_for(1, timeout_s=60)
         assert _check(received, job_id)["status"] == "complete"
