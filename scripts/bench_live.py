@@ -18,6 +18,7 @@ session's text), on a fresh service, so that each is measured beside the other i
 
     .venv/bin/python -m scripts.bench_live [--models embedded:tiny.en,embedded:base] [--sessions 1,2,4,8]
         [--windows full,audio] [--final-passes none,full,audio] [--delay-ms 480] [--diarize]
+        [--batching lane_batches=1 ...]
 """
 
 import argparse
@@ -31,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
+import yaml
 from nexara import AsyncNexara
 from nexara.types.realtime import RealtimeTranscript, RealtimeTurnEnd
 
@@ -101,6 +103,13 @@ def main() -> None:
     parser.add_argument("--delay-ms", type=int, default=480)
     parser.add_argument("--diarize", action="store_true")
     parser.add_argument("--keep-up-s", type=float, default=3.0)
+    parser.add_argument(
+        "--batching",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="the Transcriber's user_config over the local config's (e.g. lane_batches=1); repeatable",
+    )
     args = parser.parse_args()
 
     call = decode_audio(pyannote_sample()).samples
@@ -113,7 +122,10 @@ def main() -> None:
     for model in args.models.split(","):
         for window, final_pass in itertools.product(args.windows.split(","), args.final_passes.split(",")):
             live = {"encoder_window": window, "final_pass": final_pass, "max_sessions_per_key": max(counts)}
-            with LocalService(Path(tempfile.mkdtemp()), [KEY], model=model, unthrottled=True, live=live) as service:
+            batching = {key: yaml.safe_load(value) for key, value in (item.split("=", 1) for item in args.batching)}
+            with LocalService(
+                Path(tempfile.mkdtemp()), [KEY], model=model, unthrottled=True, live=live, batching=batching
+            ) as service:
                 headers = {"Authorization": f"Bearer {KEY}"}
                 with httpx.Client(base_url=service.base_url, headers=headers, timeout=600) as http:
                     started = time.perf_counter()
