@@ -94,6 +94,14 @@ async def measure(base_url: str, pcm: bytes, sessions: int, diarize: bool, delay
     return await asyncio.gather(*(one_session(client, pcm, diarize, delay_ms) for _ in range(sessions)))
 
 
+def _setting(item: str) -> tuple[str, object]:
+    """`KEY=VALUE`, the value read as YAML (a number stays a number)."""
+    key, equals, value = item.partition("=")
+    if not equals:
+        raise argparse.ArgumentTypeError(f"{item!r} is not KEY=VALUE")
+    return key, yaml.safe_load(value)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--models", default="embedded:tiny.en,embedded:base")
@@ -107,6 +115,7 @@ def main() -> None:
         "--batching",
         action="append",
         default=[],
+        type=_setting,
         metavar="KEY=VALUE",
         help="the Transcriber's user_config over the local config's (e.g. lane_batches=1); repeatable",
     )
@@ -119,10 +128,10 @@ def main() -> None:
     print("model             window  final pass  sessions  p50 latency(s)  p95 latency(s)  final p50(s)  final p95(s)"
           "  flush after end(s)  words flush(s)  real-time factor  kept up  WER    WER-file  file(s)")  # fmt: skip
     counts = [int(n) for n in args.sessions.split(",")]
+    batching = dict(args.batching)
     for model in args.models.split(","):
         for window, final_pass in itertools.product(args.windows.split(","), args.final_passes.split(",")):
             live = {"encoder_window": window, "final_pass": final_pass, "max_sessions_per_key": max(counts)}
-            batching = {key: yaml.safe_load(value) for key, value in (item.split("=", 1) for item in args.batching)}
             with LocalService(
                 Path(tempfile.mkdtemp()), [KEY], model=model, unthrottled=True, live=live, batching=batching
             ) as service:
