@@ -164,6 +164,11 @@ class BatchHints(BaseModel):
         False,
         description="Someone waits for this chunk now (a synchronous request, a live session): not a job's lane.",
     )
+    second_reading: bool = Field(
+        False,
+        description="A live utterance's second reading (long, beam search): a lane of its own, beside the sessions'"
+        " streaming readings, which would wait for it in a batch with it (Transcriber second_readings_batch_size).",
+    )
     more_coming: bool = Field(
         False, description="The sender has more chunks for this lane on their way: an idle engine waits for them."
     )

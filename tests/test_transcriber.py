@@ -104,6 +104,36 @@ def test_a_lane_runs_lane_batches_batches_at_once(transcriber) -> None:
     assert replica.interactive.admitted == replica.interactive.running == replica.interactive.in_engine == 0
 
 
+def test_live_second_readings_have_a_lane_of_their_own(transcriber) -> None:
+    """Issue 50: a live utterance's second reading (beam search, 30 s window) in a batch with the sessions'
+    streaming readings held them back until it was done. It has a lane of its own, where on a CPU each is decoded
+    alone (`second_readings_batch_size: 1`; two 13.5 s readings took 1.9 s as one batch, 1.3 s side by side);
+    without that setting they are batched together, as on a GPU."""
+    replica, engine, loop = transcriber
+    second = BatchHints(interactive=True, second_reading=True)
+
+    async def scenario() -> None:
+        streaming = [
+            replica.transcribe_chunk(np.zeros(16_000, np.float32), ChunkOptions(), INTERACTIVE) for _ in range(4)
+        ]
+        rereads = [replica.transcribe_chunk(np.zeros(32_000, np.float32), ChunkOptions(), second) for _ in range(2)]
+        await asyncio.gather(*streaming, *rereads)
+
+    batching = {"max_batch_size": 4, "batch_wait_timeout_s": 0.05, "lane_batches": 2}
+    try:
+        replica.reconfigure({**batching, "second_readings_batch_size": 1})
+        loop.run_until_complete(scenario())
+        assert sorted(engine.batch_lengths) == [[16_000] * 4, [32_000], [32_000]]
+        assert engine.most_running == 3  # the streaming batch did not wait for either second reading
+        engine.batch_lengths.clear()
+        replica.reconfigure(batching)
+        loop.run_until_complete(scenario())
+        assert sorted(engine.batch_lengths) == [[16_000] * 4, [32_000, 32_000]]
+    finally:
+        replica.reconfigure({"max_batch_size": 8, "batch_wait_timeout_s": 0.05})
+    assert replica.second.admitted == replica.second.running == replica.second.in_engine == 0
+
+
 def test_an_idle_engine_holds_a_burst_announced_as_on_its_way_for_a_full_batch(transcriber) -> None:
     """The first chunk of a burst arrives alone, the others a moment later (their files are still being
     decoded): one batch of 8, not a lone first batch and then 7."""

@@ -59,7 +59,11 @@ class ChannelTranscriber:
         self.buffer = AudioBuffer(config.max_buffer_s, settings.preroll_ms / 1000, config.context_s)
         self.recent = RecentAudio()
         self.final = FinalPass(
-            models.transcribe, config.final_pass, settings.preroll_ms / 1000, config.final_context_s, readings
+            models.reread or models.transcribe,
+            config.final_pass,
+            settings.preroll_ms / 1000,
+            config.final_context_s,
+            readings,
         )
         self.turns = TurnTracker(settings.turn_detection, models.turn_probability, self.recent, emit, channel)
         self.speakers = (

@@ -27,5 +27,7 @@ class LiveModels:
     transcribe: Transcribe
     embed_voices: EmbedVoices
     turn_probability: TurnProbability
+    reread: Transcribe | None = None
+    """Second readings (`_final_pass.py`), scheduled apart from the streaming ones; None: `transcribe`."""
     vocabulary: VocabularyConfig = field(default_factory=VocabularyConfig)
     """The dictionaries a session's vocabulary may name, and how its terms are applied."""

@@ -58,7 +58,8 @@ class LiveTranscriber:
         )
         self.metrics = LiveMetrics()
         self.models = LiveModels(
-            transcribe=self._transcribe,
+            transcribe=self._read,
+            reread=self._reread,
             embed_voices=self._embed_voices,
             turn_probability=self._turn_probability,
             vocabulary=vocabulary or VocabularyConfig(),
@@ -112,8 +113,15 @@ class LiveTranscriber:
             self.metrics.sessions_open.set(len(self.sessions))
             await session.close()
 
-    async def _transcribe(self, samples: np.ndarray, options: ChunkOptions) -> ChunkTranscript:
-        hints = BatchHints(interactive=True)  # someone is listening
+    async def _read(self, samples: np.ndarray, options: ChunkOptions) -> ChunkTranscript:
+        """A streaming reading: someone is listening."""
+        return await self._transcribe(samples, options, BatchHints(interactive=True))
+
+    async def _reread(self, samples: np.ndarray, options: ChunkOptions) -> ChunkTranscript:
+        """An utterance's second reading: in a lane of its own, so that no streaming reading waits for it."""
+        return await self._transcribe(samples, options, BatchHints(interactive=True, second_reading=True))
+
+    async def _transcribe(self, samples: np.ndarray, options: ChunkOptions, hints: BatchHints) -> ChunkTranscript:
         call = lambda: self.transcriber.transcribe_chunk.remote(samples, options, hints)  # noqa: E731
         return await retry_on_worker_loss(call, "a live reading")
 

@@ -7,8 +7,10 @@ Chunks that someone is waiting for now (synchronous requests, live sessions) go 
 the engine runs both lanes' batches at once, so such a chunk is decoded at once instead of behind a
 backfill's batches, and jobs keep their lane and are never starved. A lane may itself run `lane_batches`
 batches at once: on a CPU, two one-thread batches keep both cores busy where one two-thread batch has its
-threads wait on each other. Batch size, wait time and the lanes are `user_config`, applied in
-`reconfigure` without restarting the replica.
+threads wait on each other. Live utterances' second readings (`BatchHints.second_reading`: long, beam
+search) have a third lane, so that the sessions' streaming readings never wait for one in their batch, and on a
+CPU each is decoded alone (`second_readings_batch_size: 1`), two side by side. Batch size, wait time and the
+lanes are `user_config`, applied in `reconfigure` without restarting the replica.
 """
 
 import asyncio
@@ -54,6 +56,7 @@ class Lane:
 
     def __init__(self, name: str) -> None:
         self.name = name
+        self.batch_size: int | None = None  # else batching.max_batch_size
         self.admission = asyncio.Condition()
         self.running = 0  # this lane's batches in the engine
         self.in_engine = 0  # chunks in those batches
@@ -105,7 +108,9 @@ class Lane:
             self.last_moved = time.monotonic()
 
     def _may_enter(self, token: object, batching: BatchingConfig) -> bool:
-        room = batching.max_batch_size - (self.admitted - self.in_engine)  # queued chunks: one batch at most
+        room = (self.batch_size or batching.max_batch_size) - (
+            self.admitted - self.in_engine
+        )  # queued chunks: one batch at most
         if self.running >= batching.lane_batches or self._rank(token) >= room:
             return False
         # By the loop's clock: uvloop's (Ray's loop) is cached per iteration in whole milliseconds, so by
@@ -188,14 +193,20 @@ class Transcriber:
         self.engine = load_engine(config)
         self.batching = DEFAULT_BATCHING
         self.jobs, self.interactive = Lane("jobs"), Lane("interactive")
+        self.second = Lane("second readings")
         self.received = 0  # chunks whose callers have not had their result, admitted or not
         self.metrics = TranscriberMetrics()
         self.watchdog: asyncio.Task[None] | None = None
 
     def reconfigure(self, user_config: dict[str, Any]) -> None:
         batching = self.batching = BatchingConfig.model_validate(user_config)
-        for batch in (self.transcribe_batch, self.transcribe_interactive_batch):
-            batch.set_max_batch_size(batching.max_batch_size)
+        self.second.batch_size = batching.second_readings_batch_size
+        for lane, batch in (
+            (self.jobs, self.transcribe_batch),
+            (self.interactive, self.transcribe_interactive_batch),
+            (self.second, self.transcribe_second_batch),
+        ):
+            batch.set_max_batch_size(lane.batch_size or batching.max_batch_size)
             batch.set_batch_wait_timeout_s(batching.batch_wait_timeout_s)
 
     async def multilingual(self) -> bool:
@@ -207,7 +218,9 @@ class Transcriber:
     ) -> ChunkTranscript:
         """`hints` say which lane the chunk takes, whether its sender has more on their way and whose it is
         (see `BatchHints` and `Lane`); they change when it is decoded, never what it decodes to."""
-        if hints.interactive and self.batching.interactive_lane:
+        if hints.second_reading and self.batching.interactive_lane:
+            lane, batch = self.second, self.transcribe_second_batch
+        elif hints.interactive and self.batching.interactive_lane:
             lane, batch = self.interactive, self.transcribe_interactive_batch
         else:
             lane, batch = self.jobs, self.transcribe_batch
@@ -228,14 +241,14 @@ class Transcriber:
         """A lane whose chunks stop moving is a bug that would hang requests and jobs without a word: say so."""
         while True:
             await asyncio.sleep(STALL_CHECK_S)
-            for lane in (self.interactive, self.jobs):
+            for lane in (self.second, self.interactive, self.jobs):
                 if (stalled := lane.stall(STALL_WARNING_S)) is not None:
                     logger.warning("%s; %d chunks received, %d decoding", stalled, self.received, self.decoding)
 
     @property
     def decoding(self) -> int:
         """Chunks in the engine's current batches, both lanes'."""
-        return self.jobs.in_engine + self.interactive.in_engine
+        return self.jobs.in_engine + self.interactive.in_engine + self.second.in_engine
 
     def _count_received(self, change: int) -> None:
         self.received += change
@@ -250,6 +263,12 @@ class Transcriber:
         self, chunks: list[np.ndarray], options: list[ChunkOptions]
     ) -> list[ChunkTranscript]:
         return await self._run_batch(self.interactive, chunks, options)
+
+    @lane_batch
+    async def transcribe_second_batch(
+        self, chunks: list[np.ndarray], options: list[ChunkOptions]
+    ) -> list[ChunkTranscript]:
+        return await self._run_batch(self.second, chunks, options)
 
     async def _run_batch(
         self, lane: Lane, chunks: list[np.ndarray], options: list[ChunkOptions]
