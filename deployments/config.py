@@ -61,7 +61,8 @@ class WhisperModelConfig(StrictModel):
         ge=1,
         le=8,
         description="Batches the CTranslate2 engine runs at once (its inter_threads; each with cpu_threads): the"
-        " interactive lane's beside the jobs' lane's, each lane's batching.lane_batches.",
+        " interactive lane's and live second readings' beside the jobs' lane's, each lane's batching.lane_batches;"
+        " a batch beyond them waits for a free one.",
     )
     beam_size: int = Field(5, ge=1, le=10, description="Beam search width.")
     timestamps: Literal["alignment", "tokens"] = Field(

@@ -108,9 +108,8 @@ class Lane:
             self.last_moved = time.monotonic()
 
     def _may_enter(self, token: object, batching: BatchingConfig) -> bool:
-        room = (self.batch_size or batching.max_batch_size) - (
-            self.admitted - self.in_engine
-        )  # queued chunks: one batch at most
+        queued = self.admitted - self.in_engine  # one batch at most
+        room = (self.batch_size or batching.max_batch_size) - queued
         if self.running >= batching.lane_batches or self._rank(token) >= room:
             return False
         # By the loop's clock: uvloop's (Ray's loop) is cached per iteration in whole milliseconds, so by
@@ -247,7 +246,7 @@ class Transcriber:
 
     @property
     def decoding(self) -> int:
-        """Chunks in the engine's current batches, both lanes'."""
+        """Chunks in the engine's current batches, every lane's."""
         return self.jobs.in_engine + self.interactive.in_engine + self.second.in_engine
 
     def _count_received(self, change: int) -> None:
