@@ -107,9 +107,12 @@ class Lane:
                 self.admission.notify_all()  # the chunks behind this one moved up
             self.last_moved = time.monotonic()
 
+    def largest_batch(self, batching: BatchingConfig) -> int:
+        return self.batch_size or batching.max_batch_size
+
     def _may_enter(self, token: object, batching: BatchingConfig) -> bool:
         queued = self.admitted - self.in_engine  # one batch at most
-        room = (self.batch_size or batching.max_batch_size) - queued
+        room = self.largest_batch(batching) - queued
         if self.running >= batching.lane_batches or self._rank(token) >= room:
             return False
         # By the loop's clock: uvloop's (Ray's loop) is cached per iteration in whole milliseconds, so by
@@ -193,6 +196,7 @@ class Transcriber:
         self.batching = DEFAULT_BATCHING
         self.jobs, self.interactive = Lane("jobs"), Lane("interactive")
         self.second = Lane("second readings")
+        self.lanes = (self.second, self.interactive, self.jobs)
         self.received = 0  # chunks whose callers have not had their result, admitted or not
         self.metrics = TranscriberMetrics()
         self.watchdog: asyncio.Task[None] | None = None
@@ -205,7 +209,7 @@ class Transcriber:
             (self.interactive, self.transcribe_interactive_batch),
             (self.second, self.transcribe_second_batch),
         ):
-            batch.set_max_batch_size(lane.batch_size or batching.max_batch_size)
+            batch.set_max_batch_size(lane.largest_batch(batching))
             batch.set_batch_wait_timeout_s(batching.batch_wait_timeout_s)
 
     async def multilingual(self) -> bool:
@@ -240,14 +244,14 @@ class Transcriber:
         """A lane whose chunks stop moving is a bug that would hang requests and jobs without a word: say so."""
         while True:
             await asyncio.sleep(STALL_CHECK_S)
-            for lane in (self.second, self.interactive, self.jobs):
+            for lane in self.lanes:
                 if (stalled := lane.stall(STALL_WARNING_S)) is not None:
                     logger.warning("%s; %d chunks received, %d decoding", stalled, self.received, self.decoding)
 
     @property
     def decoding(self) -> int:
         """Chunks in the engine's current batches, every lane's."""
-        return self.jobs.in_engine + self.interactive.in_engine + self.second.in_engine
+        return sum(lane.in_engine for lane in self.lanes)
 
     def _count_received(self, change: int) -> None:
         self.received += change
