@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from openai.types.beta.realtime import RealtimeServerEvent as BetaServerEvent
 from openai.types.realtime import RealtimeServerEvent, RealtimeTranscriptionSessionCreateResponse
@@ -28,6 +29,7 @@ from deployments.live.events import (
     TranscriptEvent,
     TurnEnded,
 )
+from deployments.types import ChunkOptions, ChunkTranscript, Word
 from serve_app.common.auth import ApiKey
 from serve_app.realtime._config import TranscriptionConfig
 from serve_app.realtime._events import ItemEvents
@@ -156,9 +158,26 @@ def test_server_vads_threshold_and_silence_set_the_speech_detector() -> None:
     assert chosen.stop_threshold == pytest.approx(0.45) and chosen.stop_windows == 16
 
 
-async def run_session(settings: SessionSettings, commit_after_s: float | None = None) -> list[Any]:
+class HallucinatingModels(FakeModels):
+    """Whisper as it is on silence: a streaming reading of audio without words writes " Thank you." into it."""
+
+    async def transcribe(self, samples: np.ndarray, options: ChunkOptions) -> ChunkTranscript:
+        transcript = await super().transcribe(samples, options)
+        if transcript.words or options.beam_size is None:
+            return transcript
+        thanks = [Word(word=" Thank", start=0.0, end=0.2), Word(word=" you.", start=0.2, end=0.4)]
+        return ChunkTranscript(language="en", segments=[], words=thanks)
+
+
+async def run_session(
+    settings: SessionSettings,
+    commit_after_s: float | None = None,
+    models_class: type[FakeModels] = FakeModels,
+    input_s: float | None = None,
+) -> list[Any]:
     audio, script = stream_audio()
-    models = FakeModels(script, 0.9)
+    audio = audio[: int(input_s * 16000)] if input_s is not None else audio
+    models = models_class(script, 0.9)
     session = LiveSession(settings, LiveConfig(), models.live())
     models.watch(session)
     pcm = (audio * 32767).astype("<i2").tobytes()
@@ -189,6 +208,21 @@ def test_a_commit_makes_everything_heard_final_and_ends_the_turn_there() -> None
     assert [end.turn for end in ends] == [0, 1]  # the commit's, then the end of input's
     assert ends[0].end <= 2200 and ends[0].words and all(w.end <= 2400 for w in ends[0].words)
     assert not any(isinstance(event, SpeechEnded) and event.turn == 0 and event.end > 2200 for event in events)
+
+
+@pytest.mark.parametrize(("commit_s", "input_s"), [(3.7, None), (13.3, 13.5)])
+def test_a_commit_in_the_silence_after_speech_opens_no_turn_of_silence(commit_s: float, input_s: float | None) -> None:
+    """jfk committed 0.5 s after its last word, under server VAD's 500 ms: the speech had ended but the VAD had
+    not said so yet. Nothing voiced follows the commit, so no turn opens and no reading writes Whisper's
+    "Thank you." into the silence, whether more speech follows or the input ends; every speech stops after it
+    starts."""
+    settings = SessionSettings(turn_detection="vad", silence_ms=500)
+    events = asyncio.run(run_session(settings, commit_s, HallucinatingModels, input_s))
+    assert not [event.text for event in events if isinstance(event, TranscriptEvent) and "Thank" in event.text]
+    ends = [event for event in events if isinstance(event, TurnEnded)]
+    assert len(ends) == 2 and all(end.words for end in ends)  # the commit's and the second stretch's
+    starts = {event.turn: event.start for event in events if isinstance(event, SpeechStarted)}
+    assert all(event.end >= starts[event.turn] for event in events if isinstance(event, SpeechEnded))
 
 
 # /v1/realtime in-process

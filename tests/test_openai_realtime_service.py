@@ -126,6 +126,7 @@ def test_jfk_at_real_time_is_within_one_word_of_the_reference_in_every_run(servi
         completed = [e for _, e in received if e.type == "conversation.item.input_audio_transcription.completed"]
         text = " ".join(item.transcript for item in completed)
         rates.append((word_error_rate(JFK_REFERENCE, text), text))
+        assert all(item.transcript for item in completed), text  # the commit after the last word opens no item
     print(f"\njfk WER per run: {[round(rate, 3) for rate, _ in rates]}: {[text for _, text in rates]}")
     assert all(rate <= 0.05 for rate, _ in rates), rates  # 22 words: one wrong word is 0.045
 

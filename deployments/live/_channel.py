@@ -121,13 +121,15 @@ class ChannelTranscriber:
 
     async def commit(self) -> None:
         """The client committed what it sent (OpenAI's `input_audio_buffer.commit`): everything heard is final,
-        the buffer restarts at its end (less the context), and the open turn ends there."""
+        the buffer restarts at its end (less the context), and the open turn ends there. The next turn opens
+        when voice is heard after the commit (within ~100 ms when the speaker goes on)."""
         if self.detector.speaking or self.agreement.previous:
             await self._publish(await self._commit(math.inf))
         self._end_utterance(self.buffer.end, self.detector.last_voiced_end)
         self.agreement.previous = []
         self.buffer.cut_before_speech(self.buffer.end)  # what was committed stays as context, as at a pause
-        self.turns.committed(self.detector.speaking, self.buffer.end)
+        self.detector.restart()
+        self.turns.committed(self.buffer.end)
 
     def clear(self) -> None:
         """The client dropped what it sent since its last commit (OpenAI's `input_audio_buffer.clear`): the

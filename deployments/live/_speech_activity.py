@@ -54,6 +54,12 @@ class SpeechDetector:
         self.run_reached_start = False
         self.last_voiced_end = 0
 
+    def restart(self) -> None:
+        """The client ended the speech (a commit): speech starts again only on voice heard after it. Silence after
+        the last word is still "speaking" until `stop_windows` of it have passed; a commit in that silence must
+        not open a turn of it, which Whisper fills with "Thank you."."""
+        self.speaking, self.run, self.run_reached_start = False, 0, False
+
     def feed(self, samples: np.ndarray) -> list[SpeechBoundary]:
         """Score the new samples; the speech starts and ends they complete, in order."""
         boundaries: list[SpeechBoundary] = []

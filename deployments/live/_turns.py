@@ -105,16 +105,14 @@ class TurnTracker:
                 self.speech_ended(last_voiced_end)
             self._end(last_voiced_end, None)
 
-    def committed(self, speaking: bool, end: int) -> None:
+    def committed(self, end: int) -> None:
         """The client committed the audio up to `end`: the open turn ends there, and a `turn.end` (empty when
-        nothing was heard) answers the commit. Speech still going on opens the next turn."""
+        nothing was heard) answers the commit. Speech going on opens the next turn when the VAD hears it."""
         if not self.tracking:
             return
         if not self.open and not self.finals:
             self.open, self.start = True, end
         self._end(end, None)
-        if speaking:
-            self.speech_started(end)
 
     def _end(self, end: int, confidence: float | None) -> None:
         self.unfinished = None
