@@ -29,8 +29,8 @@ import numpy as np
 from deployments.config import LiveConfig, WhisperModelConfig
 from deployments.files.decoding import decode_audio
 from deployments.live._channel import ChannelTranscriber
-from deployments.live._models import LiveModels
-from deployments.live.events import LiveEvent, SessionSettings, TranscriptEvent
+from deployments.live._models import Emitted, LiveModels
+from deployments.live.events import SessionSettings, TranscriptEvent
 from deployments.transcriber.engines import load_engine
 from deployments.transcriber.engines.base import WhisperEngine
 from deployments.types import SAMPLE_RATE, ChunkOptions, ChunkTranscript
@@ -85,10 +85,14 @@ async def stream(engine: WhisperEngine, samples: np.ndarray, config: LiveConfig)
     async def no_turns(audio: np.ndarray) -> float:
         return 0.0
 
-    def emit(event: LiveEvent | asyncio.Task[LiveEvent]) -> None:
+    pending: list[Emitted] = []  # events on their way: the end of input's last words come from its reading
+
+    def emit(event: Emitted) -> None:
         if isinstance(event, TranscriptEvent):
             streamed.append(event.text)
             run.waits.extend(heard / SAMPLE_RATE - word.end / 1000 for word in event.words)
+        elif isinstance(event, asyncio.Task):
+            pending.append(event)
 
     models = LiveModels(transcribe, no_voices, no_turns)
     channel = ChannelTranscriber(SessionSettings(language="en"), config, models, emit, None)
@@ -96,6 +100,10 @@ async def stream(engine: WhisperEngine, samples: np.ndarray, config: LiveConfig)
         heard = min(len(samples), offset + FRAME)
         await channel.feed(samples[offset : offset + FRAME])
     await channel.finish()
+    for task in pending:
+        ready = await task if isinstance(task, asyncio.Task) else task
+        for event in ready if isinstance(ready, list) else [ready]:
+            emit(event)
     run.streamed, run.final = "".join(streamed).strip(), channel.text
     return run
 

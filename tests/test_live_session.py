@@ -73,9 +73,14 @@ class FakeModels:
             take = channel.final.take
 
             def taken(
-                until: int, voiced_end: int, language: str | None, prompt: str | None = None, take: Any = take
+                until: int,
+                voiced_end: int,
+                language: str | None,
+                prompt: str | None = None,
+                unread_tail: bool = False,
+                take: Any = take,
             ) -> Utterance:
-                utterance = take(until, voiced_end, language, prompt)
+                utterance = take(until, voiced_end, language, prompt, unread_tail)
                 if utterance.audio is not None:
                     self.read_from.append(utterance.start_s)
                 return utterance
@@ -119,9 +124,14 @@ class FakeModels:
 
 
 async def run_session(
-    settings: SessionSettings, turn_probability: float = 0.9, frame_bytes: int = 6400, second: str = "same"
+    settings: SessionSettings,
+    turn_probability: float = 0.9,
+    frame_bytes: int = 6400,
+    second: str = "same",
+    input_s: float | None = None,
 ) -> tuple[list[LiveEvent], FakeModels]:
     audio, script = stream_audio()
+    audio = audio[: int(input_s * SAMPLE_RATE)] if input_s is not None else audio
     models = FakeModels(script, turn_probability, second)
     session = LiveSession(settings, LiveConfig(), models.live())
     models.watch(session)
@@ -180,6 +190,32 @@ def test_each_utterance_read_again_whole_is_its_final_transcript(second: str) ->
     assert turn_words == final
     ended = events[-1]
     assert isinstance(ended, SessionEnded) and isinstance(ended.text, str) and ended.text.split() == final
+
+
+@pytest.mark.parametrize("second", ["capitals", "nothing"])
+def test_input_ending_in_speech_leaves_the_words_not_streamed_yet_to_the_second_reading(second: str) -> None:
+    """Input that ends while someone speaks: the last utterance is read again once, and that reading writes its
+    words not streamed yet too (one reading after the last frame, not a streaming reading and then the second).
+    They go out as `transcript` events before the turn's end; a reading that wrote nothing leaves them to a
+    streaming reading, so no word is lost."""
+    events, models = asyncio.run(run_session(SessionSettings(turn_detection="vad"), second=second, input_s=12.0))
+    said = [text for text, _, end in models.script if end <= 12.0]
+    streamed = [w.text for e in events if isinstance(e, TranscriptEvent) for w in e.words]
+    assert [w.lower() for w in streamed] == said  # every word once, in order
+    tail = [w for w in streamed if w.isupper()]
+    assert models.final_readings == 1 and bool(tail) == (second == "capitals")
+    assert tail == [w.upper() for w in said[len(said) - len(tail) :]]  # the last words, from the reading
+    last_end = max(i for i, e in enumerate(events) if isinstance(e, TurnEnded))
+    assert all(i < last_end for i, e in enumerate(events) if isinstance(e, TranscriptEvent))
+    turn_words = [w.text for w in events[last_end].words]  # type: ignore[union-attr]
+    assert turn_words == [w.upper() if second == "capitals" else w for w in said if w.startswith("w1_")]
+    ended = events[-1]
+    assert (
+        isinstance(ended, SessionEnded)
+        and isinstance(ended.text, str)
+        and ended.text.split()[-len(turn_words) :] == turn_words
+    )
+    assert not any(isinstance(e, SpeechStarted) for e in events[last_end:])  # the tail opens no turn
 
 
 async def vad_session(models: FakeModels, live: LiveModels, audio: np.ndarray, pause_s: float) -> list[LiveEvent]:

@@ -22,7 +22,7 @@ import numpy as np
 
 from deployments.config import LiveConfig
 from deployments.live._buffer import AudioBuffer, RecentAudio
-from deployments.live._final_pass import FinalPass, SecondReadings, SpokenWord, Utterance
+from deployments.live._final_pass import FinalPass, SecondReadings, SpokenWord, Utterance, with_speakers, words_after
 from deployments.live._local_agreement import LocalAgreement, TimedWord
 from deployments.live._models import Emit, FinalWords, LiveModels
 from deployments.live._speakers import WordSpeakers
@@ -106,10 +106,17 @@ class ChannelTranscriber:
             self._end_utterance(self.final.last_streamed_end(), self.detector.last_voiced_end)
 
     async def finish(self) -> None:
-        """End of input: everything heard is final, and an open turn ends without a verdict."""
-        if self.detector.speaking or self.agreement.previous:
-            await self._publish(await self._commit(math.inf))
-        self._end_utterance(self.buffer.end, self.detector.last_voiced_end)
+        """End of input: everything heard is final, and an open turn ends without a verdict. When the last
+        utterance is to be read again, that reading also writes its words not streamed yet (`_end_with_tail`):
+        one reading after the last frame rather than a streaming reading and then the second."""
+        unread = self.detector.speaking or bool(self.agreement.previous)
+        end, voiced_end = self.buffer.end, self.detector.last_voiced_end
+        if unread and self.final.will_read(end, voiced_end):
+            self._end_with_tail(end, voiced_end)
+        else:
+            if unread:
+                await self._publish(await self._commit(math.inf))
+            self._end_utterance(end, voiced_end)
         self.turns.input_ended(self.detector.speaking, self.detector.last_voiced_end)
         if self.settling is not None:
             await self.settling  # the session's text is every utterance's final transcript
@@ -205,37 +212,73 @@ class ChannelTranscriber:
             self.turns.add(self.settling)
 
     async def _settle(self, utterance: Utterance, previous: asyncio.Task[FinalWords] | None) -> FinalWords:
-        if previous is not None:
-            await previous
-        spoken = self._corrected(await self.final.settle(utterance))
+        spoken = self._corrected(await self.final.settle(utterance, previous))
         text = "".join(s.word.text for s in spoken)
         self.texts.append(text)
         return text, [self._final_word(s) for s in spoken]
 
+    def _end_with_tail(self, until: int, voiced_end: int) -> None:
+        """End the last utterance at the end of input with the words not streamed yet unread: its second reading
+        writes them, and they go out as `transcript` events (before the turn's end) once it is done."""
+        utterance = self.final.take(until, voiced_end, self.language, self._prompt(), unread_tail=True)
+        reading = asyncio.create_task(self._read_tail(utterance, self.settling, self.turns.current))
+        self.emit(asyncio.create_task(_tail_events(reading)))
+        self.settling = asyncio.create_task(_final_words(reading))
+        self.turns.add(self.settling)
+
+    async def _read_tail(
+        self, utterance: Utterance, previous: asyncio.Task[FinalWords] | None, turn: int | None
+    ) -> tuple[list[TranscriptEvent], FinalWords]:
+        """The last utterance's words after its streamed ones, from its second reading (from a streaming reading
+        if that stopped early), and its final words."""
+        read = await self.final.read_again(utterance, previous)
+        streamed = utterance.streamed
+        if read is None:
+            tail = await self._heard(await self._commit(math.inf))
+            spoken = streamed + tail
+        else:
+            tail = await self._heard(words_after(read, streamed[-1].word))
+            spoken = self._corrected(with_speakers(read, streamed + tail))
+        self.final.settled(spoken)
+        text = "".join(s.word.text for s in spoken)
+        self.texts.append(text)
+        return self._transcript_events(tail, turn), (text, [self._final_word(s) for s in spoken])
+
     async def _publish(self, words: list[TimedWord]) -> None:
         """Final words out, as `transcript` events of one speaker each."""
+        spoken = await self._heard(words)
+        if not spoken:
+            return
+        self.turns.words_final(int(spoken[0].word.start * SAMPLE_RATE))
+        self.buffer.add_final([s.word for s in spoken])
+        self.final.add_streamed([s.word for s in spoken], [s.speaker for s in spoken])
+        for event in self._transcript_events(spoken, self.turns.current):
+            self.emit(event)
+
+    async def _heard(self, words: list[TimedWord]) -> list[SpokenWord]:
+        """Final words, corrected, each with its speaker."""
         words = [spoken.word for spoken in self._corrected([SpokenWord(word, None) for word in words])]
         if not words:
-            return
-        self.turns.words_final(int(words[0].start * SAMPLE_RATE))
-        self.buffer.add_final(words)
+            return []
         speakers = await self.speakers.label(words) if self.speakers is not None else [None] * len(words)
-        self.final.add_streamed(words, speakers)
+        return [SpokenWord(word, speaker) for word, speaker in zip(words, speakers, strict=True)]
+
+    def _transcript_events(self, spoken: list[SpokenWord], turn: int | None) -> list[TranscriptEvent]:
+        """Final words as `transcript` events, one per run of a speaker's words."""
         groups: list[tuple[int | None, list[TimedWord], list[LiveWord]]] = []
-        for word, speaker in zip(words, speakers, strict=True):
+        for word, speaker in ((s.word, s.speaker) for s in spoken):
             live = self._live_word(word, speaker)
             if groups and groups[-1][0] == speaker:
                 groups[-1][1].append(word)
                 groups[-1][2].append(live)
             else:
                 groups.append((speaker, [word], [live]))
-        for speaker, timed, live_words in groups:
-            text = "".join(word.text for word in timed)
-            self.emit(
-                TranscriptEvent(
-                    text=text, words=live_words, speaker=speaker, channel=self.channel, turn=self.turns.current
-                )
+        return [
+            TranscriptEvent(
+                text="".join(word.text for word in timed), words=live, speaker=speaker, channel=self.channel, turn=turn
             )
+            for speaker, timed, live in groups
+        ]
 
     def _corrected(self, words: list[SpokenWord]) -> list[SpokenWord]:
         """Final words, streamed or read again, with the session's vocabulary corrected (issue 48): both go through
@@ -253,6 +296,16 @@ class ChannelTranscriber:
         live = _on_grid(spoken.word, spoken.speaker, self.last_final_end_ms)
         self.last_final_end_ms = live.end
         return live
+
+
+async def _tail_events(reading: asyncio.Task[tuple[list[TranscriptEvent], FinalWords]]) -> list[TranscriptEvent]:
+    events, _ = await reading
+    return events
+
+
+async def _final_words(reading: asyncio.Task[tuple[list[TranscriptEvent], FinalWords]]) -> FinalWords:
+    _, final = await reading
+    return final
 
 
 def _on_grid(word: TimedWord, speaker: int | None, after_ms: int) -> LiveWord:

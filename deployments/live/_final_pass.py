@@ -9,6 +9,8 @@ words replace the streamed ones as the utterance's final transcript: a turn's te
 `completed`, nexara's `turn.end`) and the session's text. An utterance over `LONGEST_UTTERANCE_S` is read up to
 its last streamed word and goes on from there. The reading runs beside the streaming (`take` is immediate,
 `settle` awaits the reading): the next utterance's words stream while it runs, and the turn's end waits for it.
+When the input ends while someone speaks, the words not streamed yet are left to that reading (`will_read`,
+`take(unread_tail=True)`): one reading after the last frame instead of a streaming reading and then the second.
 
 The second reading rewrites what streaming heard, it does not find speech where streaming found none: an
 utterance with no streamed words stays empty, streamed words after the voice's end are dropped (Whisper writes
@@ -20,7 +22,7 @@ the previous utterance's, are not repeated: they are told from the utterance's b
 last final words and the streamed ones) before their time, since a reading moves words across a short pause.
 """
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
@@ -134,23 +136,25 @@ class FinalPass:
         if not self.streamed:
             self._cut(self.end - self.keep)
 
-    def take(self, until: int, voiced_end: int, language: str | None, prompt: str | None = None) -> Utterance:
+    def take(
+        self, until: int, voiced_end: int, language: str | None, prompt: str | None = None, unread_tail: bool = False
+    ) -> Utterance:
         """The utterance of the streamed words that lie before `until` (samples since the session's first), with
         the audio its second reading needs; the audio before it is dropped but for the context. The reading ends
         where the voice did (`voiced_end`), padded as a file's chunk is: past it, Whisper writes "Thank you." into
-        the silence. `prompt`: the session's vocabulary, as its streaming readings have it. Taking is immediate:
-        the reading (`settle`) runs beside the streaming."""
+        the silence. `prompt`: the session's vocabulary, as its streaming readings have it. `unread_tail`: the
+        words after the last streamed one were not read (the end of input: the second reading writes them, see
+        `will_read`). Taking is immediate: the reading (`settle`) runs beside the streaming."""
         cut_s = until / SAMPLE_RATE
-        read_until = min(self.end, voiced_end + int(SPEECH_PAD_S * SAMPLE_RATE))
-        taken = [spoken for spoken in self.streamed if _middle(spoken.word) < cut_s]
-        self.streamed = self.streamed[len(taken) :]
-        # Words after the voice's end are Whisper writing "Thank you." into the silence a pause or a commit left:
-        # an utterance of only those stays empty, and they never end one (nor stretch its reading's span).
-        streamed = [spoken for spoken in taken if _middle(spoken.word) < voiced_end / SAMPLE_RATE + SPAN_SLACK_S]
+        read_until = self._read_until(voiced_end)
+        streamed = self._streamed_before(until, voiced_end)
+        self.streamed = [spoken for spoken in self.streamed if _middle(spoken.word) >= cut_s]
         audio, heard_until = None, 0.0
         if self._worth_reading(streamed, read_until):
             audio = self.samples[: read_until - self.start]
-            heard_until = min(cut_s, streamed[-1].word.end + SPAN_SLACK_S, read_until / SAMPLE_RATE)
+            heard_until = min(cut_s, read_until / SAMPLE_RATE)
+            if not unread_tail:
+                heard_until = min(heard_until, streamed[-1].word.end + SPAN_SLACK_S)
             self.waiting += 1
         start_s = self.start / SAMPLE_RATE
         utterance = Utterance(streamed, audio, start_s, heard_until, self.utterance_from, language, prompt)
@@ -159,25 +163,56 @@ class FinalPass:
         self._cut(until - self.keep)
         return utterance
 
-    async def settle(self, utterance: Utterance) -> list[SpokenWord]:
+    def will_read(self, until: int, voiced_end: int) -> bool:
+        """Whether `take` would read the utterance again: at the end of input the channel then leaves the words
+        not streamed yet to that reading, rather than reading them first in a streaming reading of their own
+        (the two one after the other were the session's last 3 s on a loaded CPU)."""
+        return self._worth_reading(self._streamed_before(until, voiced_end), self._read_until(voiced_end))
+
+    async def settle(self, utterance: Utterance, after: Awaitable[object] | None = None) -> list[SpokenWord]:
         """The utterance's final words: its second reading's, else its streamed ones. Utterances are settled in
-        the order they were taken (each reading finds the last one's words in its context)."""
-        words = utterance.streamed
-        if utterance.audio is not None:
-            try:
-                reading = await self._reread(utterance.audio, utterance)
-            finally:
-                self.waiting -= 1
-            heard = [word for word in reading if _middle(word) < utterance.heard_until]
-            read = heard[self._context_words(heard, utterance) :]
-            if len(read) >= FEWEST_WORDS * len(utterance.streamed):
-                words = [SpokenWord(word, _speaker_of(word, utterance.streamed)) for word in read]
-        self.last_final = (self.last_final + [spoken.word.key for spoken in words])[-CONTEXT_WORDS:]
+        the order they were taken: `after` is the last one's settling (see `read_again`)."""
+        read = await self.read_again(utterance, after)
+        words = utterance.streamed if read is None else with_speakers(read, utterance.streamed)
+        self.settled(words)
         return words
+
+    async def read_again(self, utterance: Utterance, after: Awaitable[object] | None = None) -> list[TimedWord] | None:
+        """The utterance's words as its second reading writes them; None without one, or when the reading
+        stopped early (far fewer words than were streamed). `after`, the last utterance's settling, is awaited
+        once the reading is done: the two readings run side by side, and this one's context words are told
+        from its own by the last one's final words."""
+        if utterance.audio is None:
+            if after is not None:
+                await after
+            return None
+        try:
+            reading = await self._reread(utterance.audio, utterance)
+        finally:
+            self.waiting -= 1
+        if after is not None:
+            await after
+        heard = [word for word in reading if _middle(word) < utterance.heard_until]
+        read = heard[self._context_words(heard, utterance) :]
+        return read if read and len(read) >= FEWEST_WORDS * len(utterance.streamed) else None
+
+    def settled(self, words: list[SpokenWord]) -> None:
+        """These are the utterance's final words: the next reading finds them in its context."""
+        self.last_final = (self.last_final + [spoken.word.key for spoken in words])[-CONTEXT_WORDS:]
 
     def last_streamed_end(self) -> int:
         """Where a too long utterance is read up to: its last streamed word's end, else all of it."""
         return int(self.streamed[-1].word.end * SAMPLE_RATE) if self.streamed else self.end
+
+    def _read_until(self, voiced_end: int) -> int:
+        return min(self.end, voiced_end + int(SPEECH_PAD_S * SAMPLE_RATE))
+
+    def _streamed_before(self, until: int, voiced_end: int) -> list[SpokenWord]:
+        """The streamed words before `until`, less those after the voice's end: Whisper writing "Thank you." into
+        the silence a pause or a commit left (an utterance of only those stays empty, and they never end one,
+        nor stretch its reading's span)."""
+        last = min(until / SAMPLE_RATE, voiced_end / SAMPLE_RATE + SPAN_SLACK_S)
+        return [spoken for spoken in self.streamed if _middle(spoken.word) < last]
 
     def _worth_reading(self, streamed: list[SpokenWord], read_until: int) -> bool:
         """Whether to read the utterance again: it has streamed words, is long enough to gain from it, none of it
@@ -226,6 +261,18 @@ class FinalPass:
 def _middle(word: TimedWord) -> float:
     """Where a word lies: a word after a pause often starts, in Whisper's times, where the pause does."""
     return (word.start + word.end) / 2
+
+
+def words_after(read: list[TimedWord], last: TimedWord) -> list[TimedWord]:
+    """The words read after the last streamed one (`last`): past its end, less the word itself read a little
+    later."""
+    after = [word for word in read if _middle(word) > last.end]
+    return after[1:] if after and after[0].key == last.key else after
+
+
+def with_speakers(words: list[TimedWord], spoken: list[SpokenWord]) -> list[SpokenWord]:
+    """Words read again, each with the speaker of the spoken (streamed) word it overlaps most."""
+    return [SpokenWord(word, _speaker_of(word, spoken)) for word in words]
 
 
 def _speaker_of(word: TimedWord, streamed: list[SpokenWord]) -> int | None:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from deployments.config import VocabularyConfig
-from deployments.live.events import LiveEvent, LiveWord
+from deployments.live.events import LiveEvent, LiveWord, TranscriptEvent
 from deployments.types import ChunkOptions, ChunkTranscript
 
 Transcribe = Callable[[np.ndarray, ChunkOptions], Awaitable[ChunkTranscript]]
@@ -17,9 +17,11 @@ TurnProbability = Callable[[np.ndarray], Awaitable[float]]
 
 FinalWords = tuple[str, list[LiveWord]]
 """An utterance's final transcript: its text and words."""
-Emit = Callable[[LiveEvent | asyncio.Task[LiveEvent]], None]
-"""How a channel sends its events, in order: a task is an event not ready yet (a turn's end waiting for its
-utterances' second readings), and the events after it wait for it."""
+Emitted = LiveEvent | asyncio.Task[LiveEvent] | asyncio.Task[list[TranscriptEvent]]
+"""An event, or events not ready yet: a turn's end waiting for its utterances' second readings, the last words
+of the input waiting for theirs."""
+Emit = Callable[[Emitted], None]
+"""How a channel sends its events, in order: the events after a task wait for it."""
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from deployments.config import LiveConfig
 from deployments.live._audio import InvalidAudioError, PcmDecoder
 from deployments.live._channel import ChannelTranscriber
 from deployments.live._final_pass import SecondReadings
-from deployments.live._models import LiveModels
+from deployments.live._models import Emitted, LiveModels
 from deployments.live.events import LiveEvent, SessionEnded, SessionFailed, SessionSettings
 from deployments.types import SAMPLE_RATE
 
@@ -36,7 +36,7 @@ class LiveSession:
         self.settings = settings
         self.config = config
         self.decoder = PcmDecoder(settings)
-        self.outbox: asyncio.Queue[LiveEvent | asyncio.Task[LiveEvent] | None] = asyncio.Queue()
+        self.outbox: asyncio.Queue[Emitted | None] = asyncio.Queue()
         multichannel = settings.channels_transcribed > 1
         readings = readings or SecondReadings(lambda: self.behind_s, lambda: self.waiting)
         self.channels = [
@@ -82,13 +82,16 @@ class LiveSession:
         """Every event until the session ends, in order (an event still on its way holds back those after
         it); the last is `session.ended` or `error`."""
         while (item := await self.outbox.get()) is not None:
-            if isinstance(item, asyncio.Task):
-                try:
-                    item = await item
-                except Exception as error:  # a second reading failed
-                    yield _failed(error)
-                    return
-            yield item
+            if not isinstance(item, asyncio.Task):
+                yield item
+                continue
+            try:
+                ready = await item
+            except Exception as error:  # a second reading failed
+                yield _failed(error)
+                return
+            for event in ready if isinstance(ready, list) else [ready]:
+                yield event
 
     async def close(self) -> None:
         self.worker.cancel()
