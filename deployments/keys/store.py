@@ -120,10 +120,12 @@ class KeyStore:
             return int(connection.scalar(select(api_keys_version.c.version)) or 0)
 
     def active(self) -> tuple[int, list[StoredKey]]:
-        """The version and the keys not revoked, read together."""
+        """The version and the keys not revoked, read together, oldest first (PostgreSQL returns rows in no set
+        order once some were updated: a page of keys and the active ones must agree)."""
+        active = select(api_keys).where(api_keys.c.revoked_at.is_(None)).order_by(api_keys.c.seq)
         with database_storage("the key store"), self.engine.connect() as connection:
             version = int(connection.scalar(select(api_keys_version.c.version)) or 0)
-            rows = connection.execute(select(api_keys).where(api_keys.c.revoked_at.is_(None))).all()
+            rows = connection.execute(active).all()
         return version, [_stored(row) for row in rows]
 
     def get(self, key_id: str) -> StoredKey | None:
