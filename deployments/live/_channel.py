@@ -212,7 +212,10 @@ class ChannelTranscriber:
             self.turns.add(self.settling)
 
     async def _settle(self, utterance: Utterance, previous: asyncio.Task[FinalWords] | None) -> FinalWords:
-        spoken = self._corrected(await self.final.settle(utterance, previous))
+        return self._final_words(self._corrected(await self.final.settle(utterance, previous)))
+
+    def _final_words(self, spoken: list[SpokenWord]) -> FinalWords:
+        """An utterance's final words, in the order utterances end: the session's text and the turn's words."""
         text = "".join(s.word.text for s in spoken)
         self.texts.append(text)
         return text, [self._final_word(s) for s in spoken]
@@ -223,7 +226,7 @@ class ChannelTranscriber:
         utterance = self.final.take(until, voiced_end, self.language, self._prompt(), unread_tail=True)
         reading = asyncio.create_task(self._read_tail(utterance, self.settling, self.turns.current))
         self.emit(asyncio.create_task(_tail_events(reading)))
-        self.settling = asyncio.create_task(_final_words(reading))
+        self.settling = asyncio.create_task(_tail_final_words(reading))
         self.turns.add(self.settling)
 
     async def _read_tail(
@@ -240,9 +243,7 @@ class ChannelTranscriber:
             tail = await self._heard(words_after(read, streamed[-1].word))
             spoken = self._corrected(with_speakers(read, streamed + tail))
         self.final.settled(spoken)
-        text = "".join(s.word.text for s in spoken)
-        self.texts.append(text)
-        return self._transcript_events(tail, turn), (text, [self._final_word(s) for s in spoken])
+        return self._transcript_events(tail, turn), self._final_words(spoken)
 
     async def _publish(self, words: list[TimedWord]) -> None:
         """Final words out, as `transcript` events of one speaker each."""
@@ -303,7 +304,7 @@ async def _tail_events(reading: asyncio.Task[tuple[list[TranscriptEvent], FinalW
     return events
 
 
-async def _final_words(reading: asyncio.Task[tuple[list[TranscriptEvent], FinalWords]]) -> FinalWords:
+async def _tail_final_words(reading: asyncio.Task[tuple[list[TranscriptEvent], FinalWords]]) -> FinalWords:
     _, final = await reading
     return final
 
