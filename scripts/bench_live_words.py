@@ -1,17 +1,20 @@
 """How far a live session's words are from the same audio's words as a file, over every recording at hand: the
 call, jfk and, with `../shared`, the AMI meeting excerpts. No service: one channel of a live session
 (`deployments/live/_channel.py`) is fed 100 ms frames in this process, and each reading waits for Whisper,
-so this measures the streaming policy (buffer, context, LocalAgreement), not the machine's capacity
-(`scripts/bench_live.py` does that, through the service).
+so this measures the streaming policy (buffer, context, LocalAgreement, second readings), not the machine's
+capacity (`scripts/bench_live.py` does that, through the service). A second reading runs beside the streaming
+(a task); here it runs before the next frame is fed, as on a machine that keeps up: left until the end of
+input, utterances would pile up waiting for theirs and keep their streamed words (`MOST_WAITING`), which only
+a machine falling behind does.
 
 For each model, encoder window, context (`live.context_s`) and final pass (`live.final_pass`), it prints per
 file and in total the word error rate against the file's words (the baseline: what the same model writes when
 it reads the whole file) of the streamed words (the `transcript` events) and of the final transcript (the
 session's text: with `full` or `audio`, each utterance read again whole when it ends), with the final transcript's
 errors by kind (words dropped, written wrong, written extra); the audio a streamed word waited for before it
-was final (p50/p95: from its end to the end of the audio read when it became final); the compute time of the
-second readings (p50/max per utterance: what an utterance's final transcript waits for after its end, beside
-the last streamed words' reading) and of all readings.
+was final (p50/p95: from its end to the end of the audio read when it became final); how many utterances were
+read again, and the compute time of the second readings (p50/max per utterance: what an utterance's final
+transcript waits for after its end, beside the last streamed words' reading) and of all readings.
 
     .venv/bin/python -m scripts.bench_live_words [--models embedded:tiny.en] [--windows full,audio]
         [--contexts 0,2] [--final-passes none,full:5,audio:5] [--files sample,jfk,dev00,...]
@@ -99,6 +102,7 @@ async def stream(engine: WhisperEngine, samples: np.ndarray, config: LiveConfig)
     for offset in range(0, len(samples), FRAME):
         heard = min(len(samples), offset + FRAME)
         await channel.feed(samples[offset : offset + FRAME])
+        await asyncio.sleep(0)  # the second readings started run now (their Whisper calls never suspend)
     await channel.finish()
     for task in pending:
         ready = await task if isinstance(task, asyncio.Task) else task
@@ -125,7 +129,7 @@ def main() -> None:
         names = [name for name in audio if filed[name].strip()]  # a file with no words has no rate to compare
         print(f"\n{model}: file words {sum(len(filed[n].split()) for n in names)} in {len(names)} recordings")
         print("window  context(s)    final pass  WER streamed  WER final  dropped  wrong  extra  wait p50(s)"
-              "  wait p95(s)  2nd p50(s)  2nd max(s)  compute(s)  final per file")  # fmt: skip
+              "  wait p95(s)  2nd read  2nd p50(s)  2nd max(s)  compute(s)  final per file")  # fmt: skip
         for window in args.windows.split(","):
             for context in [float(c) for c in args.contexts.split(",")]:
                 for final in args.final_passes.split(","):
@@ -146,13 +150,15 @@ def print_row(config: LiveConfig, filed: dict[str, str], runs: dict[str, Streame
     final = word_errors([filed[n] for n in names], [runs[n].final for n in names])
     per_file = " ".join(f"{n}:{word_error_rate(filed[n], runs[n].final):.2f}" for n in names)
     waits = [wait for run in runs.values() for wait in run.waits]
+    read_again = sum(len(run.second_s) for run in runs.values())
     second = [took for run in runs.values() for took in run.second_s] or [math.nan]
     compute_s = sum(run.compute_s for run in runs.values())
     p50, p95 = percentile(waits, 0.5), percentile(waits, 0.95)
     final_pass = f"{config.final_pass}:{config.final_context_s:g}" if config.final_pass != "none" else "none"
     print(f"{config.encoder_window:>6}  {config.context_s:10.1f}  {final_pass:>12}  {streamed.rate:12.1%}"
           f"  {final.rate:9.1%}  {final.deleted:7d}  {final.substituted:5d}  {final.inserted:5d}  {p50:11.2f}"
-          f"  {p95:11.2f}  {percentile(second, 0.5):10.2f}  {max(second):10.2f}  {compute_s:10.1f}  {per_file}",
+          f"  {p95:11.2f}  {read_again:8d}  {percentile(second, 0.5):10.2f}  {max(second):10.2f}  {compute_s:10.1f}"
+          f"  {per_file}",
           flush=True)  # fmt: skip
 
 
