@@ -299,6 +299,27 @@ def test_the_sessions_of_a_replica_count_their_second_readings_together() -> Non
     assert ends(finals[1]).audio is None  # one waits, but the replica's sessions are 2.5 s behind
 
 
+def test_at_the_end_of_input_the_last_utterance_is_read_again_only_when_none_waits() -> None:
+    """Sessions ending together (four tiny.en sessions on two cores) each read again at the end, two at a time,
+    put ~3 s on clients waiting for the end: there, one utterance of the replica's waiting is enough for the
+    last one to keep its streamed words, while mid-session two are."""
+
+    async def transcribe(samples: np.ndarray, options: ChunkOptions) -> ChunkTranscript:
+        return ChunkTranscript(language="en", segments=[], words=[Word(word=" A", start=1.0, end=1.5)])
+
+    waiting = [0]
+    final = FinalPass(transcribe, "full", 0.3, 5.0, SecondReadings(lambda: 0.0, lambda: waiting[0]))
+    final.add(np.zeros(5 * 16_000, np.float32))
+    final.add_streamed([TimedWord(" a", 1.0, 1.5)], [None])
+    assert final.will_read(final.end, final.end)  # nothing waits
+    waiting[0] = 1
+    assert not final.will_read(final.end, final.end)  # another session's utterance waits
+    assert final.take(final.end, final.end, "en", unread_tail=True).audio is None
+    final.add(np.zeros(5 * 16_000, np.float32))
+    final.add_streamed([TimedWord(" a", 6.0, 6.5)], [None])
+    assert final.take(final.end, final.end, "en").audio is not None  # mid-session: one waiting is no reason
+
+
 def test_streamed_words_after_the_voices_end_never_reach_the_final_transcript() -> None:
     """Whisper writes "Thank you." into the silence after speech; when the session is behind (no second reading)
     the streamed words are final, and those after the voice's end are dropped; a second reading's span ends

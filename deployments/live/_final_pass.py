@@ -51,6 +51,10 @@ CONTEXT_WORDS = 30
 MOST_WAITING = 2
 """Utterances a replica's sessions have waiting for their second reading (one read, the next in line): one more
 ends with its streamed words, so second readings never queue up behind a busy Transcriber."""
+MOST_WAITING_AT_END = 1
+"""At the end of input the last utterance is read again only when no other utterance of the replica's sessions
+waits for its reading: sessions that end together would otherwise put two full encoder passes each on a
+client that waits for the end."""
 FEWEST_WORDS = 0.5
 """A second reading with fewer words than this share of the streamed ones stopped early: keep the streamed."""
 
@@ -150,7 +154,7 @@ class FinalPass:
         streamed = self._streamed_before(until, voiced_end)
         self.streamed = [spoken for spoken in self.streamed if _middle(spoken.word) >= cut_s]
         audio, heard_until = None, 0.0
-        if self._worth_reading(streamed, read_until):
+        if self._worth_reading(streamed, read_until, MOST_WAITING_AT_END if unread_tail else MOST_WAITING):
             audio = self.samples[: read_until - self.start]
             heard_until = min(cut_s, read_until / SAMPLE_RATE)
             if not unread_tail:
@@ -167,7 +171,8 @@ class FinalPass:
         """Whether `take` would read the utterance again: at the end of input the channel then leaves the words
         not streamed yet to that reading, rather than reading them first in a streaming reading of their own
         (the two one after the other were the session's last 3 s on a loaded CPU)."""
-        return self._worth_reading(self._streamed_before(until, voiced_end), self._read_until(voiced_end))
+        streamed = self._streamed_before(until, voiced_end)
+        return self._worth_reading(streamed, self._read_until(voiced_end), MOST_WAITING_AT_END)
 
     async def settle(self, utterance: Utterance, after: Awaitable[object] | None = None) -> list[SpokenWord]:
         """The utterance's final words: its second reading's, else its streamed ones. Utterances are settled in
@@ -214,13 +219,13 @@ class FinalPass:
         last = min(until / SAMPLE_RATE, voiced_end / SAMPLE_RATE + SPAN_SLACK_S)
         return [spoken for spoken in self.streamed if _middle(spoken.word) < last]
 
-    def _worth_reading(self, streamed: list[SpokenWord], read_until: int) -> bool:
+    def _worth_reading(self, streamed: list[SpokenWord], read_until: int, most_waiting: int) -> bool:
         """Whether to read the utterance again: it has streamed words, is long enough to gain from it, none of it
         was cleared, and the replica's sessions keep up (a second reading is a full encoder pass: when they
         cannot keep up, or two utterances already wait for theirs, the streamed words are the final transcript,
         rather than falling further behind)."""
         long_enough = read_until - self.start >= SHORTEST_S * SAMPLE_RATE
-        keeps_up = self.readings.behind_s() <= MOST_BEHIND_S and self.readings.waiting() < MOST_WAITING
+        keeps_up = self.readings.behind_s() <= MOST_BEHIND_S and self.readings.waiting() < most_waiting
         return self.window != "none" and not self.cleared and bool(streamed) and long_enough and keeps_up
 
     def _context_words(self, reading: list[TimedWord], utterance: Utterance) -> int:
