@@ -473,10 +473,10 @@ class LiveConfig(StrictModel):
         " once more whole, as a file's chunk is (Whisper's 30 s window, the configured beam), and that reading is"
         " its final transcript (a turn's text and words, OpenAI's completed, the session's text); the streamed"
         " words are sent as before, the next ones while it runs; an utterance under 4 s with its context, or"
-        " ending while two wait for their reading (one, at the end of input), or in a session over 2 s behind,"
-        " keeps its streamed words. audio: the same in the short encoder window (cheaper, and less accurate than"
-        " the streamed words: it loops). none: the final transcript is the streamed words (docs: Performance,"
-        " Live sessions).",
+        " ending while two wait for their reading, or in a session over 2 s behind, keeps its streamed words (at"
+        " the end of input its words not streamed yet are left to that reading only while none waits). audio: the"
+        " same in the short encoder window (cheaper, and less accurate than the streamed words: it loops). none:"
+        " the final transcript is the streamed words (docs: Performance, Live sessions).",
     )
     final_context_s: float = Field(
         5,

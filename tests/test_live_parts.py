@@ -300,9 +300,10 @@ def test_the_sessions_of_a_replica_count_their_second_readings_together() -> Non
 
 
 def test_at_the_end_of_input_the_last_utterance_is_read_again_only_when_none_waits() -> None:
-    """Sessions ending together (four tiny.en sessions on two cores) each read again at the end, two at a time,
-    put ~3 s on clients waiting for the end: there, one utterance of the replica's waiting is enough for the
-    last one to keep its streamed words, while mid-session two are."""
+    """Sessions ending together (four tiny.en sessions on two cores), each reading its tail in a second reading,
+    two at a time, put ~3 s on clients waiting for the end: there, one utterance of the replica's waiting is
+    enough for the tail to go to a streaming reading (the channel then takes the utterance as mid-session),
+    while mid-session two are."""
 
     async def transcribe(samples: np.ndarray, options: ChunkOptions) -> ChunkTranscript:
         return ChunkTranscript(language="en", segments=[], words=[Word(word=" A", start=1.0, end=1.5)])

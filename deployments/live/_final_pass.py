@@ -52,9 +52,10 @@ MOST_WAITING = 2
 """Utterances a replica's sessions have waiting for their second reading (one read, the next in line): one more
 ends with its streamed words, so second readings never queue up behind a busy Transcriber."""
 MOST_WAITING_AT_END = 1
-"""At the end of input the last utterance is read again only when no other utterance of the replica's sessions
-waits for its reading: sessions that end together would otherwise put two full encoder passes each on a
-client that waits for the end."""
+"""At the end of input the last utterance's words not streamed yet are left to its second reading only when no
+other utterance of the replica's sessions waits for its reading (`will_read`); otherwise a streaming reading
+writes them and `MOST_WAITING` decides the second reading: sessions ending together would each have a client
+waiting for a full encoder pass."""
 FEWEST_WORDS = 0.5
 """A second reading with fewer words than this share of the streamed ones stopped early: keep the streamed."""
 
@@ -222,8 +223,8 @@ class FinalPass:
     def _worth_reading(self, streamed: list[SpokenWord], read_until: int, most_waiting: int) -> bool:
         """Whether to read the utterance again: it has streamed words, is long enough to gain from it, none of it
         was cleared, and the replica's sessions keep up (a second reading is a full encoder pass: when they
-        cannot keep up, or two utterances already wait for theirs, the streamed words are the final transcript,
-        rather than falling further behind)."""
+        cannot keep up, or `most_waiting` utterances already wait for theirs, the streamed words are the final
+        transcript, rather than falling further behind)."""
         long_enough = read_until - self.start >= SHORTEST_S * SAMPLE_RATE
         keeps_up = self.readings.behind_s() <= MOST_BEHIND_S and self.readings.waiting() < most_waiting
         return self.window != "none" and not self.cleared and bool(streamed) and long_enough and keeps_up
