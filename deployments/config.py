@@ -82,7 +82,7 @@ class WhisperModelConfig(StrictModel):
         " before the word that makes it too long.",
     )
     short_window_min_s: float = Field(
-        10.0,
+        4.0,
         ge=1,
         le=30,
         description="ctranslate2, chunks read with encoder_window 'audio': the shortest window the encoder reads (the"
@@ -450,7 +450,7 @@ class LiveConfig(StrictModel):
     )
     max_frame_bytes: int = Field(2**20, gt=0, description="Largest binary frame (1 MiB); larger: close 4002.")
     max_buffer_s: float = Field(
-        15, ge=5, le=28, description="Audio Whisper re-reads each step; past this it is cut at a committed word."
+        8, ge=5, le=28, description="Audio Whisper re-reads each step; past this it is cut at a committed word."
     )
     encoder_window: Literal["full", "audio"] = Field(
         "audio",
@@ -469,21 +469,36 @@ class LiveConfig(StrictModel):
     )
     final_pass: FinalPassWindow = Field(
         "full",
-        description="full (default): when an utterance ends (a pause, a commit, the end of input) its audio is read"
-        " once more whole, as a file's chunk is (Whisper's 30 s window, the configured beam), and that reading is"
-        " its final transcript (a turn's text and words, OpenAI's completed, the session's text); the streamed"
-        " words are sent as before, the next ones while it runs; an utterance under 4 s with its context, or"
-        " ending while two wait for their reading, or in a session over 2 s behind, keeps its streamed words (at"
-        " the end of input its words not streamed yet are left to that reading only while none waits). audio: the"
-        " same in the short encoder window (cheaper, and less accurate than the streamed words: it loops). none:"
-        " the final transcript is the streamed words (docs: Performance, Live sessions).",
+        description="full (default): ended utterances gather into groups (a turn's, at most final_group_s of audio),"
+        " and each group is read once more, as a file's chunk is (Whisper's 30 s window, the configured beam); that"
+        " reading is its final transcript (a turn's text and words, OpenAI's completed, the session's text). The"
+        " streamed words are sent as before, the next ones while it runs. Every group is read again while the"
+        " replica's sessions keep up (less than 2 s of audio behind, fewer than 4 groups waiting); otherwise it"
+        " keeps its streamed words, counted in stt_live_second_readings_total{outcome} and logged for the session."
+        " audio: the same in the short encoder window (cheaper, and less accurate than the streamed words: it"
+        " loops). none: the final transcript is the streamed words (docs: Performance, Live sessions).",
     )
     final_context_s: float = Field(
         5,
         ge=0,
         le=20,
-        description="With a final_pass: audio before the utterance read with it as context (its words are"
-        " the previous utterance's, not repeated).",
+        description="With a final_pass: audio before a group read with it as context (its words are the previous"
+        " group's, not repeated).",
+    )
+    final_group_s: float = Field(
+        12,
+        ge=4,
+        le=28,
+        description="With a final_pass: a group (a turn's utterances) is read again at its turn's end, after 2 s"
+        " of silence, or at a pause once it holds this much audio (context included): longer turns are read in"
+        " parts, so a turn's end never waits for a reading of much more.",
+    )
+    max_reading_interval_ms: int = Field(
+        1200,
+        ge=80,
+        le=5000,
+        description="A session reads its buffer every delay_ms of new audio, or less often while its readings come"
+        " back slowly (a loaded replica): at least three times the last readings' time apart, at most this much.",
     )
     speaker_threshold: float = Field(
         0.45,

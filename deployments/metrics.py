@@ -49,6 +49,12 @@ class TranscriberMetrics:
         self.chunks_queued = serve_metrics.Gauge(
             "stt_chunks_queued", description="Chunks at this Transcriber replica waiting for a batch."
         )
+        self.compute_seconds = serve_metrics.Counter(
+            "stt_transcriber_compute_seconds",
+            description="Engine seconds by lane (jobs, interactive, second readings) and stage (features, encoder,"
+            " decoder, alignment): what each kind of reading costs.",
+            tag_keys=("lane", "stage"),  # type: ignore[arg-type]  # Ray annotates it as a 1-tuple
+        )
 
 
 class DiarizerMetrics:
@@ -60,6 +66,13 @@ class DiarizerMetrics:
 
 class LiveMetrics:
     def __init__(self) -> None:
+        self.second_readings = serve_metrics.Counter(
+            "stt_live_second_readings",
+            description="Groups of live utterances by what became of them: read again (read), or kept their streamed"
+            " words because the replica was behind (behind) or had too many waiting (queued), the client cleared"
+            " audio (cleared) or live.final_pass is none (disabled).",
+            tag_keys=("outcome",),
+        )
         self.sessions_open = serve_metrics.Gauge(
             "stt_live_sessions_open", description="Live sessions held by this LiveTranscriber replica."
         )

@@ -152,6 +152,9 @@ class ChunkOptions(BaseModel):
         " chunk (see WhisperModelConfig.short_window_min_s), several times cheaper for short chunks; a transcript"
         " that then repeats itself is decoded again in the full window. The transformers engine always uses full.",
     )
+    shortest_window_s: float | None = Field(
+        None, description="With encoder_window audio: the shortest window (None: whisper.short_window_min_s)."
+    )
 
 
 class BatchHints(BaseModel):
@@ -202,6 +205,38 @@ class Segment(BaseModel):
     )
 
 
+class ComputeSeconds(BaseModel):
+    """Engine seconds spent on one chunk, by stage: its share of its batch's time (the batch's seconds over its
+    chunks). What live readings cost against a file's reading is read from these (issue 61)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    features: float = 0.0
+    encoder: float = 0.0
+    decoder: float = Field(0.0, description="Language detection and decoding (transformers: its whole generate).")
+    alignment: float = Field(0.0, description="Word times from the cross-attention (one more decoder pass).")
+
+    @property
+    def total(self) -> float:
+        return self.features + self.encoder + self.decoder + self.alignment
+
+    def __add__(self, other: "ComputeSeconds") -> "ComputeSeconds":
+        return ComputeSeconds(
+            features=self.features + other.features,
+            encoder=self.encoder + other.encoder,
+            decoder=self.decoder + other.decoder,
+            alignment=self.alignment + other.alignment,
+        )
+
+    def share(self, items: int) -> "ComputeSeconds":
+        return ComputeSeconds(
+            features=self.features / items,
+            encoder=self.encoder / items,
+            decoder=self.decoder / items,
+            alignment=self.alignment / items,
+        )
+
+
 class ChunkTranscript(BaseModel):
     """What an engine returns for one chunk; times are seconds from the chunk's start."""
 
@@ -212,6 +247,7 @@ class ChunkTranscript(BaseModel):
     )
     segments: list[Segment]
     words: list[Word] = Field(default_factory=list)
+    compute: ComputeSeconds = Field(default_factory=ComputeSeconds, description="What reading it cost the engine.")
 
 
 class Transcript(BaseModel):

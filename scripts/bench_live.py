@@ -13,8 +13,14 @@ Accuracy: the WER of the streamed text and of the file transcription (json, same
 both against the call's reference transcript.
 
 Each model runs once per encoder window (`--windows full,audio`: `live.encoder_window`) and final pass
-(`--final-passes none,full,audio`: `live.final_pass`, each utterance read again whole at its end for the
-session's text), on a fresh service, so that each is measured beside the other in the same run.
+(`--final-passes none,full,audio`: `live.final_pass`, each group of utterances read again whole at its end for
+the session's text), on a fresh service, so that each is measured beside the other in the same run.
+
+Cost (issue 61), from the Transcriber's own metrics (`stt_transcriber_compute_seconds{lane,stage}`): the engine
+seconds the sessions' readings took (streaming readings in the interactive lane, second readings in their own),
+per session, against what the file transcription of the same call took: "live ÷ file" (encoder and decoder
+apart in the `--cost` table printed after each service). "read again": the groups of utterances read again of
+all that ended (`stt_live_second_readings{outcome}`).
 
     .venv/bin/python -m scripts.bench_live [--models embedded:tiny.en,embedded:base] [--sessions 1,2,4,8]
         [--windows full,audio] [--final-passes none,full,audio] [--delay-ms 480] [--diarize]
@@ -40,10 +46,31 @@ from deployments.files.decoding import decode_audio
 from devkit.local_service import LocalService
 from devkit.media import encode, pyannote_sample
 from devkit.percentiles import percentile
+from devkit.prometheus import Samples, settled, value
 from devkit.wer import stm_transcript, word_error_rate
 
 KEY = "bench"
 FRAME_S = 0.1
+METRICS_MS = 1000  # how often Ray exports the metrics read here
+LABELS = {"lane", "stage", "outcome"}
+STAGES = ("encoder", "decoder", "alignment", "features")
+
+
+def compute(before: Samples, after: Samples, lanes: tuple[str, ...]) -> dict[str, float]:
+    """Engine seconds by stage spent in `lanes` between two scrapes."""
+    name = "ray_stt_transcriber_compute_seconds_total"
+    return {
+        stage: sum(
+            value(after, name, lane=lane, stage=stage) - value(before, name, lane=lane, stage=stage) for lane in lanes
+        )
+        for stage in STAGES
+    }
+
+
+def outcomes(before: Samples, after: Samples) -> dict[str, int]:
+    name = "ray_stt_live_second_readings_total"
+    found = {dict(labels).get("outcome", "") for (sample, labels) in after if sample == name}
+    return {o: round(value(after, name, outcome=o) - value(before, name, outcome=o)) for o in sorted(found) if o}
 
 
 @dataclass
@@ -126,25 +153,45 @@ def main() -> None:
     reference = stm_transcript(pyannote_sample().with_suffix(".stm"))
     print(f"pyannote call, 30 s, streamed at real time; delay_ms {args.delay_ms}, diarize {args.diarize}")
     print("model             window  final pass  sessions  p50 latency(s)  p95 latency(s)  final p50(s)  final p95(s)"
-          "  flush after end(s)  words flush(s)  real-time factor  kept up  WER    WER-file  file(s)")  # fmt: skip
+          "  flush after end(s)  words flush(s)  real-time factor  kept up  WER    WER-file  file(s)"
+          "  live÷file  read again")  # fmt: skip
     counts = [int(n) for n in args.sessions.split(",")]
     batching = dict(args.batching)
     for model in args.models.split(","):
         for window, final_pass in itertools.product(args.windows.split(","), args.final_passes.split(",")):
             live = {"encoder_window": window, "final_pass": final_pass, "max_sessions_per_key": max(counts)}
             with LocalService(
-                Path(tempfile.mkdtemp()), [KEY], model=model, unthrottled=True, live=live, batching=batching
+                Path(tempfile.mkdtemp()),
+                [KEY],
+                model=model,
+                unthrottled=True,
+                live=live,
+                batching=batching,
+                metrics_interval_ms=METRICS_MS,
             ) as service:
+                metrics = service.metrics_url()
                 headers = {"Authorization": f"Bearer {KEY}"}
+                asyncio.run(measure(service.base_url, pcm[: 3 * 32_000], 1, args.diarize, args.delay_ms))  # warm up
                 with httpx.Client(base_url=service.base_url, headers=headers, timeout=600) as http:
+                    http.post("/v1/audio/transcriptions", files={"file": ("call.flac", encode(call, "flac"))})  # warm
+                    before = settled(metrics, LABELS, 2 * METRICS_MS / 1000)
                     started = time.perf_counter()
                     filed = http.post("/v1/audio/transcriptions", files={"file": ("call.flac", encode(call, "flac"))})
                     file_s = time.perf_counter() - started
                     filed.raise_for_status()
+                file_cost = compute(before, settled(metrics, LABELS, 2 * METRICS_MS / 1000), ("interactive", "jobs"))
                 file_wer = word_error_rate(reference, filed.json()["text"])
-                asyncio.run(measure(service.base_url, pcm[: 3 * 32_000], 1, args.diarize, args.delay_ms))  # warm up
+                costs = []
                 for count in counts:
+                    before = settled(metrics, LABELS, 2 * METRICS_MS / 1000)
                     runs = asyncio.run(measure(service.base_url, pcm, count, args.diarize, args.delay_ms))
+                    after = settled(metrics, LABELS, 2 * METRICS_MS / 1000)
+                    streaming = compute(before, after, ("interactive",))
+                    second = compute(before, after, ("second readings",))
+                    ratio = (sum(streaming.values()) + sum(second.values())) / count / sum(file_cost.values())
+                    became = outcomes(before, after)
+                    read_again = f"{became.get('read', 0)}/{sum(became.values())}"
+                    costs.append((count, streaming, second))
                     latencies = [value for run in runs for value in run.latencies_s]
                     flush = max(run.flush_s for run in runs)
                     words_flush = max(run.words_flush_s for run in runs)
@@ -157,7 +204,25 @@ def main() -> None:
                     print(f"{model.removeprefix('embedded:'):<16}  {window:>6}  {final_pass:>10}  {count:>8}"
                           f"  {p50:14.2f}  {p95:14.2f}  {final50:12.2f}  {final95:12.2f}"
                           f"  {flush:18.2f}  {words_flush:14.2f}  {factor:16.2f}  {kept_up:>7}"
-                          f"  {live_wer:5.1%}  {live_wer - file_wer:+7.1%}  {file_s:7.2f}", flush=True)  # fmt: skip
+                          f"  {live_wer:5.1%}  {live_wer - file_wer:+7.1%}  {file_s:7.2f}  {ratio:8.2f}x"
+                          f"  {read_again:>10}", flush=True)  # fmt: skip
+                print_cost(model, file_cost, costs, len(pcm) / 32_000)
+
+
+def print_cost(
+    model: str, file_cost: dict[str, float], costs: list[tuple[int, dict[str, float], dict[str, float]]], audio_s: float
+) -> None:
+    """Engine seconds per second of audio per session, by stage: the file's, the streaming's, the second readings'."""
+
+    def row(label: str, spent: dict[str, float], sessions: int = 1) -> str:
+        per_s = [spent[stage] / sessions / audio_s for stage in STAGES]
+        return f"  {label:<34}" + "".join(f"  {v:9.3f}" for v in per_s) + f"  {sum(per_s):9.3f}"
+
+    print(f"  {model}: engine s per audio s, per session" + "".join(f"  {s:>9}" for s in (*STAGES, "all")))
+    print(row("the call as a file (json)", file_cost))
+    for count, streaming, second in costs:
+        print(row(f"{count} sessions: streaming readings", streaming, count))
+        print(row(f"{count} sessions: second readings", second, count))
 
 
 if __name__ == "__main__":

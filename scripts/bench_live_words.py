@@ -23,20 +23,17 @@ transcript waits for after its end, beside the last streamed words' reading) and
 import argparse
 import asyncio
 import math
-import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from deployments.config import LiveConfig, WhisperModelConfig
 from deployments.files.decoding import decode_audio
-from deployments.live._channel import ChannelTranscriber
-from deployments.live._models import Emitted, LiveModels
-from deployments.live.events import SessionSettings, TranscriptEvent
+from deployments.live.events import SessionSettings
 from deployments.transcriber.engines import load_engine
 from deployments.transcriber.engines.base import WhisperEngine
-from deployments.types import SAMPLE_RATE, ChunkOptions, ChunkTranscript
+from deployments.types import SAMPLE_RATE, ChunkOptions, ComputeSeconds
+from devkit.live_offline import Streamed, file_compute, stream
 from devkit.media import SHARED_AUDIO, pyannote_sample
 from devkit.percentiles import percentile
 from devkit.wer import word_error_rate, word_errors
@@ -56,62 +53,6 @@ def file_words(engine: WhisperEngine, samples: np.ndarray) -> str:
     return " ".join(segment.text for segment in transcript.segments)
 
 
-@dataclass
-class Streamed:
-    streamed: str = ""
-    final: str = ""
-    waits: list[float] = field(default_factory=list)
-    """How much audio each streamed word waited for (s)."""
-    second_s: list[float] = field(default_factory=list)
-    """Compute time of each utterance's second reading (s)."""
-    compute_s: float = 0.0
-
-
-async def stream(engine: WhisperEngine, samples: np.ndarray, config: LiveConfig) -> Streamed:
-    """The session's streamed and final texts, the waits and the readings' compute time."""
-    run = Streamed()
-    heard = 0  # samples fed when the current events were made
-    streamed: list[str] = []
-
-    async def transcribe(chunk: np.ndarray, options: ChunkOptions) -> ChunkTranscript:
-        started = time.perf_counter()
-        (transcript,) = engine.transcribe_batch([chunk], options)
-        took = time.perf_counter() - started
-        run.compute_s += took
-        if options.beam_size is None:  # a second reading: streaming reads greedily
-            run.second_s.append(took)
-        return transcript
-
-    async def no_voices(windows: list[np.ndarray]) -> np.ndarray:
-        return np.zeros((len(windows), 1))
-
-    async def no_turns(audio: np.ndarray) -> float:
-        return 0.0
-
-    pending: list[Emitted] = []  # events on their way: the end of input's last words come from its reading
-
-    def emit(event: Emitted) -> None:
-        if isinstance(event, TranscriptEvent):
-            streamed.append(event.text)
-            run.waits.extend(heard / SAMPLE_RATE - word.end / 1000 for word in event.words)
-        elif isinstance(event, asyncio.Task):
-            pending.append(event)
-
-    models = LiveModels(transcribe, no_voices, no_turns)
-    channel = ChannelTranscriber(SessionSettings(language="en"), config, models, emit, None)
-    for offset in range(0, len(samples), FRAME):
-        heard = min(len(samples), offset + FRAME)
-        await channel.feed(samples[offset : offset + FRAME])
-        await asyncio.sleep(0)  # the second readings started run now (their Whisper calls never suspend)
-    await channel.finish()
-    for task in pending:
-        ready = await task if isinstance(task, asyncio.Task) else task
-        for event in ready if isinstance(ready, list) else [ready]:
-            emit(event)
-    run.streamed, run.final = "".join(streamed).strip(), channel.text
-    return run
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--models", default="embedded:tiny.en")
@@ -119,17 +60,24 @@ def main() -> None:
     parser.add_argument("--contexts", default="0,2")
     parser.add_argument("--final-passes", default="none,full:5", help="full:N, audio:N: N s of context")
     parser.add_argument("--files", default="", help="names without extension; default: all found")
+    parser.add_argument("--delay-ms", type=int, default=480, help="the session's delay_ms")
+    parser.add_argument("--whisper", action="append", default=[], metavar="KEY=VALUE", help="a whisper setting")
+    parser.add_argument("--live", action="append", default=[], metavar="KEY=VALUE", help="a live setting; repeatable")
     args = parser.parse_args()
     files = [path for path in recordings() if not args.files or path.stem in args.files.split(",")]
     print(f"{len(files)} recordings: {', '.join(path.stem for path in files)}")
     for model in args.models.split(","):
-        engine = load_engine(WhisperModelConfig(model=model, cpu_threads=2))
+        whisper = dict(item.split("=", 1) for item in args.whisper)
+        engine = load_engine(WhisperModelConfig.model_validate({"model": model, "cpu_threads": 2, **whisper}))
         audio = {path.stem: decode_audio(path).samples for path in files}
         filed = {name: file_words(engine, samples) for name, samples in audio.items()}
         names = [name for name in audio if filed[name].strip()]  # a file with no words has no rate to compare
+        file_cost = sum((file_compute(engine, audio[name]) for name in names), ComputeSeconds())
+        audio_s = sum(len(audio[name]) for name in names) / SAMPLE_RATE
         print(f"\n{model}: file words {sum(len(filed[n].split()) for n in names)} in {len(names)} recordings")
         print("window  context(s)    final pass  WER streamed  WER final  dropped  wrong  extra  wait p50(s)"
               "  wait p95(s)  2nd read  2nd p50(s)  2nd max(s)  compute(s)  final per file")  # fmt: skip
+        compute_rows: list[tuple[LiveConfig, dict[str, Streamed]]] = []
         for window in args.windows.split(","):
             for context in [float(c) for c in args.contexts.split(",")]:
                 for final in args.final_passes.split(","):
@@ -139,9 +87,13 @@ def main() -> None:
                         context_s=context,
                         final_pass=final_pass,
                         final_context_s=float(final_context or 0),
+                        **dict(item.split("=", 1) for item in args.live),
                     )
-                    runs = {name: asyncio.run(stream(engine, audio[name], config)) for name in names}
+                    settings = SessionSettings(language="en", delay_ms=args.delay_ms)
+                    runs = {name: asyncio.run(stream(engine, audio[name], config, settings)) for name in names}
                     print_row(config, filed, runs)
+                    compute_rows.append((config, runs))
+        print_compute(file_cost, audio_s, compute_rows)
 
 
 def print_row(config: LiveConfig, filed: dict[str, str], runs: dict[str, Streamed]) -> None:
@@ -160,6 +112,29 @@ def print_row(config: LiveConfig, filed: dict[str, str], runs: dict[str, Streame
           f"  {p95:11.2f}  {read_again:8d}  {percentile(second, 0.5):10.2f}  {max(second):10.2f}  {compute_s:10.1f}"
           f"  {per_file}",
           flush=True)  # fmt: skip
+
+
+def print_compute(
+    file_cost: ComputeSeconds, audio_s: float, rows: list[tuple[LiveConfig, dict[str, Streamed]]]
+) -> None:
+    """Engine seconds per second of audio by stage, live (streaming, second readings) against the file's."""
+
+    def per_s(spent: ComputeSeconds) -> str:
+        return (
+            f"{spent.encoder / audio_s:8.3f}  {spent.decoder / audio_s:8.3f}  {spent.alignment / audio_s:8.3f}"
+            f"  {spent.total / audio_s:8.3f}"
+        )
+
+    print(f"\nengine seconds per second of audio ({audio_s:.0f} s): encoder, decoder, alignment, all stages")
+    print(f"{'the file (VAD chunks, json)':<44}  {per_s(file_cost)}")
+    for config, runs in rows:
+        streaming = sum((run.streaming for run in runs.values()), ComputeSeconds())
+        second = sum((run.second for run in runs.values()), ComputeSeconds())
+        label = f"{config.encoder_window} {config.context_s:g} {config.final_pass}:{config.final_context_s:g}"
+        print(f"{label + ': streaming':<44}  {per_s(streaming)}")
+        print(f"{label + ': second readings':<44}  {per_s(second)}")
+        ratio = (streaming + second).total / file_cost.total
+        print(f"{label + ': live compute / file compute':<44}  {ratio:8.2f}x")
 
 
 if __name__ == "__main__":

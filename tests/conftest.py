@@ -130,6 +130,7 @@ COMPONENT_MODULES = {
     "test_short_window": "Whisper tiny.en in CTranslate2",
     "test_storage_contract": "a PostgreSQL server",
     "test_key_store_contract": "a PostgreSQL server",
+    "test_live_finals": "Whisper base streamed live in the test process",
     "test_transformers_engine": "Whisper tiny.en in transformers and CTranslate2",
     "test_translations": "Whisper base in transformers and CTranslate2",
 }

@@ -1,8 +1,8 @@
 """The parts of a live session, without models or Ray: PCM decoding, the commit policy, online speaker
-labels, the query's validation, and the Smart Turn model's input contract."""
+labels, the query's validation, and the Smart Turn model's input contract (second readings:
+`tests/test_live_second_readings.py`)."""
 
 import asyncio
-import functools
 import warnings
 
 import numpy as np
@@ -12,11 +12,9 @@ from pydantic import ValidationError
 
 from deployments.live._audio import InvalidAudioError, PcmDecoder
 from deployments.live._buffer import AudioBuffer, RecentAudio
-from deployments.live._final_pass import FinalPass, SecondReadings, SpokenWord, Utterance
 from deployments.live._local_agreement import LocalAgreement, TimedWord
 from deployments.live._speakers import OnlineSpeakers, WordSpeakers
 from deployments.live.events import SessionSettings
-from deployments.types import ChunkOptions, ChunkTranscript, Word
 from devkit.media import pyannote_sample
 from serve_app.live.schemas import LiveSessionQuery
 
@@ -219,156 +217,3 @@ def test_the_vad_scores_a_stream_as_it_would_score_the_audio_in_one_piece() -> N
         [pieces.probabilities(call[i : i + 1000]) for i in range(0, len(call), 1000)]), atol=1e-5)  # fmt: skip
     boundaries = SpeechDetector().feed(call)
     assert [b.kind for b in boundaries][:2] == ["start", "end"] and boundaries[0].sample / 16000 < 7.0
-
-
-async def _read(final: FinalPass, until: int, voiced_end: int) -> list[SpokenWord]:
-    return await final.settle(final.take(until, voiced_end, "en"))
-
-
-def _final_pass(
-    behind_s: float, reading: list[tuple[str, float, float]], voiced_end_s: float = 4.0
-) -> tuple[list[str], int]:
-    """An utterance of 5 s streamed as "a b c", read again by a fake Whisper as `reading`."""
-    calls = []
-
-    async def transcribe(samples: np.ndarray, options: ChunkOptions) -> ChunkTranscript:
-        calls.append(options)
-        words = [Word(word=f" {text}", start=start, end=end) for text, start, end in reading]
-        return ChunkTranscript(language="en", segments=[], words=words)
-
-    final = FinalPass(transcribe, "full", 0.3, 5.0, SecondReadings(lambda: behind_s, lambda: 0))
-    final.add(np.zeros(5 * 16_000, np.float32))
-    final.add_streamed([TimedWord(f" {t}", 1.0 + n, 1.5 + n) for n, t in enumerate("abc")], [None] * 3)
-    spoken = asyncio.run(_read(final, 5 * 16_000, int(voiced_end_s * 16_000)))
-    return [s.word.text.strip() for s in spoken], len(calls)
-
-
-def test_an_utterance_read_again_replaces_its_streamed_words_unless_the_session_is_behind() -> None:
-    reading = [("a", 1.0, 1.5), ("b", 2.0, 2.5), ("see", 3.0, 3.5), ("Thank", 4.3, 4.5), ("you.", 4.5, 4.7)]
-    assert _final_pass(0.0, reading) == (["a", "b", "see"], 1)  # nothing after the voice's end (+0.2 s)
-    assert _final_pass(3.0, reading) == (["a", "b", "c"], 0)  # behind: not read again
-    assert _final_pass(0.0, reading[:1]) == (["a", "b", "c"], 1)  # the reading lost most words
-    assert _final_pass(0.0, reading, voiced_end_s=0.2) == ([], 0)  # every streamed word after the voice's end
-
-
-def test_an_utterance_ending_while_two_wait_for_their_second_reading_keeps_its_streamed_words() -> None:
-    """A session's second readings do not queue up: when the Transcriber is too busy to finish one before the
-    next two utterances end, the second of those keeps its streamed words (sessions keep up rather than queue)."""
-
-    async def transcribe(samples: np.ndarray, options: ChunkOptions) -> ChunkTranscript:
-        return ChunkTranscript(language="en", segments=[], words=[Word(word=" A", start=1.0, end=1.5)])
-
-    async def run() -> list[bool]:
-        final = FinalPass(transcribe, "full", 0.3, 5.0)
-        taken = []
-        for second in range(4):
-            final.add(np.zeros(5 * 16_000, np.float32))
-            final.add_streamed([TimedWord(" a", 5 * second + 1.0, 5 * second + 1.5)], [None])
-            taken.append(final.take(5 * (second + 1) * 16_000, 5 * (second + 1) * 16_000, "en"))
-            if second == 2:  # the first utterance's reading is done after the third ended
-                await final.settle(taken[0])
-        return [utterance.audio is not None for utterance in taken]
-
-    assert asyncio.run(run()) == [True, True, False, True]
-
-
-def test_the_sessions_of_a_replica_count_their_second_readings_together() -> None:
-    """Sessions on one replica share its Transcriber: two utterances of any of them waiting for a second reading
-    (or 2 s of their audio waiting for its first) and the next to end, in whichever session, keeps its streamed
-    words. Counted per session, four tiny.en sessions on two cores flushed in 5.3-8.0 s; counted together, 2.7-5.0.
-    """
-
-    async def transcribe(samples: np.ndarray, options: ChunkOptions) -> ChunkTranscript:
-        return ChunkTranscript(language="en", segments=[], words=[Word(word=" A", start=1.0, end=1.5)])
-
-    finals: list[FinalPass] = []
-    behind = [0.0]
-    readings = SecondReadings(lambda: behind[0], lambda: sum(final.waiting for final in finals))
-    finals += [FinalPass(transcribe, "full", 0.3, 5.0, readings) for _ in range(4)]
-
-    def ends(final: FinalPass) -> Utterance:
-        final.add(np.zeros(5 * 16_000, np.float32))
-        final.add_streamed([TimedWord(" a", final.end / 16_000 - 4.0, final.end / 16_000 - 3.5)], [None])
-        return final.take(final.end, final.end, "en")
-
-    first, second, third = (ends(final) for final in finals[:3])
-    assert first.audio is not None and second.audio is not None and third.audio is None  # two wait: the third keeps
-    asyncio.run(finals[0].settle(first))
-    assert ends(finals[3]).audio is not None  # one was read: one waits
-    behind[0] = 2.5
-    assert ends(finals[1]).audio is None  # one waits, but the replica's sessions are 2.5 s behind
-
-
-def test_at_the_end_of_input_the_last_utterance_is_read_again_only_when_none_waits() -> None:
-    """Sessions ending together (four tiny.en sessions on two cores), each reading its tail in a second reading,
-    two at a time, put ~3 s on clients waiting for the end: there, one utterance of the replica's waiting is
-    enough for the tail to go to a streaming reading (the channel then takes the utterance as mid-session),
-    while mid-session two are."""
-
-    async def transcribe(samples: np.ndarray, options: ChunkOptions) -> ChunkTranscript:
-        return ChunkTranscript(language="en", segments=[], words=[Word(word=" A", start=1.0, end=1.5)])
-
-    waiting = [0]
-    final = FinalPass(transcribe, "full", 0.3, 5.0, SecondReadings(lambda: 0.0, lambda: waiting[0]))
-    final.add(np.zeros(5 * 16_000, np.float32))
-    final.add_streamed([TimedWord(" a", 1.0, 1.5)], [None])
-    assert final.will_read(final.end, final.end)  # nothing waits
-    waiting[0] = 1
-    assert not final.will_read(final.end, final.end)  # another session's utterance waits
-    assert final.take(final.end, final.end, "en", unread_tail=True).audio is None
-    final.add(np.zeros(5 * 16_000, np.float32))
-    final.add_streamed([TimedWord(" a", 6.0, 6.5)], [None])
-    assert final.take(final.end, final.end, "en").audio is not None  # mid-session: one waiting is no reason
-
-
-def test_streamed_words_after_the_voices_end_never_reach_the_final_transcript() -> None:
-    """Whisper writes "Thank you." into the silence after speech; when the session is behind (no second reading)
-    the streamed words are final, and those after the voice's end are dropped; a second reading's span ends
-    with the last voiced word's, not with theirs."""
-
-    async def transcribe(samples: np.ndarray, options: ChunkOptions) -> ChunkTranscript:
-        spoken = [("a", 1.0, 1.5), ("b", 2.0, 2.5), ("c", 3.0, 3.5), ("Thank", 3.9, 4.2), ("you.", 4.2, 4.4)]
-        return ChunkTranscript(
-            language="en", segments=[], words=[Word(word=f" {t}", start=s, end=e) for t, s, e in spoken]
-        )
-
-    for behind_s, readings in ((3.0, 0), (0.0, 1)):
-        final = FinalPass(transcribe, "full", 0.3, 5.0, SecondReadings(functools.partial(float, behind_s), lambda: 0))
-        final.add(np.zeros(6 * 16_000, np.float32))
-        streamed = [TimedWord(f" {t}", 0.5 + n, 1.0 + n) for n, t in enumerate("abc")]
-        streamed += [TimedWord(" Thank", 4.3, 4.6), TimedWord(" you.", 4.6, 4.9)]
-        final.add_streamed(streamed, [None] * len(streamed))
-        spoken = asyncio.run(_read(final, 6 * 16_000, int(3.5 * 16_000)))
-        assert [s.word.text.strip() for s in spoken] == ["a", "b", "c"], (behind_s, readings)
-
-
-def _second_utterance(first: str, second: str, reading: list[tuple[str, float, float]]) -> list[str]:
-    """Two utterances of 5 s each, streamed as `first` (in 0-5 s) and `second` (in 5-10 s); the first is read
-    again as streamed, the second, with the first as its context, by a fake Whisper as `reading`."""
-    streamed = [
-        [TimedWord(f" {w}", offset + n * 0.5, offset + n * 0.5 + 0.4) for n, w in enumerate(text.split())]
-        for offset, text in ((1.0, first), (6.0, second))
-    ]
-    readings = [[(w.text.strip(), w.start, w.end) for w in streamed[0]], reading]
-
-    async def transcribe(samples: np.ndarray, options: ChunkOptions) -> ChunkTranscript:
-        words = [Word(word=f" {text}", start=start, end=end) for text, start, end in readings.pop(0)]
-        return ChunkTranscript(language="en", segments=[], words=words)
-
-    final = FinalPass(transcribe, "full", 0.3, 5.0)
-    final.add(np.zeros(10 * 16_000, np.float32))
-    for timed in streamed:
-        final.add_streamed(timed, [None] * len(timed))
-    asyncio.run(_read(final, 5 * 16_000, 5 * 16_000))
-    return [s.word.text.strip() for s in asyncio.run(_read(final, 10 * 16_000, 10 * 16_000))]
-
-
-def test_words_a_reading_moves_across_a_short_pause_stay_with_their_utterance() -> None:
-    """Issue 50: nexara's 220 ms pauses cut speech into short utterances, and the reading of one (after its
-    context) moves words across the pause both ways; their text keeps them where they were said."""
-    said = [("we", 1.0, 1.4), ("have", 1.5, 1.9), ("a", 4.8, 5.1), ("group", 5.1, 5.6), ("here", 6.0, 6.4)]
-    assert _second_utterance("we have", "a group here", said) == ["a", "group", "here"]  # "a" read before it
-    moved = [("we", 1.0, 1.4), ("have", 5.0, 5.3), ("a", 6.0, 6.2), ("group", 6.3, 6.6)]
-    assert _second_utterance("we have", "a group", moved) == ["a", "group"]  # "have" read after it
-    again = [("thank", 1.0, 1.4), ("you", 4.7, 5.0), ("thank", 5.0, 5.4), ("you", 6.0, 6.4)]
-    assert _second_utterance("thank you", "thank you", again) == ["thank", "you"]  # said twice: kept twice

@@ -20,6 +20,7 @@ from nexara.types.realtime import RealtimeSessionEnded, RealtimeTranscript, Real
 
 from devkit.code_switching import espeak_ng, spoken
 from devkit.media import encode, pyannote_sample
+from devkit.prometheus import settled, value
 from devkit.wer import stm_transcript, word_error_rate
 from tests.conftest import LIVE_CONFIG, Service
 from tests.test_live_session import stream_audio
@@ -300,3 +301,35 @@ def test_a_phrase_said_twice_is_transcribed_twice(service: Service, tmp_path: Pa
 
     text = asyncio.run(run()).lower()
     assert text.count("thank you") == 2 and "tomorrow" in text, text
+
+
+def test_every_turn_is_read_again_and_a_session_behind_says_it_kept_its_streamed_words(
+    service: Service, call_start: np.ndarray, call_pcm: bytes
+) -> None:
+    """Issue 61: a session that keeps up has every turn read again (the call's greeting, 4 s: short turns, which
+    used to keep their streamed words under 4 s); audio sent far faster than real time puts the session behind,
+    and its turns then keep their streamed words: counted (`stt_live_second_readings{outcome}`) and said in the
+    log for the session, never silently."""
+    metrics = service.process.metrics_url()
+    greeting = np.concatenate([call_start[6 * 16_000 : 10 * 16_000], np.zeros(16_000, np.float32)]) * 32767
+
+    async def run(pcm: bytes, speed: float) -> list[RealtimeTurnEnd]:
+        async with live_client(service, "test-key-1").realtime.connect(turn_detection="smart") as session:
+            return [e async for e in session.stream(paced(pcm, speed)) if isinstance(e, RealtimeTurnEnd)]
+
+    def outcome(samples: dict, name: str) -> float:
+        return value(samples, "ray_stt_live_second_readings_total", outcome=name)
+
+    before = settled(metrics, {"outcome"}, 2.0)
+    turns = asyncio.run(run(greeting.astype("<i2").tobytes(), speed=2.0))
+    kept_up = settled(metrics, {"outcome"}, 2.0)
+    said = [turn for turn in turns if turn.text]
+    assert len(said) >= 2 and "hello" in said[0].text.lower()
+    assert outcome(kept_up, "read") - outcome(before, "read") == len(said)  # each turn with words, once
+    assert outcome(kept_up, "behind") == outcome(before, "behind")
+
+    turns = asyncio.run(run(call_pcm[: 24 * 32_000], speed=100.0))  # 24 s sent at once
+    behind = settled(metrics, {"outcome"}, 2.0)
+    assert outcome(behind, "behind") > outcome(kept_up, "behind")
+    assert any(turn.text for turn in turns)  # the streamed words are the final transcript: nothing is lost
+    assert "kept their streamed words as the final transcript" in service.process.log_path.read_text(errors="replace")

@@ -5,40 +5,18 @@ wait, live sessions and diarization time."""
 import time
 from collections.abc import Callable
 
-import httpx
-from prometheus_client.parser import text_string_to_metric_families
-
+from devkit.prometheus import Samples, scrape, value
 from tests.conftest import Service
 from tests.test_jobs_service import _submit, _wait
-
-Samples = dict[tuple[str, frozenset], float]
-
-
-def _scrape(service: Service) -> Samples:
-    for attempt in range(30):  # Ray's metrics agent may still be starting (or restarting) on a loaded machine
-        try:
-            text = httpx.get(service.process.metrics_url(), timeout=10).text
-            break
-        except httpx.ConnectError:
-            if attempt == 29:
-                raise
-            time.sleep(1)
-    samples: Samples = {}
-    for family in text_string_to_metric_families(text):
-        for sample in family.samples:
-            if sample.name.startswith("ray_stt_"):
-                labels = frozenset((k, v) for k, v in sample.labels.items() if k in WANTED_LABELS)
-                samples[(sample.name, labels)] = samples.get((sample.name, labels), 0.0) + sample.value
-    return samples
-
 
 WANTED_LABELS = {"route", "method", "status", "task", "model", "state", "deployment"}
 
 
-def _value(samples: Samples, name: str, **labels: str) -> float:
-    """The sum over every series of `name` whose labels include `labels` (replicas, workers, ...)."""
-    wanted = set(labels.items())
-    return sum(value for (sample, series), value in samples.items() if sample == name and wanted <= series)
+def _scrape(service: Service) -> Samples:
+    return scrape(service.process.metrics_url(), WANTED_LABELS)
+
+
+_value = value
 
 
 def _until(service: Service, condition: Callable[[Samples], bool], timeout_s: float = 30) -> Samples:

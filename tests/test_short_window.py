@@ -10,7 +10,7 @@ import jiwer
 import numpy as np
 import pytest
 
-from deployments.transcriber.engines import ctranslate2_engine
+from deployments.transcriber.engines import short_window
 from deployments.transcriber.engines.ctranslate2_engine import CTranslate2Engine
 from deployments.types import SAMPLE_RATE, ChunkOptions, ChunkTranscript, Segment, Word
 
@@ -71,10 +71,34 @@ def test_a_short_window_transcript_that_loops_is_read_again_in_the_full_window(
         return [_looping(loop), _looping("Fine, thanks.")][: len(chunks)]
 
     monkeypatch.setattr(tiny, "_transcribe", fake_transcribe)
-    chunks = [np.zeros(4 * SAMPLE_RATE, np.float32), np.zeros(3 * SAMPLE_RATE, np.float32)]
+    chunks = [np.zeros(4 * SAMPLE_RATE, np.float32), np.zeros(int(3.5 * SAMPLE_RATE), np.float32)]
     transcripts = tiny.transcribe_batch(chunks, LIVE.model_copy(update={"encoder_window": "audio"}))
-    assert windows == [1000, None]  # the batch in 10 s (the shortest window), then only the looping chunk in 30 s
+    assert windows == [500, None]  # the batch in 5 s (4 s and 1 s of silence), then only the looping chunk in 30 s
     assert [t.segments[0].text for t in transcripts] == ["Hello, I didn't know you were there.", "Fine, thanks."]
+
+
+def _timed_words(words: list[tuple[str, float, float]]) -> ChunkTranscript:
+    text = "".join(word for word, _, _ in words)
+    segment = Segment(id=0, seek=0, start=0.0, end=words[-1][2], text=text, tokens=[], temperature=0.0,
+                      avg_logprob=-0.1, compression_ratio=1.0, no_speech_prob=0.0)  # fmt: skip
+    return ChunkTranscript(language="en", segments=[segment], words=[Word(word=w, start=s, end=e) for w, s, e in words])
+
+
+def test_words_written_again_into_the_padding_are_dropped_without_a_reading_in_30_s() -> None:
+    """Whisper reading jfk's first 2.4 s in a short window wrote "And so my fellow Americans." and then wrote it
+    again and again into the silence after the audio; the alignment piles those at the end, 0.02 s each."""
+    said = [(" And", 0.0, 0.76), (" so", 0.76, 1.02), (" my", 1.02, 1.4), (" fellow", 1.4, 1.76)]
+    said += [(" Americans.", 1.76, 2.02)]
+    piled = [(w, 2.02 + 0.02 * n, 2.04 + 0.02 * n) for n, (w, _, _) in enumerate(said * 3)][:18]
+    speech = np.full(int(2.4 * SAMPLE_RATE), 0.1, np.float32)
+    looping = _timed_words(said + piled)
+    assert short_window.repeats_itself(looping, len(speech))
+    trimmed = short_window.without_loop_after_audio(looping, speech)
+    assert trimmed is not None and trimmed.segments[0].text == " And so my fellow Americans."
+    assert [w.word for w in trimmed.words] == [w for w, _, _ in said]
+    in_the_audio = _timed_words([(w, 0.12 * n, 0.12 * n + 0.1) for n, (w, _, _) in enumerate(said * 4)])
+    assert short_window.without_loop_after_audio(in_the_audio, speech) is None  # a loop inside the audio: 30 s
+    assert short_window.without_loop_after_audio(_timed_words(said), speech) is None  # nothing piled: no change
 
 
 @pytest.mark.parametrize(
@@ -88,7 +112,7 @@ def test_a_short_window_transcript_that_loops_is_read_again_in_the_full_window(
     ],
 )
 def test_what_counts_as_a_loop(text: str, seconds: int, loops: bool) -> None:
-    assert ctranslate2_engine._repeats_itself(_looping(text), seconds * SAMPLE_RATE) is loops
+    assert short_window.repeats_itself(_looping(text), seconds * SAMPLE_RATE) is loops
 
 
 def _timed(words: list[tuple[str, float, float]]) -> ChunkTranscript:
@@ -115,14 +139,14 @@ def _speech_until(seconds: float, total: float = 4.0) -> np.ndarray:
 def test_a_short_window_transcript_that_leaves_sound_unwritten_is_caught(
     words: list[tuple[str, float, float]], speech_until: float, misses: bool
 ) -> None:
-    assert ctranslate2_engine._misses_speech(_timed(words), _speech_until(speech_until)) is misses
-    assert ctranslate2_engine._misses_speech(_timed([]), _speech_until(speech_until)) is False  # silence, or text only
+    assert short_window.misses_speech(_timed(words), _speech_until(speech_until)) is misses
+    assert short_window.misses_speech(_timed([]), _speech_until(speech_until)) is False  # silence, or text only
 
 
 def test_chunks_of_different_lengths_are_read_in_windows_of_their_own_length(
     tiny: CTranslate2Engine, call_samples: np.ndarray, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Bucketed by window: two 4 s readings share a 10 s window, a 14 s one is read in 15 s, and neither pays
+    """Bucketed by window: two 4 s readings share a 5 s window, a 14 s one is read in 15 s, and neither pays
     for the other's length (on a GPU, readings of similar length still batch together)."""
     windows: list[tuple[int, int | None]] = []
     transcribe = tiny._transcribe
@@ -136,5 +160,5 @@ def test_chunks_of_different_lengths_are_read_in_windows_of_their_own_length(
     transcripts = tiny.transcribe_batch(
         [clips[0], clips[1], clips[0]], LIVE.model_copy(update={"encoder_window": "audio"})
     )
-    assert (2, 1000) in windows and (1, 1500) in windows  # 100 feature frames a second (and a guard's reread)
+    assert (2, 500) in windows and (1, 1500) in windows  # 100 feature frames a second (and a guard's reread)
     assert _words(transcripts[0]) == _words(transcripts[2]) and "chicago" in _words(transcripts[1])

@@ -2,14 +2,15 @@
 
 Audio goes into a buffer that starts at the last pause or cut, less `context_s` of what came before
 (`_buffer.py`). Silero VAD marks speech; while someone speaks, Whisper reads the whole buffer again every
-`delay_ms` of new audio, and LocalAgreement-2 makes final the words two readings agree on, or that ended
-`delay_ms` before the end of the audio read. When speech ends (~280 ms of silence) everything heard before the
-pause is final at once, and the buffer restarts there (less the context). A buffer longer than `max_buffer_s`
-is cut at its last final sentence end (or last final word).
+`delay_ms` of new audio, or less often while readings come back slowly (`_pace.py`), and LocalAgreement-2 makes
+final the words two readings agree on, or that ended `delay_ms` before the end of the audio read. When speech
+ends (~280 ms of silence) everything heard before the pause is final at once, and the buffer restarts there
+(less the context). A buffer longer than `max_buffer_s` is cut at its last final sentence end (or last final
+word).
 
-Those streamed words are sent at once and never revised. The utterance's final transcript (its turn's text and
-words, the session's text) is a second reading of the whole utterance when it ends (`_final_pass.py`), which
-runs beside the streaming of the next one.
+Those streamed words are sent at once and never revised. The final transcript (a turn's text and words, the
+session's text) is a second reading of the utterances of each group (a turn's, `_final_pass.py`) once it ends,
+which runs beside the streaming of the next ones.
 
 Speech and pauses also drive the channel's turns (`_turns.py`); with `diarize`, each final word's voice is
 labelled by `WordSpeakers` (`_speakers.py`).
@@ -17,14 +18,17 @@ labelled by `WordSpeakers` (`_speakers.py`).
 
 import asyncio
 import math
+import time
 
 import numpy as np
 
 from deployments.config import LiveConfig
 from deployments.live._buffer import AudioBuffer, RecentAudio
-from deployments.live._final_pass import FinalPass, SecondReadings, SpokenWord, Utterance, with_speakers, words_after
+from deployments.live._final_pass import GROUP_GAP_S, FinalPass, Group, SpokenWord, with_speakers, words_after
 from deployments.live._local_agreement import LocalAgreement, TimedWord
 from deployments.live._models import Emit, FinalWords, LiveModels
+from deployments.live._pace import ReadingPace
+from deployments.live._second_readings import SecondReadings
 from deployments.live._speakers import WordSpeakers
 from deployments.live._speech_activity import SpeechDetector
 from deployments.live._turns import TurnTracker
@@ -60,12 +64,15 @@ class ChannelTranscriber:
         self.recent = RecentAudio()
         self.final = FinalPass(
             models.reread or models.transcribe,
-            config.final_pass,
+            config.final_pass if settings.read_again else "none",
             settings.preroll_ms / 1000,
             config.final_context_s,
             readings,
+            config.final_group_s,
         )
+        self.pace = ReadingPace(settings.delay_ms, config.max_reading_interval_ms)
         self.turns = TurnTracker(settings.turn_detection, models.turn_probability, self.recent, emit, channel)
+        self.turns.before_end = self._close_group  # a turn's end is its group's: read it again now
         self.speakers = (
             WordSpeakers(config.speaker_threshold, models.embed_voices, self.recent) if settings.diarize else None
         )
@@ -74,8 +81,8 @@ class ChannelTranscriber:
         self.last_reading = 0  # samples received when Whisper last read the buffer
         self.last_word_end_ms = 0  # of the streamed words
         self.last_final_end_ms = 0  # of the utterances' final words
-        self.texts: list[str] = []  # the utterances' final transcripts
-        self.settling: asyncio.Task[FinalWords] | None = None  # the last utterance's final transcript
+        self.texts: list[str] = []  # the groups' final transcripts
+        self.settling: asyncio.Task[FinalWords] | None = None  # the last group's final transcript
 
     @property
     def text(self) -> str:
@@ -97,18 +104,21 @@ class ChannelTranscriber:
                 await self._speech_ended(boundary.sample)
         self.turns.heard_until(self.buffer.end)
         if self.detector.speaking or self.agreement.previous:
-            if self.buffer.end - self.last_reading >= self.settings.delay_ms * SAMPLE_RATE // 1000:
+            if self.buffer.end - self.last_reading >= self.pace.interval_samples:
                 await self._read()
         else:
             self.buffer.cut_before_speech(self.buffer.end)
             self.final.idle()
+            if self.final.gap_s >= GROUP_GAP_S:
+                self._close_group()
         if self.final.too_long:
             self._end_utterance(self.final.last_streamed_end(), self.detector.last_voiced_end)
+            self._close_group()
 
     async def finish(self) -> None:
-        """End of input: everything heard is final, and an open turn ends without a verdict. When the last
-        utterance is to be read again, that reading also writes its words not streamed yet (`_end_with_tail`):
-        one reading after the last frame rather than a streaming reading and then the second."""
+        """End of input: everything heard is final, and an open turn ends without a verdict. When the last group
+        is to be read again, that reading also writes its words not streamed yet (`_end_with_tail`): one reading
+        after the last frame rather than a streaming reading and then the second."""
         unread = self.detector.speaking or bool(self.agreement.previous)
         end, voiced_end = self.buffer.end, self.detector.last_voiced_end
         if unread and self.final.will_read(end, voiced_end):
@@ -117,6 +127,7 @@ class ChannelTranscriber:
             if unread:
                 await self._publish(await self._commit(math.inf))
             self._end_utterance(end, voiced_end)
+            self._close_group()
         self.turns.input_ended(self.detector.speaking, self.detector.last_voiced_end)
         if self.settling is not None:
             await self.settling  # the session's text is every utterance's final transcript
@@ -133,6 +144,7 @@ class ChannelTranscriber:
         if self.detector.speaking or self.agreement.previous:
             await self._publish(await self._commit(math.inf))
         self._end_utterance(self.buffer.end, self.detector.last_voiced_end)
+        self._close_group()
         self.agreement.previous = []
         self.buffer.cut_before_speech(self.buffer.end)  # what was committed stays as context, as at a pause
         self.detector.restart()
@@ -193,7 +205,9 @@ class ChannelTranscriber:
             encoder_window=self.encoder_window,
             prompt=self._prompt(),
         )
+        asked = time.perf_counter()
         transcript = await self.models.transcribe(self.buffer.samples, options)
+        self.pace.took(time.perf_counter() - asked)
         if self.language is None and len(self.buffer.samples) >= LANGUAGE_AFTER_S * SAMPLE_RATE:
             self.language = transcript.language
         offset = self.buffer.start / SAMPLE_RATE
@@ -204,38 +218,46 @@ class ChannelTranscriber:
         return self.vocabulary.prompt_for(self.language, self.text[-500:]) if self.vocabulary else None
 
     def _end_utterance(self, until: int, voiced_end: int) -> None:
-        """The utterance's words before `until` (a sample) end it: read again whole up to where the voice ended,
-        beside the streaming, they are its final transcript, in the order utterances end."""
-        utterance = self.final.take(until, voiced_end, self.language, self._prompt())
-        if utterance.streamed:
-            self.settling = asyncio.create_task(self._settle(utterance, self.settling))
+        """The words before `until` (a sample) end an utterance, which joins the open group; a group that holds
+        `live.final_group_s` of audio is read now, else when its turn ends."""
+        self.final.end_utterance(until, voiced_end, self.language, self._prompt())
+        if self.final.open_s >= self.final.group_s:
+            self._close_group()
+
+    def _close_group(self) -> None:
+        """Read the open group again, beside the streaming: its final transcript, in the order groups close."""
+        group = self.final.close()
+        if group is not None:
+            self.settling = asyncio.create_task(self._settle(group, self.settling))
             self.turns.add(self.settling)
 
-    async def _settle(self, utterance: Utterance, previous: asyncio.Task[FinalWords] | None) -> FinalWords:
-        return self._final_words(self._corrected(await self.final.settle(utterance, previous)))
+    async def _settle(self, group: Group, previous: asyncio.Task[FinalWords] | None) -> FinalWords:
+        return self._final_words(self._corrected(await self.final.settle(group, previous)))
 
     def _final_words(self, spoken: list[SpokenWord]) -> FinalWords:
-        """An utterance's final words, in the order utterances end: the session's text and the turn's words."""
+        """A group's final words, in the order groups close: the session's text and the turn's words."""
         text = "".join(s.word.text for s in spoken)
         self.texts.append(text)
         return text, [self._final_word(s) for s in spoken]
 
     def _end_with_tail(self, until: int, voiced_end: int) -> None:
-        """End the last utterance at the end of input with the words not streamed yet unread: its second reading
+        """End the last group at the end of input with the words not streamed yet unread: its second reading
         writes them, and they go out as `transcript` events (before the turn's end) once it is done."""
-        utterance = self.final.take(until, voiced_end, self.language, self._prompt(), unread_tail=True)
-        reading = asyncio.create_task(self._read_tail(utterance, self.settling, self.turns.current))
+        self.final.end_utterance(until, voiced_end, self.language, self._prompt(), unread_tail=True)
+        group = self.final.close()
+        assert group is not None, "will_read: the group has words"
+        reading = asyncio.create_task(self._read_tail(group, self.settling, self.turns.current))
         self.emit(asyncio.create_task(_tail_events(reading)))
         self.settling = asyncio.create_task(_tail_final_words(reading))
         self.turns.add(self.settling)
 
     async def _read_tail(
-        self, utterance: Utterance, previous: asyncio.Task[FinalWords] | None, turn: int | None
+        self, group: Group, previous: asyncio.Task[FinalWords] | None, turn: int | None
     ) -> tuple[list[TranscriptEvent], FinalWords]:
-        """The last utterance's words after its streamed ones, from its second reading (from a streaming reading
-        if that stopped early), and its final words."""
-        read = await self.final.read_again(utterance, previous)
-        streamed = utterance.streamed
+        """The last group's words after its streamed ones, from its second reading (from a streaming reading if
+        that stopped early), and its final words."""
+        read = await self.final.read_again(group, previous)
+        streamed = group.streamed
         if read is None:
             tail = await self._heard(await self._commit(math.inf))
             spoken = streamed + tail

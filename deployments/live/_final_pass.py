@@ -1,28 +1,32 @@
-"""The final transcript of each utterance: read once more, whole, when it ends (issue 50), beside the streaming.
+"""The final transcript of a live channel: its utterances read once more, together, as a file's chunk is read.
 
 Streamed words are final as soon as they are sent (never revised), so they come from short, growing readings
-with little context: the buffer starts at the last pause and is read greedily in a short encoder window. When
-an utterance ends (a pause, the client's commit, the end of input), its audio is read again as the file path
-reads a chunk (Whisper's 30 s window, `live.final_pass: full`; the configured beam; the whole utterance at
-once, after `live.final_context_s` of the audio before it), and that reading's
-words replace the streamed ones as the utterance's final transcript: a turn's text and words (OpenAI's
-`completed`, nexara's `turn.end`) and the session's text. An utterance over `LONGEST_UTTERANCE_S` is read up to
-its last streamed word and goes on from there. The reading runs beside the streaming (`take` is immediate,
-`settle` awaits the reading): the next utterance's words stream while it runs, and the turn's end waits for it.
-When the input ends while someone speaks, the words not streamed yet are left to that reading (`will_read`,
-`take(unread_tail=True)`): one reading after the last frame instead of a streaming reading and then the second.
+with little context: the buffer starts at the last pause and is read greedily in a short encoder window. Ended
+utterances gather into a group, and a group is read again when its turn ends (Smart Turn's verdict, the VAD's
+pause, the client's commit), when it holds `group_s` of audio, after `GROUP_GAP_S` of silence, or at the end of
+input: as the file path reads a chunk (Whisper's 30 s window, `live.final_pass: full`; the configured beam; the
+whole group at once, after `live.final_context_s` of the audio before it). That reading's words replace the
+streamed ones as the group's final transcript: a turn's text and words (OpenAI's `completed`, nexara's
+`turn.end`) and the session's text. Reading a turn's utterances together is what makes every utterance's
+reading affordable (issue 61): one encoder pass for the turn instead of one per pause, short utterances with
+their neighbours, and no context read again between them. Whether a group is read again is
+`_second_readings.decide`'s: every group while the replica's sessions keep up. The reading runs beside the
+streaming (`close` is immediate, `settle` awaits the reading): the next utterances stream while it runs, and
+the turn's end waits for it. When the input ends while someone speaks, the words not streamed yet are left to
+that reading (`will_read`, `end_utterance(unread_tail=True)`).
 
-The second reading rewrites what streaming heard, it does not find speech where streaming found none: an
-utterance with no streamed words stays empty, streamed words after the voice's end are dropped (Whisper writes
-"Thank you." into noise and into the silence a pause or a commit leaves), its words are those
-before the end of the last streamed one, and a reading with far fewer words than were streamed (Whisper
-stopping early in a long window) gives way to the streamed words; so does a reading of under 4 s (it has
-nothing to add). Audio before the utterance (`live.final_context_s`) is read with it as context; its words,
-the previous utterance's, are not repeated: they are told from the utterance's by their text (aligned with the
-last final words and the streamed ones) before their time, since a reading moves words across a short pause.
+The second reading rewrites what streaming heard, it does not find speech where streaming found none: a group
+with no streamed words stays empty, streamed words after the voice's end are dropped (Whisper writes
+"Thank you." into noise and into the silence a pause or a commit leaves), its words are those before the end of
+the last streamed one, and a reading with far fewer words than were streamed (Whisper stopping early in a long
+window) gives way to the streamed words. Audio before the group (`live.final_context_s`) is read with it as
+context; its words, the previous group's, are not repeated: they are told from the group's by their text
+(aligned with the last final words and the streamed ones) before their time, since a reading moves words
+across a short pause.
 """
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections import Counter
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
@@ -31,44 +35,28 @@ import numpy as np
 from deployments.config import FinalPassWindow
 from deployments.live._local_agreement import TimedWord
 from deployments.live._models import Transcribe
+from deployments.live._second_readings import Outcome, SecondReadings, decide, tail_left_to_reading
 from deployments.types import SAMPLE_RATE, ChunkOptions
 
-LONGEST_UTTERANCE_S = 28.0
-"""Whisper reads 30 s at once; an utterance this long is read up to its last streamed word."""
+LONGEST_GROUP_S = 28.0
+"""Whisper reads 30 s at once; a group whose audio grows this long is ended at its last streamed word."""
+GROUP_GAP_S = 2.0
+"""Silence after a group's last utterance after which it is read, its turn ended or not."""
 SPAN_SLACK_S = 0.5
 """The second reading's words are those up to this after the last streamed word: past it, Whisper writes
 "Thank you." into the silence after the last word."""
 SPEECH_PAD_S = 0.2
 """Audio read past the voice's end (the file path's VAD chunks keep as much)."""
-MOST_BEHIND_S = 2.0
-"""More audio than this waiting to be transcribed by a replica's sessions: they are behind, and read nothing
-twice."""
-SHORTEST_S = 4.0
-"""Less audio than this, context included (a session's first words), is no more than streaming read: in a 30 s
-window tiny.en read jfk's first 2.8 s as "And so am I fellow Americans", its streamed words were right."""
+SHORT_GROUP_S = 6.0
+"""A group with less audio than this, context included (a session's first words), is read in a window of
+`SHORT_GROUP_WINDOW_S`, not Whisper's 30 s: there tiny.en read jfk's first 2.2 s as "And so am I fellow
+Americans" (in 10 and 15 s windows, and base in 30, "And so my fellow Americans"); over 251 s of recordings
+the final words were as close to the file's (tiny.en) or closer (base, 13.0% to 12.8%)."""
+SHORT_GROUP_WINDOW_S = 15.0
 CONTEXT_WORDS = 30
-"""The last final words kept to find them in the next utterance's reading (more than 5 s of context holds)."""
-MOST_WAITING = 2
-"""Utterances a replica's sessions have waiting for their second reading (one read, the next in line): one more
-ends with its streamed words, so second readings never queue up behind a busy Transcriber."""
-MOST_WAITING_AT_END = 1
-"""At the end of input the last utterance's words not streamed yet are left to its second reading only when no
-other utterance of the replica's sessions waits for its reading (`will_read`); otherwise a streaming reading
-writes them and `MOST_WAITING` decides the second reading: sessions ending together would each have a client
-waiting for a full encoder pass."""
+"""The last final words kept to find them in the next group's reading (more than 5 s of context holds)."""
 FEWEST_WORDS = 0.5
 """A second reading with fewer words than this share of the streamed ones stopped early: keep the streamed."""
-
-
-@dataclass(frozen=True)
-class SecondReadings:
-    """What decides whether an utterance is read again, counted over the sessions of a replica, which share its
-    Transcriber: the audio they received and have not transcribed yet, and their utterances waiting for a
-    second reading (each session under both bounds on its own says nothing of the three others beside it).
-    Counted from the sessions open, so a closed one counts for nothing."""
-
-    behind_s: Callable[[], float]
-    waiting: Callable[[], int]
 
 
 @dataclass(frozen=True)
@@ -80,8 +68,8 @@ class SpokenWord:
 
 
 @dataclass(frozen=True)
-class Utterance:
-    """An ended utterance, taken from the session (`FinalPass.take`): what its final words are made of."""
+class Group:
+    """Ended utterances taken together (`FinalPass.close`): what their final words are made of."""
 
     streamed: list[SpokenWord]
     audio: np.ndarray | None
@@ -89,15 +77,16 @@ class Utterance:
     start_s: float
     """Where `audio` starts, in seconds since the session's first sample."""
     heard_until: float
-    """A second reading's words up to this are the utterance's (past it, Whisper writes into silence)."""
+    """A second reading's words up to this are the group's (past it, Whisper writes into silence)."""
     after_s: float
-    """The previous utterance's words lie before this."""
+    """The previous group's words lie before this."""
     language: str | None
     prompt: str | None
+    outcome: Outcome
 
 
 class FinalPass:
-    """The audio and streamed words of the utterance going on, and its second reading."""
+    """The audio and streamed words of the open group (and of the utterance going on), and its second reading."""
 
     def __init__(
         self,
@@ -106,18 +95,27 @@ class FinalPass:
         preroll_s: float,
         context_s: float,
         readings: SecondReadings | None = None,
+        group_s: float = 12.0,
     ) -> None:
         self.transcribe = transcribe
-        self.readings = readings or SecondReadings(lambda: 0.0, lambda: self.waiting)
+        self.readings = readings or SecondReadings()
         self.window = window
-        self.keep = int(max(preroll_s, context_s) * SAMPLE_RATE)  # audio kept before the utterance
+        self.group_s = group_s
+        self.keep = int(max(preroll_s, context_s) * SAMPLE_RATE)  # audio kept before the group
         self.samples = np.zeros(0, dtype=np.float32)
         self.start = 0  # samples since the session's first
-        self.utterance_from = 0.0  # seconds: the words of the last reading's utterance lie before this
+        self.group_from = 0.0  # seconds: the previous group's words lie before this
         self.last_final: list[str] = []  # the last final words' keys, to know them in the next reading
-        self.streamed: list[SpokenWord] = []
+        self.streamed: list[SpokenWord] = []  # of the utterance going on
+        self.group: list[SpokenWord] = []  # of the open group's ended utterances
+        self.group_until = 0  # sample: where the open group's last utterance was cut
+        self.read_until = 0  # sample: where its reading ends (the last voice's end, padded)
+        self.heard_until = 0.0
+        self.language: str | None = None
+        self.prompt: str | None = None
         self.cleared = False  # the client dropped some of this audio: its streamed words are the transcript
-        self.waiting = 0  # utterances taken and not yet read again
+        self.waiting = 0  # groups closed and not yet read again
+        self.outcomes: Counter[Outcome] = Counter()
 
     @property
     def end(self) -> int:
@@ -125,7 +123,17 @@ class FinalPass:
 
     @property
     def too_long(self) -> bool:
-        return len(self.samples) > LONGEST_UTTERANCE_S * SAMPLE_RATE
+        return len(self.samples) > LONGEST_GROUP_S * SAMPLE_RATE
+
+    @property
+    def open_s(self) -> float:
+        """The audio the open group's reading would read, context included (0 when it has no words)."""
+        return (self.read_until - self.start) / SAMPLE_RATE if self.group else 0.0
+
+    @property
+    def gap_s(self) -> float:
+        """Audio heard since the open group's last utterance was cut (0 when it has no words)."""
+        return (self.end - self.group_until) / SAMPLE_RATE if self.group else 0.0
 
     def add(self, samples: np.ndarray) -> None:
         self.samples = np.concatenate([self.samples, samples])
@@ -138,76 +146,101 @@ class FinalPass:
 
     def idle(self) -> None:
         """No speech and no word waiting: keep only what a next utterance's first word needs."""
-        if not self.streamed:
+        if not self.streamed and not self.group:
             self._cut(self.end - self.keep)
 
-    def take(
+    def end_utterance(
         self, until: int, voiced_end: int, language: str | None, prompt: str | None = None, unread_tail: bool = False
-    ) -> Utterance:
-        """The utterance of the streamed words that lie before `until` (samples since the session's first), with
-        the audio its second reading needs; the audio before it is dropped but for the context. The reading ends
-        where the voice did (`voiced_end`), padded as a file's chunk is: past it, Whisper writes "Thank you." into
-        the silence. `prompt`: the session's vocabulary, as its streaming readings have it. `unread_tail`: the
-        words after the last streamed one were not read (the end of input: the second reading writes them, see
-        `will_read`). Taking is immediate: the reading (`settle`) runs beside the streaming."""
+    ) -> None:
+        """The streamed words before `until` (samples since the session's first) end an utterance, which joins the
+        open group; its reading ends where the voice did (`voiced_end`), padded as a file's chunk is: past it,
+        Whisper writes "Thank you." into the silence. `prompt`: the session's vocabulary, as its streaming readings
+        have it. `unread_tail`: the words after the last streamed one were not read (the end of input: the second
+        reading writes them, see `will_read`)."""
         cut_s = until / SAMPLE_RATE
         read_until = self._read_until(voiced_end)
-        streamed = self._streamed_before(until, voiced_end)
+        words = self._streamed_before(until, voiced_end)
         self.streamed = [spoken for spoken in self.streamed if _middle(spoken.word) >= cut_s]
-        audio, heard_until = None, 0.0
-        if self._worth_reading(streamed, read_until, MOST_WAITING_AT_END if unread_tail else MOST_WAITING):
-            audio = self.samples[: read_until - self.start]
-            heard_until = min(cut_s, read_until / SAMPLE_RATE)
+        self.group_until = until
+        self.language, self.prompt = language, prompt
+        if words:
+            self.group += words
+            self.read_until = max(self.read_until, read_until)
+            self.heard_until = min(cut_s, read_until / SAMPLE_RATE)
             if not unread_tail:
-                heard_until = min(heard_until, streamed[-1].word.end + SPAN_SLACK_S)
+                self.heard_until = min(self.heard_until, words[-1].word.end + SPAN_SLACK_S)
+        elif not self.group:  # nothing to read: the audio before it is only context now
+            self.group_from = max(self.group_from, cut_s)
+            self._cut(until - self.keep)
+
+    def close(self) -> Group | None:
+        """The open group, to be read again (`settle`) or not, as `_second_readings.decide` says; None when it has
+        no words. Closing is immediate: the reading runs beside the streaming."""
+        if not self.group:
+            return None
+        outcome = decide(self.window, self.cleared, self.readings.load())
+        self.readings.record(outcome)
+        self.outcomes[outcome] += 1
+        audio = None
+        if outcome is Outcome.READ:
+            audio = self.samples[: self.read_until - self.start]
             self.waiting += 1
-        start_s = self.start / SAMPLE_RATE
-        utterance = Utterance(streamed, audio, start_s, heard_until, self.utterance_from, language, prompt)
-        self.cleared = False
-        self.utterance_from = max(self.utterance_from, cut_s)
-        self._cut(until - self.keep)
-        return utterance
+        group = Group(
+            self.group,
+            audio,
+            self.start / SAMPLE_RATE,
+            self.heard_until,
+            self.group_from,
+            self.language,
+            self.prompt,
+            outcome,
+        )
+        self.group, self.cleared = [], False
+        self.group_from = max(self.group_from, self.group_until / SAMPLE_RATE)
+        self._cut(self.group_until - self.keep)
+        return group
 
     def will_read(self, until: int, voiced_end: int) -> bool:
-        """Whether `take` would read the utterance again: at the end of input the channel then leaves the words
-        not streamed yet to that reading, rather than reading them first in a streaming reading of their own
-        (the two one after the other were the session's last 3 s on a loaded CPU)."""
-        streamed = self._streamed_before(until, voiced_end)
-        return self._worth_reading(streamed, self._read_until(voiced_end), MOST_WAITING_AT_END)
+        """Whether, at the end of input, the last group (with the utterance up to `until`) would be read again with
+        its words not streamed yet: the channel then leaves them to that reading, rather than reading them first
+        in a streaming reading of their own (the two one after the other were the session's last 3 s on a loaded
+        CPU)."""
+        has_words = bool(self.group or self._streamed_before(until, voiced_end))
+        return has_words and tail_left_to_reading(self.window, self.cleared, self.readings.load())
 
-    async def settle(self, utterance: Utterance, after: Awaitable[object] | None = None) -> list[SpokenWord]:
-        """The utterance's final words: its second reading's, else its streamed ones. Utterances are settled in
-        the order they were taken: `after` is the last one's settling (see `read_again`)."""
-        read = await self.read_again(utterance, after)
-        words = utterance.streamed if read is None else with_speakers(read, utterance.streamed)
+    async def settle(self, group: Group, after: Awaitable[object] | None = None) -> list[SpokenWord]:
+        """The group's final words: its second reading's, else its streamed ones. Groups are settled in the order
+        they were closed: `after` is the last one's settling (see `read_again`)."""
+        read = await self.read_again(group, after)
+        words = group.streamed if read is None else with_speakers(read, group.streamed)
         self.settled(words)
         return words
 
-    async def read_again(self, utterance: Utterance, after: Awaitable[object] | None = None) -> list[TimedWord] | None:
-        """The utterance's words as its second reading writes them; None without one, or when the reading
-        stopped early (far fewer words than were streamed). `after`, the last utterance's settling, is awaited
-        once the reading is done: the two readings run side by side, and this one's context words are told
-        from its own by the last one's final words."""
-        if utterance.audio is None:
+    async def read_again(self, group: Group, after: Awaitable[object] | None = None) -> list[TimedWord] | None:
+        """The group's words as its second reading writes them; None without one, or when the reading stopped
+        early (far fewer words than were streamed). `after`, the last group's settling, is awaited once the
+        reading is done: the two readings run side by side, and this one's context words are told from its own
+        by the last one's final words."""
+        if group.audio is None:
             if after is not None:
                 await after
             return None
         try:
-            reading = await self._reread(utterance.audio, utterance)
+            reading = await self._reread(group.audio, group)
         finally:
             self.waiting -= 1
         if after is not None:
             await after
-        heard = [word for word in reading if _middle(word) < utterance.heard_until]
-        read = heard[self._context_words(heard, utterance) :]
-        return read if read and len(read) >= FEWEST_WORDS * len(utterance.streamed) else None
+        heard = [word for word in reading if _middle(word) < group.heard_until]
+        read = heard[self._context_words(heard, group) :]
+        return read if read and len(read) >= FEWEST_WORDS * len(group.streamed) else None
 
     def settled(self, words: list[SpokenWord]) -> None:
-        """These are the utterance's final words: the next reading finds them in its context."""
+        """These are the group's final words: the next reading finds them in its context."""
         self.last_final = (self.last_final + [spoken.word.key for spoken in words])[-CONTEXT_WORDS:]
 
     def last_streamed_end(self) -> int:
-        """Where a too long utterance is read up to: its last streamed word's end, else all of it."""
+        """Where a too long group ends: its last streamed word's end, else all of it."""
         return int(self.streamed[-1].word.end * SAMPLE_RATE) if self.streamed else self.end
 
     def _read_until(self, voiced_end: int) -> int:
@@ -220,41 +253,33 @@ class FinalPass:
         last = min(until / SAMPLE_RATE, voiced_end / SAMPLE_RATE + SPAN_SLACK_S)
         return [spoken for spoken in self.streamed if _middle(spoken.word) < last]
 
-    def _worth_reading(self, streamed: list[SpokenWord], read_until: int, most_waiting: int) -> bool:
-        """Whether to read the utterance again: it has streamed words, is long enough to gain from it, none of it
-        was cleared, and the replica's sessions keep up (a second reading is a full encoder pass: when they
-        cannot keep up, or `most_waiting` utterances already wait for theirs, the streamed words are the final
-        transcript, rather than falling further behind)."""
-        long_enough = read_until - self.start >= SHORTEST_S * SAMPLE_RATE
-        keeps_up = self.readings.behind_s() <= MOST_BEHIND_S and self.readings.waiting() < most_waiting
-        return self.window != "none" and not self.cleared and bool(streamed) and long_enough and keeps_up
-
-    def _context_words(self, reading: list[TimedWord], utterance: Utterance) -> int:
-        """How many of the first words read are the context's (the previous utterances'): those before the
-        pause by time, unless their text says otherwise. A reading moves words across a short pause (nexara's
-        220 ms), both ways, so the reading is aligned with the last final words followed by the utterance's
-        streamed words: a word matched to a final one is context, a word matched to a streamed one is the
-        utterance's, and only the words between the two are placed by time. A phrase said again is both in
-        the final words and in the streamed ones, and is kept once on each side."""
-        by_time = sum(1 for word in reading if _middle(word) < utterance.after_s)
-        before, streamed = self.last_final, [spoken.word.key for spoken in utterance.streamed]
+    def _context_words(self, reading: list[TimedWord], group: Group) -> int:
+        """How many of the first words read are the context's (the previous groups'): those before the pause by
+        time, unless their text says otherwise. A reading moves words across a short pause (nexara's 220 ms),
+        both ways, so the reading is aligned with the last final words followed by the group's streamed words:
+        a word matched to a final one is context, a word matched to a streamed one is the group's, and only the
+        words between the two are placed by time. A phrase said again is both in the final words and in the
+        streamed ones, and is kept once on each side."""
+        by_time = sum(1 for word in reading if _middle(word) < group.after_s)
+        before, streamed = self.last_final, [spoken.word.key for spoken in group.streamed]
         aligned = SequenceMatcher(None, [word.key for word in reading], before + streamed, autojunk=False)
         pairs = [(a + i, b + i) for a, b, size in aligned.get_matching_blocks() for i in range(size)]
         last_context = max((a for a, b in pairs if b < len(before)), default=-1)
         first_own = min((a for a, b in pairs if b >= len(before)), default=len(reading))
         return min(max(by_time, last_context + 1), first_own)
 
-    async def _reread(self, audio: np.ndarray, utterance: Utterance) -> list[TimedWord]:
-        window = "audio" if self.window == "audio" else "full"
+    async def _reread(self, audio: np.ndarray, group: Group) -> list[TimedWord]:
+        short = len(audio) < SHORT_GROUP_S * SAMPLE_RATE
         options = ChunkOptions(
-            language=utterance.language,
+            language=group.language,
             word_timestamps=True,
             segment_timestamps=False,
-            encoder_window=window,
-            prompt=utterance.prompt,
+            encoder_window="audio" if self.window == "audio" or short else "full",
+            prompt=group.prompt,
+            shortest_window_s=SHORT_GROUP_WINDOW_S,
         )
         transcript = await self.transcribe(audio, options)
-        offset = utterance.start_s
+        offset = group.start_s
         return [TimedWord(w.word, w.start + offset, w.end + offset) for w in transcript.words if w.word.strip()]
 
     def _cut(self, sample: int) -> None:

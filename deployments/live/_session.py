@@ -7,6 +7,7 @@ The models are not here: the session gets three async callables (`LiveModels`), 
 
 import asyncio
 import logging
+from collections import Counter
 from collections.abc import AsyncIterator
 from typing import Literal
 
@@ -15,8 +16,8 @@ import numpy as np
 from deployments.config import LiveConfig
 from deployments.live._audio import InvalidAudioError, PcmDecoder
 from deployments.live._channel import ChannelTranscriber
-from deployments.live._final_pass import SecondReadings
 from deployments.live._models import Emitted, LiveModels
+from deployments.live._second_readings import Outcome, ReplicaLoad, SecondReadings
 from deployments.live.events import LiveEvent, SessionEnded, SessionFailed, SessionSettings
 from deployments.types import SAMPLE_RATE
 
@@ -38,7 +39,7 @@ class LiveSession:
         self.decoder = PcmDecoder(settings)
         self.outbox: asyncio.Queue[Emitted | None] = asyncio.Queue()
         multichannel = settings.channels_transcribed > 1
-        readings = readings or SecondReadings(lambda: self.behind_s, lambda: self.waiting)
+        readings = readings or SecondReadings(lambda: ReplicaLoad(self.behind_s, self.waiting))
         self.channels = [
             ChannelTranscriber(
                 settings, config, models, self.outbox.put_nowait, index if multichannel else None, readings
@@ -110,8 +111,13 @@ class LiveSession:
 
     @property
     def waiting(self) -> int:
-        """Utterances waiting for their second reading."""
+        """Groups of utterances waiting for their second reading."""
         return sum(channel.final.waiting for channel in self.channels)
+
+    @property
+    def second_readings(self) -> Counter[Outcome]:
+        """What became of its groups of utterances: read again, or why not."""
+        return sum((channel.final.outcomes for channel in self.channels), Counter())
 
     def _fail(self, failure: SessionFailed) -> SessionFailed:
         self.input_ended = True

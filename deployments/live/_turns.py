@@ -11,6 +11,7 @@ readings are done (`_final_pass.py`); the events after it wait in line.
 """
 
 import asyncio
+from collections.abc import Callable
 
 from deployments.live._buffer import PREROLL_S, RecentAudio
 from deployments.live._models import Emit, FinalWords, TurnProbability
@@ -45,7 +46,9 @@ class TurnTracker:
         self.number = 0
         self.open = False
         self.start = 0  # where the open turn's speech started, in samples since the session's first
-        self.finals: list[asyncio.Task[FinalWords]] = []  # the turn's utterances' final transcripts
+        self.finals: list[asyncio.Task[FinalWords]] = []  # the turn's groups' final transcripts
+        self.before_end: Callable[[], None] = lambda: None
+        """Called as a turn ends, before its `turn.end` is made: the channel closes the turn's group there."""
         self.unfinished: tuple[int, float] | None = None  # (speech end, Smart Turn's probability)
 
     @property
@@ -94,7 +97,7 @@ class TurnTracker:
             self.speech_started(start)
 
     def add(self, final: asyncio.Task[FinalWords]) -> None:
-        """An utterance of the open turn, whose final transcript (its second reading) may still be on its way."""
+        """A group of the open turn, whose final transcript (its second reading) may still be on its way."""
         if self.tracking:
             self.finals.append(final)
 
@@ -116,6 +119,7 @@ class TurnTracker:
 
     def _end(self, end: int, confidence: float | None) -> None:
         self.unfinished = None
+        self.before_end()
         if not self.open and not self.finals:
             return
         ended = TurnEnded(
@@ -133,7 +137,7 @@ class TurnTracker:
 
 
 async def _with_transcript(ended: TurnEnded, finals: list[asyncio.Task[FinalWords]]) -> LiveEvent:
-    """The turn's end once its utterances' final transcripts are read."""
+    """The turn's end once its groups' final transcripts are read."""
     transcripts = [await final for final in finals]
     text = "".join(text for text, _ in transcripts).strip()
     return ended.model_copy(update={"text": text, "words": [word for _, words in transcripts for word in words]})

@@ -12,6 +12,7 @@ number of replicas. A call for a session its replica no longer holds (it restart
 """
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -21,9 +22,9 @@ from ray.serve.config import RequestRouterConfig
 from ray.serve.handle import DeploymentHandle
 
 from deployments.config import LiveConfig, VocabularyConfig
-from deployments.live._final_pass import SecondReadings
 from deployments.live._models import LiveModels
 from deployments.live._routing import SessionAffinityRouter, session_id_on
+from deployments.live._second_readings import Outcome, ReplicaLoad, SecondReadings
 from deployments.live._session import LiveSession
 from deployments.live._smart_turn import SmartTurnModel
 from deployments.live.events import LiveEvent, SessionFailed, SessionReady, SessionSettings
@@ -31,6 +32,7 @@ from deployments.metrics import LiveMetrics
 from deployments.retry import retry_on_worker_loss
 from deployments.types import BatchHints, ChunkOptions, ChunkTranscript
 
+logger = logging.getLogger("ray.serve")
 SESSION_GONE = "the session is not on this server any more (it restarted): open a new one"
 
 
@@ -52,11 +54,8 @@ class LiveTranscriber:
         self.config = config
         self.smart_turn = SmartTurnModel()
         self.sessions: dict[str, LiveSession] = {}
-        self.readings = SecondReadings(
-            behind_s=lambda: sum(session.behind_s for session in self.sessions.values()),
-            waiting=lambda: sum(session.waiting for session in self.sessions.values()),
-        )
         self.metrics = LiveMetrics()
+        self.readings = SecondReadings(load=self._load, record=self._record)
         self.models = LiveModels(
             transcribe=self._read,
             reread=self._reread,
@@ -112,6 +111,24 @@ class LiveTranscriber:
         if (session := self.sessions.pop(session_id, None)) is not None:
             self.metrics.sessions_open.set(len(self.sessions))
             await session.close()
+            outcomes = session.second_readings
+            if skipped := {outcome: n for outcome, n in outcomes.items() if outcome.skipped}:
+                logger.warning(
+                    "live session %s: %d of %d groups of utterances kept their streamed words as the final"
+                    " transcript, the replica could not keep up (%s)",
+                    session_id,
+                    sum(skipped.values()),
+                    outcomes.total(),
+                    ", ".join(f"{outcome}: {n}" for outcome, n in sorted(skipped.items())),
+                )
+
+    def _load(self) -> ReplicaLoad:
+        """What the replica's sessions, which share its Transcriber, have waiting."""
+        sessions = self.sessions.values()
+        return ReplicaLoad(max((s.behind_s for s in sessions), default=0.0), sum(s.waiting for s in sessions))
+
+    def _record(self, outcome: Outcome) -> None:
+        self.metrics.second_readings.inc(tags={"outcome": outcome.value})
 
     async def _read(self, samples: np.ndarray, options: ChunkOptions) -> ChunkTranscript:
         """A streaming reading: someone is listening."""

@@ -36,6 +36,11 @@ class SessionSettings(BaseModel):
     preroll_ms: int = Field(300, ge=0, le=2000, description="Audio kept before speech starts.")
     language: str | None = Field(None, description="Whisper's language; None: detected on the first 3 s of speech.")
     vocabulary: Vocabulary | None = Field(None, description="Terms the session will contain (hotwords, dictionary).")
+    read_again: bool = Field(
+        True,
+        description="Whether groups of utterances are read again for the final transcript (`live.final_pass`): off"
+        " for a protocol whose clients never see it (Deepgram's), so that its turn ends wait for nothing.",
+    )
 
     @property
     def channels_transcribed(self) -> int:

@@ -26,7 +26,7 @@ from ray import serve
 from deployments.config import MAX_LANE_BATCHES, BatchingConfig, WhisperModelConfig
 from deployments.metrics import TranscriberMetrics
 from deployments.transcriber.engines import load_engine
-from deployments.types import SAMPLE_RATE, BatchHints, ChunkOptions, ChunkTranscript
+from deployments.types import SAMPLE_RATE, BatchHints, ChunkOptions, ChunkTranscript, ComputeSeconds
 
 logger = logging.getLogger("ray.serve")
 
@@ -280,7 +280,9 @@ class Transcriber:
         self._count_received(0)
         started, cpu_started = time.perf_counter(), time.process_time()
         try:
-            return await asyncio.to_thread(self._decode_grouped, chunks, options)
+            transcripts = await asyncio.to_thread(self._decode_grouped, chunks, options)
+            self._count_compute(lane, transcripts)
+            return transcripts
         finally:
             seconds, audio_s = time.perf_counter() - started, sum(len(chunk) for chunk in chunks) / SAMPLE_RATE
             cpu_s = time.process_time() - cpu_started  # the whole replica's: below 2x wall on 2 cores = contention
@@ -295,6 +297,12 @@ class Transcriber:
             self.metrics.batch_size.observe(len(chunks))
             self.metrics.batch_seconds.observe(seconds)
             await lane.batch_ended(len(chunks))
+
+    def _count_compute(self, lane: Lane, transcripts: list[ChunkTranscript]) -> None:
+        spent = sum((transcript.compute for transcript in transcripts), ComputeSeconds())
+        for stage, seconds in spent.model_dump().items():
+            if seconds:
+                self.metrics.compute_seconds.inc(seconds, tags={"lane": lane.name, "stage": stage})
 
     def _decode_grouped(self, chunks: list[np.ndarray], options: list[ChunkOptions]) -> list[ChunkTranscript]:
         """One engine batch per distinct options (language, prompt, ...); results in the callers' order."""

@@ -122,6 +122,7 @@ def live_options(query: Iterable[tuple[str, str]], models: list[str]) -> LiveOpt
         turn_detection="vad" if endpointing is not None else "manual",
         silence_ms=endpointing if endpointing is not None else DEFAULT_ENDPOINTING_MS,
         vocabulary=vocabulary_of(given),
+        read_again=False,  # Deepgram's clients take is_final words as final: no revision reaches them (issue 61)
     )
     return LiveOptions(
         model=model,

@@ -1,10 +1,13 @@
 """The one interface every Whisper engine implements."""
 
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Protocol
 
 import numpy as np
 
-from deployments.types import ChunkOptions, ChunkTranscript
+from deployments.types import ChunkOptions, ChunkTranscript, ComputeSeconds
 
 
 class WhisperEngine(Protocol):
@@ -23,3 +26,23 @@ class WhisperEngine(Protocol):
         decodes it (no second encoder pass), and reported in its transcript.
         """
         ...
+
+
+class Stopwatch:
+    """A batch's engine seconds by stage (`ComputeSeconds`), each chunk's transcript carrying its share."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - started
+
+    def shared(self, transcripts: list[ChunkTranscript]) -> list[ChunkTranscript]:
+        """The transcripts, each with an equal share of the batch's seconds added to what it carries."""
+        share = ComputeSeconds(**self.seconds).share(max(1, len(transcripts)))
+        return [t.model_copy(update={"compute": t.compute + share}) for t in transcripts]

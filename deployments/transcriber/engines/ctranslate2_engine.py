@@ -20,7 +20,6 @@ pinned to 1.2.x and `tests/test_ctranslate2_engine.py` holds the contract: the s
 way, every segment and word is then fitted into its chunk with a length of its own (`fit_in_chunk`).
 """
 
-import re
 from math import ceil
 from typing import Any
 
@@ -35,11 +34,16 @@ from faster_whisper.transcribe import get_compression_ratio, get_suppressed_toke
 
 from deployments.config import WhisperModelConfig
 from deployments.transcriber._model_store import cache_dir, resolve_ctranslate2_model
+from deployments.transcriber.engines.base import Stopwatch
+from deployments.transcriber.engines.short_window import (
+    COMPRESSION_RATIO_THRESHOLD,
+    MAX_TOKENS_PER_S,
+    misses_speech,
+    repeats_itself,
+    without_loop_after_audio,
+)
 from deployments.transcriber.segmenting import fit_in_chunk, segment_groups
 from deployments.types import SAMPLE_RATE, ChunkOptions, ChunkTranscript, Segment, Word
-
-COMPRESSION_RATIO_THRESHOLD = 2.4
-"""Whisper's: a transcript whose text gzip compresses more than this has looped."""
 
 
 class _OneItemAlignment:
@@ -78,16 +82,17 @@ class CTranslate2Engine:
             return self._transcribe(chunks, options, None)
         buckets: dict[int, list[int]] = {}  # window (s) -> its chunks: a 3 s reading never pays for a 14 s one
         for index, chunk in enumerate(chunks):
-            buckets.setdefault(self._window_s(len(chunk) / SAMPLE_RATE), []).append(index)
+            buckets.setdefault(self._window_s(len(chunk) / SAMPLE_RATE, options.shortest_window_s), []).append(index)
         transcripts: dict[int, ChunkTranscript] = {}
         for window_s, indices in sorted(buckets.items()):
             bucket = [chunks[i] for i in indices]
             transcripts.update(zip(indices, self._read_short(bucket, options, window_s), strict=True))
         return [transcripts[index] for index in range(len(chunks))]
 
-    def _window_s(self, duration_s: float) -> int:
+    def _window_s(self, duration_s: float, shortest_s: float | None = None) -> int:
         """The encoder window (whole seconds) a chunk of this length is read in: 30 when that is no shorter."""
-        window_s = max(self.config.short_window_min_s, ceil(duration_s + self.config.short_window_margin_s))
+        shortest_s = self.config.short_window_min_s if shortest_s is None else shortest_s
+        window_s = max(shortest_s, ceil(duration_s + self.config.short_window_margin_s))
         return int(min(window_s, self.model.feature_extractor.chunk_length))
 
     def _read_short(self, chunks: list[np.ndarray], options: ChunkOptions, window_s: int) -> list[ChunkTranscript]:
@@ -96,15 +101,16 @@ class CTranslate2Engine:
         longest_s = max(len(chunk) for chunk in chunks) / SAMPLE_RATE
         max_tokens = int(MAX_TOKENS_PER_S * longest_s) + 16  # a loop stops here instead of at 448 tokens
         transcripts = self._transcribe(chunks, options, int(window_s * self.model.frames_per_second), max_tokens)
-        repeated = [
-            i
-            for i, transcript in enumerate(transcripts)
-            if _repeats_itself(transcript, len(chunks[i])) or _misses_speech(transcript, chunks[i])
-        ]
+        repeated = []
+        for i, transcript in enumerate(transcripts):
+            if (trimmed := without_loop_after_audio(transcript, chunks[i])) is not None:
+                transcripts[i] = transcript = trimmed  # the words written again into the padding: dropped
+            if repeats_itself(transcript, len(chunks[i])) or misses_speech(transcript, chunks[i]):
+                repeated.append(i)
         if repeated:  # the short window's known failures: read these chunks again in Whisper's own 30 s
             again = self._transcribe([chunks[i] for i in repeated], options, None)
-            for i, transcript in zip(repeated, again, strict=True):
-                transcripts[i] = transcript
+            for i, transcript in zip(repeated, again, strict=True):  # the short reading's cost counts too
+                transcripts[i] = transcript.model_copy(update={"compute": transcript.compute + transcripts[i].compute})
         return transcripts
 
     def _transcribe(
@@ -118,40 +124,30 @@ class CTranslate2Engine:
         tokenizer = Tokenizer(self.model.hf_tokenizer, multilingual, task=options.task, language=language)
         timed_by_alignment = options.segment_timestamps and self.config.timestamps == "alignment"
         whisper_options = self._options(tokenizer, options, timed_by_alignment)
-        features = np.stack([self._features(chunk, frames) for chunk in chunks])
-        encoder_output = self.model.encode(features)
+        clock = Stopwatch()
+        with clock.stage("features"):
+            features = np.stack([self._features(chunk, frames) for chunk in chunks])
+        with clock.stage("encoder"):
+            encoder_output = self.model.encode(features)
 
         prompt = self.model.get_prompt(
             tokenizer,
             previous_tokens=tokenizer.encode(options.prompt) if options.prompt else [],
             without_timestamps=whisper_options.without_timestamps,
         )
-        prompts = [prompt.copy() for _ in chunks]
         languages = [language] * len(chunks)
         probabilities: list[float | None] = [None] * len(chunks)
-        if detect:  # one decoder step on the encoder output; the prompt then carries each chunk's language
-            found = self.model.model.detect_language(encoder_output)
-            languages = [item[0][0].strip("<|>") for item in found]
-            probabilities = [float(item[0][1]) for item in found]
-            slot = prompt.index(tokenizer.language)
-            for item_prompt, item in zip(prompts, found, strict=True):
-                item_prompt[slot] = tokenizer.tokenizer.token_to_id(item[0][0])
-
-        results = self.model.model.generate(
-            encoder_output,
-            prompts,
-            beam_size=whisper_options.beam_size,
-            patience=whisper_options.patience,
-            length_penalty=whisper_options.length_penalty,
-            max_length=min(self.model.max_length, len(prompt) + max_tokens if max_tokens else self.model.max_length),
-            suppress_blank=whisper_options.suppress_blank,
-            suppress_tokens=whisper_options.suppress_tokens,
-            return_scores=True,
-            return_no_speech_prob=True,
-            sampling_temperature=whisper_options.temperatures[0],
-            repetition_penalty=whisper_options.repetition_penalty,
-            no_repeat_ngram_size=whisper_options.no_repeat_ngram_size,
-        )
+        with clock.stage("decoder"):
+            prompts = [prompt.copy() for _ in chunks]
+            if detect:  # one decoder step on the encoder output; the prompt then carries each chunk's language
+                found = self.model.model.detect_language(encoder_output)
+                languages = [item[0][0].strip("<|>") for item in found]
+                probabilities = [float(item[0][1]) for item in found]
+                slot = prompt.index(tokenizer.language)
+                for item_prompt, item in zip(prompts, found, strict=True):
+                    item_prompt[slot] = tokenizer.tokenizer.token_to_id(item[0][0])
+            max_length = min(self.model.max_length, len(prompt) + max_tokens if max_tokens else self.model.max_length)
+            results = self._generate(encoder_output, prompts, whisper_options, max_length)
         durations = [len(chunk) / SAMPLE_RATE for chunk in chunks]
         sizes = [int(ceil(duration) * self.model.frames_per_second) for duration in durations]
         segmented = [
@@ -159,7 +155,8 @@ class CTranslate2Engine:
             for result, duration, size in zip(results, durations, sizes, strict=True)
         ]
         if whisper_options.word_timestamps:
-            self._add_word_timestamps(segmented, tokenizer, encoder_output, sizes, whisper_options)
+            with clock.stage("alignment"):
+                self._add_word_timestamps(segmented, tokenizer, encoder_output, sizes, whisper_options)
         transcripts = [
             self._chunk_transcript(segments, chunk_language, options.temperature, duration).model_copy(
                 update={"language_probability": probability}
@@ -170,7 +167,31 @@ class CTranslate2Engine:
         ]
         if timed_by_alignment:
             transcripts = [self._segments_from_words(transcript, tokenizer, options) for transcript in transcripts]
-        return transcripts
+        return clock.shared(transcripts)
+
+    def _generate(
+        self,
+        encoder_output: StorageView,
+        prompts: list[list[int]],
+        whisper_options: FasterWhisperOptions,
+        max_length: int,
+    ) -> list[WhisperGenerationResult]:
+        results: list[WhisperGenerationResult] = self.model.model.generate(
+            encoder_output,
+            prompts,
+            beam_size=whisper_options.beam_size,
+            patience=whisper_options.patience,
+            length_penalty=whisper_options.length_penalty,
+            max_length=max_length,
+            suppress_blank=whisper_options.suppress_blank,
+            suppress_tokens=whisper_options.suppress_tokens,
+            return_scores=True,
+            return_no_speech_prob=True,
+            sampling_temperature=whisper_options.temperatures[0],
+            repetition_penalty=whisper_options.repetition_penalty,
+            no_repeat_ngram_size=whisper_options.no_repeat_ngram_size,
+        )
+        return results
 
     def _features(self, chunk: np.ndarray, frames: int | None) -> np.ndarray:
         if frames is None:
@@ -332,64 +353,3 @@ class CTranslate2Engine:
         return out.model_copy(
             update={"segments": fit_in_chunk(out.segments, duration), "words": fit_in_chunk(out.words, duration)}
         )
-
-
-MAX_TOKENS_PER_S = 10
-"""Twice the tokens of fast speech: the most a short window's decode may produce."""
-MAX_WORDS_PER_S = 5.0
-"""Faster than anyone speaks (conversation runs at 2-3.5 words a second): a short window's transcript this dense
-repeats itself."""
-LOOP_REPEATS = 4
-"""A phrase of up to four words said this many times in a row ("hello hello hello hello") is a loop, not speech."""
-
-
-def _repeats_itself(transcript: ChunkTranscript, samples: int) -> bool:
-    """Whisper read in a window shorter than the 30 s it was trained on sometimes loops: its text compresses more
-    than 2.4 times (Whisper's own test), holds more words than the chunk's time could, or says a phrase over and
-    over."""
-    text = "".join(segment.text for segment in transcript.segments)
-    words = re.sub(r"[^\w' ]", " ", text.lower()).split()
-    too_many_words = len(words) > MAX_WORDS_PER_S * samples / SAMPLE_RATE + 3
-    return too_many_words or get_compression_ratio(text) > COMPRESSION_RATIO_THRESHOLD or _says_again(words)
-
-
-def _says_again(words: list[str]) -> bool:
-    for size in range(1, 5):
-        for start in range(len(words) - size * LOOP_REPEATS + 1):
-            phrase = words[start : start + size]
-            if all(words[start + k * size : start + (k + 1) * size] == phrase for k in range(1, LOOP_REPEATS)):
-                return True
-    return False
-
-
-LEVEL_FRAME = SAMPLE_RATE // 20
-"""50 ms frames for `_misses_speech`'s sound level."""
-MISSED_SPEECH_S = 0.8
-"""Sound this long that a short-window transcript's words do not account for: read again in 30 s."""
-LONGEST_WORD_S = 0.8
-"""A word aligned longer than this stretches over speech Whisper did not write down (its excess counts)."""
-
-
-def _misses_speech(transcript: ChunkTranscript, chunk: np.ndarray) -> bool:
-    """The short window's other failure: Whisper stops early or skips a stretch. Seen in the words' times (only
-    when the chunk was read with word timestamps): sound before the first word or after the last (50 ms
-    frames above a fifteenth of the chunk's loud level), and the sound under words the alignment stretched
-    over more than LONGEST_WORD_S of it, add up to more than MISSED_SPEECH_S. (A word stretched over a pause,
-    as a reading that starts with the words before a pause has, is not a miss.)"""
-    words = transcript.words
-    if not words:
-        return False
-    frames = len(chunk) // LEVEL_FRAME
-    if frames == 0:
-        return False
-    level = np.sqrt(np.mean(np.square(chunk[: frames * LEVEL_FRAME].reshape(frames, LEVEL_FRAME)), axis=1))
-    sounding = level > max(0.15 * float(np.percentile(level, 95)), 1e-3)
-    middles = (np.arange(frames) + 0.5) * LEVEL_FRAME / SAMPLE_RATE
-    outside = (middles < words[0].start - 0.5) | (middles > words[-1].end + 0.5)
-    unwritten = float(np.sum(sounding & outside)) * LEVEL_FRAME / SAMPLE_RATE
-    stretched = 0.0  # sound under one word beyond a long word's length; a word stretched over a pause is fine
-    for word in words:
-        if word.end - word.start > LONGEST_WORD_S:
-            under = (middles >= word.start) & (middles < word.end)
-            stretched += max(0.0, float(np.sum(sounding & under)) * LEVEL_FRAME / SAMPLE_RATE - LONGEST_WORD_S)
-    return unwritten + stretched > MISSED_SPEECH_S

@@ -20,6 +20,7 @@ from transformers import WhisperForConditionalGeneration, WhisperProcessor
 
 from deployments.config import WhisperModelConfig
 from deployments.transcriber._model_store import cache_dir, resolve_hf_model
+from deployments.transcriber.engines.base import Stopwatch
 from deployments.transcriber.segmenting import fit_in_chunk
 from deployments.types import SAMPLE_RATE, ChunkOptions, ChunkTranscript, Segment, Word
 
@@ -82,11 +83,19 @@ class TransformersEngine:
             kwargs |= {"do_sample": True, "temperature": options.temperature, "num_beams": 1}
         if options.word_timestamps:
             kwargs["return_token_timestamps"] = True
-        output = self.model.generate(self._features(chunks), **kwargs)
-        return [
-            self._chunk_transcript(self._decoded(output, i, options.temperature), len(chunks[i]) / SAMPLE_RATE, options)
-            for i in range(len(chunks))
-        ]
+        clock = Stopwatch()
+        with clock.stage("features"):
+            features = self._features(chunks)
+        with clock.stage("decoder"):  # generate runs the encoder too
+            output = self.model.generate(features, **kwargs)
+        return clock.shared(
+            [
+                self._chunk_transcript(
+                    self._decoded(output, i, options.temperature), len(chunks[i]) / SAMPLE_RATE, options
+                )
+                for i in range(len(chunks))
+            ]
+        )
 
     @staticmethod
     def _decoded(output: dict[str, Any], index: int, temperature: float) -> _Decoded:
