@@ -6,6 +6,7 @@ On one fresh local service (`configs/local.yaml`, the model named; default Whisp
 2. pyannote's call (30 s, two speakers) in one session: the `completed` transcripts joined, against the same call
    transcribed as a file by the same service (how far the live finals are from the file's words) and against
    the call's reference;
+   (each session ends as the service's idle timeout, 3 s here, ends it: what was heard is transcribed first)
 3. `--sessions` sessions of the call at once: each one's flush (from its last audio to its last `completed`) and
    its finals' distance from the file's words.
 The groups of utterances read again, of all that ended, come from the service's `stt_live_second_readings`.
@@ -30,7 +31,7 @@ from devkit.realtime import COMPLETED, pcm24k, transcription_session
 from devkit.wer import stm_transcript, word_error_rate
 
 KEY = "bench"
-QUIET_S = 1.5  # after the last completed transcript: nothing more is coming
+IDLE_S = 3  # the service's live.idle_timeout_s: a session that sent its last audio ends this long after
 
 
 def finals(received: list[tuple[float, Any]]) -> str:
@@ -42,7 +43,7 @@ def flush_s(received: list[tuple[float, Any]], sent_at: float) -> float:
 
 
 async def sessions_at_once(base_url: str, pcm: bytes, count: int) -> list[tuple[list[tuple[float, Any]], float]]:
-    return await asyncio.gather(*(transcription_session(base_url, KEY, pcm, QUIET_S) for _ in range(count)))
+    return await asyncio.gather(*(transcription_session(base_url, KEY, pcm) for _ in range(count)))
 
 
 def read_again(metrics: str) -> str:
@@ -62,8 +63,9 @@ def main() -> None:
     call = decode_audio(pyannote_sample()).samples
     reference = stm_transcript(pyannote_sample().with_suffix(".stm"))
     jfk = SHARED_AUDIO / "jfk.flac"
+    live_config = {"idle_timeout_s": IDLE_S, "max_sessions_per_key": max(2, args.sessions)}
     with LocalService(
-        Path(tempfile.mkdtemp()), [KEY], model=args.model, unthrottled=True, metrics_interval_ms=1000
+        Path(tempfile.mkdtemp()), [KEY], model=args.model, unthrottled=True, metrics_interval_ms=1000, live=live_config
     ) as service:
         metrics = service.metrics_url()
         with httpx.Client(base_url=service.base_url, headers={"Authorization": f"Bearer {KEY}"}, timeout=600) as http:
@@ -71,18 +73,18 @@ def main() -> None:
             filed.raise_for_status()
         file_text = filed.json()["text"]
         print(f"{args.model}: the call as a file, WER {word_error_rate(reference, file_text):.3f}", flush=True)
-        if jfk.exists():
+        if jfk.exists() and args.jfk_runs:
             pcm = pcm24k(decode_audio(jfk).samples)
             rates = []
             for _ in range(args.jfk_runs):
-                received, _ = asyncio.run(transcription_session(service.base_url, KEY, pcm, QUIET_S))
+                received, _ = asyncio.run(transcription_session(service.base_url, KEY, pcm))
                 rates.append(word_error_rate(JFK_REFERENCE, finals(received)))
                 print(f"  jfk: WER {rates[-1]:.3f}  {finals(received)!r}", flush=True)
             print(f"1. jfk x{args.jfk_runs}: WER {[round(r, 3) for r in rates]}, at most {max(rates):.3f}", flush=True)
         else:
-            print("1. jfk: ../shared/audio/jfk.flac is not here: skipped", flush=True)
+            print("1. jfk: skipped (../shared/audio/jfk.flac is not here, or --jfk-runs 0)", flush=True)
         pcm = pcm24k(call)
-        received, sent_at = asyncio.run(transcription_session(service.base_url, KEY, pcm, QUIET_S))
+        received, sent_at = asyncio.run(transcription_session(service.base_url, KEY, pcm))
         live = finals(received)
         print(
             f"2. the call: finals {word_error_rate(file_text, live):.3f} from the file's words, WER"

@@ -61,6 +61,7 @@ def main() -> None:
     parser.add_argument("--final-passes", default="none,full:5", help="full:N, audio:N: N s of context")
     parser.add_argument("--files", default="", help="names without extension; default: all found")
     parser.add_argument("--delay-ms", type=int, default=480, help="the session's delay_ms")
+    parser.add_argument("--turns", default="none", help="turn detection: none, or vad (OpenAI's server VAD, 500 ms)")
     parser.add_argument("--whisper", action="append", default=[], metavar="KEY=VALUE", help="a whisper setting")
     parser.add_argument("--live", action="append", default=[], metavar="KEY=VALUE", help="a live setting; repeatable")
     args = parser.parse_args()
@@ -89,7 +90,8 @@ def main() -> None:
                         final_context_s=float(final_context or 0),
                         **dict(item.split("=", 1) for item in args.live),
                     )
-                    settings = SessionSettings(language="en", delay_ms=args.delay_ms)
+                    turns = {"turn_detection": "vad", "silence_ms": 500} if args.turns == "vad" else {}
+                    settings = SessionSettings(language="en", delay_ms=args.delay_ms, **turns)
                     runs = {name: asyncio.run(stream(engine, audio[name], config, settings)) for name in names}
                     print_row(config, filed, runs)
                     compute_rows.append((config, runs))

@@ -45,7 +45,9 @@ def test_a_group_is_read_again_unless_turned_off_cleared_or_the_replica_cannot_k
     assert outcome.skipped == (outcome in (Outcome.BEHIND, Outcome.QUEUED))
 
 
-@pytest.mark.parametrize(("behind_s", "waiting", "left"), [(0.0, 0, True), (0.0, 1, False), (3.0, 0, False)])
+@pytest.mark.parametrize(
+    ("behind_s", "waiting", "left"), [(0.0, 0, True), (0.0, 1, False), (MOST_BEHIND_S + 1, 0, False)]
+)
 def test_at_the_end_of_input_the_tail_is_left_to_the_reading_only_while_none_waits(
     behind_s: float, waiting: int, left: bool
 ) -> None:
@@ -114,7 +116,7 @@ def _final_pass(
 def test_a_group_read_again_replaces_its_streamed_words_unless_the_replica_is_behind() -> None:
     reading = [("a", 1.0, 1.5), ("b", 2.0, 2.5), ("see", 3.0, 3.5), ("Thank", 4.3, 4.5), ("you.", 4.5, 4.7)]
     assert _final_pass(0.0, reading) == (["a", "b", "see"], 1)  # nothing after the voice's end (+0.2 s)
-    assert _final_pass(3.0, reading) == (["a", "b", "c"], 0)  # behind: not read again
+    assert _final_pass(MOST_BEHIND_S + 1, reading) == (["a", "b", "c"], 0)  # behind: not read again
     assert _final_pass(0.0, reading[:1]) == (["a", "b", "c"], 1)  # the reading lost most words
     assert _final_pass(0.0, reading, voiced_end_s=0.2) == ([], 0)  # every streamed word after the voice's end
 
@@ -172,7 +174,7 @@ def test_streamed_words_after_the_voices_end_never_reach_the_final_transcript() 
     the streamed words are final, and those after the voice's end are dropped; a second reading's span ends with
     the last voiced word's, not with theirs."""
     spoken = [("a", 1.0, 1.5), ("b", 2.0, 2.5), ("c", 3.0, 3.5), ("Thank", 3.9, 4.2), ("you.", 4.2, 4.4)]
-    for behind_s in (3.0, 0.0):
+    for behind_s in (MOST_BEHIND_S + 1, 0.0):
         load = functools.partial(ReplicaLoad, behind_s, 0)
         final = FinalPass(reader(spoken), "full", 0.3, 5.0, SecondReadings(load))
         final.add(np.zeros(6 * S, np.float32))
