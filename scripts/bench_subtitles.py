@@ -1,5 +1,5 @@
 """How well srt/vtt cues follow the subtitle rules, before (a cue per Whisper segment) and after (cues cut from
-the words by `serve_app/rest/subtitles.py`), over the call and, with `../shared`, its longer recordings. No
+the words by `serve_app/rendering/subtitles/`), over the call and, with `../shared`, its longer recordings. No
 service: the embedded engine transcribes in this process, each file in 30 s chunks put back on its timeline.
 
 For each file and in total it prints the share of cues within each rule of the defaults: line width, line count,
@@ -18,7 +18,7 @@ from deployments.transcriber.engines import load_engine
 from deployments.transcriber.engines.base import WhisperEngine
 from deployments.types import SAMPLE_RATE, ChunkOptions, Segment, Word
 from devkit.media import SHARED_AUDIO, pyannote_sample
-from serve_app.rest.subtitles import MIN_CUE_DURATION_S, SubtitleRules, build_cues, cue_words
+from serve_app.rendering.subtitles import MIN_CUE_DURATION_S, SubtitleRules, build_cues, cue_words
 
 CHUNK = 30 * SAMPLE_RATE
 RULE_NAMES = ("line width", "line count", "duration <= max", "duration >= 5/6 s", "chars/s")

@@ -56,7 +56,7 @@ from devkit.local_service import ROOT, LocalService
 from devkit.media import JFK_REFERENCE, SHARED_AUDIO, encode, pyannote_sample
 from devkit.percentiles import percentile
 from devkit.wer import matched_words, stm_transcript, word_error_rate
-from serve_app.config import AppConfig
+from serve_app.http_app import AppArgs
 
 CONCURRENT_REQUESTS = 16
 BASELINE_BATCH_SIZE = 8  # BatchedInferencePipeline's, and the engines' in sections 4 and 5
@@ -438,7 +438,7 @@ def main() -> None:
     args = parser.parse_args()
 
     local = yaml.safe_load((ROOT / "configs" / "local.yaml").read_text())["applications"][0]
-    served = AppConfig.model_validate(local["args"]).whisper.model_copy(update={"model": args.model})
+    served = AppArgs.model_validate(local["args"]).whisper.model_copy(update={"model": args.model})
     # faster-whisper as a script runs it, and the engines in one process: every core on one batch at a time.
     whisper = served.model_copy(update={"cpu_threads": len(os.sched_getaffinity(0))})
     if args.gpu:

@@ -1,7 +1,7 @@
 """The typed application builder behind `serve run configs/local.yaml`.
 
-Serve validates the YAML's `args` against `AppConfig`, then this composes the deployments, each with its
-own settings:
+Serve hands it the YAML's `args`, which it validates against `AppArgs` (`AppConfig` with each protocol's
+section: `serve_app.http_app`), then composes the deployments, each with its own settings:
 
     Ingress -> TranscriptionPipeline -> Transcriber
             |                        -> Diarizer
@@ -12,7 +12,7 @@ own settings:
                                      -> Diarizer      share batches)
 """
 
-from typing import cast
+from typing import Any, cast
 
 from ray.serve import Application, Deployment
 
@@ -24,10 +24,14 @@ from deployments.files.pipeline import TranscriptionPipeline
 from deployments.live.deployment import LiveTranscriber
 from deployments.transcriber.deployment import Transcriber
 from serve_app.config import AppConfig
+from serve_app.http_app import AppArgs
 from serve_app.ingress import Ingress
 
 
-def build_app(args: AppConfig) -> Application:
+def build_app(raw_args: dict[str, Any]) -> Application:
+    """Serve validates a builder's argument itself only against a model named in its signature, which mypy must
+    see as a type: `AppArgs` is made at import time from the EDGES, so the builder validates."""
+    args = AppArgs.model_validate(raw_args)
     transcriber = _deployment(Transcriber).bind(args.whisper)
     diarizer = _deployment(Diarizer).bind(args.diarization)
     pipeline_config = PipelineConfig(
@@ -38,7 +42,7 @@ def build_app(args: AppConfig) -> Application:
     if args.analysis.audio_emotion_model is not None:
         audio_emotions = _deployment(AudioEmotions).bind(args.analysis.audio_emotion_model)
     pipeline = _deployment(TranscriptionPipeline).bind(transcriber, diarizer, pipeline_config, analyzer, audio_emotions)
-    live = _deployment(LiveTranscriber).bind(transcriber, diarizer, args.live, args.vocabulary)
+    live = _deployment(LiveTranscriber).bind(transcriber, diarizer, args.live, args.vocabulary, args.storage)
     return _deployment(Ingress).bind(pipeline, live, args)
 
 

@@ -1,13 +1,20 @@
 """The application's configuration, from two sources, on purpose:
 - `AppConfig` comes from the Serve config YAML (`applications[].args`) and holds everything that is not
-  secret. Serve validates it against this model at deploy time; its parts are the workers' own settings
-  (`deployments/config.py`, and billing's default price in `deployments/billing/pricing.py`), handed to
-  each owner by the application builder.
+  secret. Its parts are the workers' own settings (`deployments/config/`, and billing's default price in
+  `deployments/billing/pricing.py`), handed to each owner by the application builder, and one section per
+  client protocol that has settings, kept beside that protocol (`serve_app/<protocol>/config.py`: a `Section`)
+  and named by its `Edge`. `AppConfig` itself names no protocol: `serve_app.http_app.AppArgs` is `AppConfig`
+  with the sections of the `EDGES` (`AppConfig.with_sections`), and the application builder validates the
+  YAML's `args` against it at deploy time. A protocol reads its own section, typed, with `Section.of`.
 - `SecretSettings` comes from the environment (`STT_API_KEYS`, `STT_ADMIN_KEYS`), so keys never sit in a
   file that is committed or shown by `serve status`. The Ingress reads it once, when it starts.
 """
 
-from pydantic import Field, SecretStr
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel, Field, SecretStr, create_model
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from deployments.billing.pricing import BillingConfig
@@ -25,16 +32,35 @@ from deployments.config import (
     VocabularyConfig,
     WhisperModelConfig,
 )
-from serve_app.asr_webservice.config import AsrWebserviceConfig
-from serve_app.assemblyai.config import AssemblyAIConfig
-from serve_app.deepgram.config import DeepgramConfig
+
+SectionModel = TypeVar("SectionModel", bound=BaseModel, covariant=True)
+
+
+@dataclass(frozen=True)
+class Section(Generic[SectionModel]):
+    """A client protocol's settings: the section `name` of the Serve config's `args`, validated by `model` (whose
+    fields all have defaults: a config without the section gets them). The protocol's `Edge` names it, which is
+    all that puts the section into the application's configuration (`AppConfig.with_sections`) and into the
+    generated configuration reference (its fields' `Field(description=...)` and the model's docstring)."""
+
+    name: str
+    model: type[SectionModel]
+    description: str
+    """The section field's description (in the configuration's JSON schema)."""
+
+    def of(self, config: "AppConfig") -> SectionModel:
+        """This section of the application's configuration, typed: e.g. `DEEPGRAM.of(config).models`."""
+        section = getattr(config, self.name, None)
+        return section if isinstance(section, self.model) else self.model()
+
 
 OPENAI_TRANSCRIBE_MODELS = ("gpt-4o-transcribe", "gpt-4o-mini-transcribe", "gpt-4o-transcribe-diarize")
 """OpenAI's current transcription model ids, which its SDK's examples send (diarized_json with the last)."""
 
 
 class AppConfig(StrictModel):
-    """Arguments of the Serve application builder (`serve_app.app:build_app`)."""
+    """Arguments of the Serve application builder (`serve_app.app:build_app`): the service's own. Each client
+    protocol's section is added by `with_sections`, from the protocol's `Edge` (`serve_app.http_app.AppArgs`)."""
 
     model_ids: list[str] = Field(
         default=["whisper-1", *OPENAI_TRANSCRIBE_MODELS],
@@ -54,22 +80,23 @@ class AppConfig(StrictModel):
     live: LiveConfig = LiveConfig()
     analysis: AnalysisConfig = AnalysisConfig()
     callbacks: CallbacksConfig = CallbacksConfig()
-    asr_webservice: AsrWebserviceConfig = Field(
-        AsrWebserviceConfig(),
-        description="whisper-asr-webservice's `/asr` for subtitle tools that send no key: off unless enabled"
-        " (docs/api/asr-webservice.md).",
-    )
-    assemblyai: AssemblyAIConfig = Field(
-        AssemblyAIConfig(), description="AssemblyAI's API: its model names and uploads (docs/api/assemblyai.md)."
-    )
     vocabulary: VocabularyConfig = Field(
         VocabularyConfig(),
         description="Domain vocabulary (`hotwords`, `dictionary`): operators' dictionaries, the terms' share of"
         " Whisper's prompt and the correction's threshold (docs/vocabulary.md).",
     )
-    deepgram: DeepgramConfig = Field(
-        DeepgramConfig(), description="The Deepgram protocol (`/v1/listen`): the model names it answers to."
-    )
+
+    @classmethod
+    def with_sections(cls, name: str, module: str, sections: Iterable[Section[BaseModel]]) -> type["AppConfig"]:
+        """This model with one more field per section: named as the section, its defaults when left out. `name`
+        and `module` are where the new model is kept (a module attribute of that name, so that Ray pickles the
+        configuration it hands the Ingress by reference)."""
+        fields: dict[str, Any] = {}
+        for section in sections:
+            if section.name in cls.model_fields or section.name in fields:
+                raise ValueError(f"two settings sections are named {section.name!r}")
+            fields[section.name] = (section.model, Field(section.model(), description=section.description))
+        return create_model(name, __base__=cls, __module__=module, __doc__=cls.__doc__, **fields)
 
 
 class SecretSettings(BaseSettings):

@@ -42,7 +42,7 @@ from deployments.types import (
 from serve_app.common.auth import AdminKeys, ApiKey, ApiKeys
 from serve_app.common.services import Services
 from serve_app.config import AppConfig
-from serve_app.http_app import create_app
+from serve_app.http_app import AppArgs, create_app
 from tests.fakes import Actor, Remote
 from tests.test_job_tracker import TRANSCRIPT
 
@@ -164,7 +164,7 @@ class InProcessService:
 
 
 def build(tmp_path: Path) -> tuple[AppConfig, FakePipeline, UsageLedger, ApiKeys]:
-    config = AppConfig(
+    config = AppArgs(  # with the protocols' sections, as Serve's args are
         model_ids=["whisper-1", "whisper-base", "nexara-ru"],
         limits=LimitsConfig(max_sync_upload_bytes=UPLOAD_LIMIT),
         storage=StorageConfig(state_dir=str(tmp_path / "state")),
@@ -237,8 +237,24 @@ class FakeLive:
         self.commit = Remote(self._commit)
         self.clear = Remote(lambda session_id: None)
         self.end_input = Remote(lambda session_id: self._put([*self.ended(), None]))
-        self.close = Remote(self.closed.append)
+        self.close = Remote(self._close)
+        self.ledger: UsageLedger | None = None  # set by live_app: closing charges the session, as the real one does
+        self.touches = 0
+        self.touch = Remote(self._touch)
         self.events = self
+
+    def _touch(self, session_id: str) -> None:
+        self.touches += 1
+
+    def _close(self, session_id: str) -> None:
+        """Recorded, and charged once for what was pushed on the terms the edge gave (the LiveTranscriber's rule)."""
+        if session_id in self.closed:
+            return
+        self.closed.append(session_id)
+        billing = self.settings[-1].billing if self.settings else None
+        if self.ledger is not None and billing is not None and self.pushed:
+            details = billing.details.model_copy(update={"bytes": len(self.pushed)})
+            self.ledger.charge(session_id, billing.owner, self.settings[-1].billed_s(len(self.pushed)), details)
 
     def heard(self, frames: bytes) -> list[LiveEvent]:
         """The events a push brings."""
@@ -288,6 +304,8 @@ def live_app(tmp_path: Path, live: object, keys: list[ApiKey]) -> Iterator[tuple
     """The app with `live` as its LiveTranscriber (a fake), the real ledger and rate limiter and no job tracker,
     in a TestClient (which speaks WebSocket), for `keys`."""
     config, pipeline, ledger, _ = build(tmp_path)
+    if isinstance(live, FakeLive):
+        live.ledger = ledger
     services = Services(
         config,
         ApiKeys(keys),

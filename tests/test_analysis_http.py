@@ -14,7 +14,7 @@ from nexara.types.transcription import LLMResult as SDKLLMResult
 from deployments.analysis.errors import AnalysisTimeout, LLMBackendError, LLMOutputInvalid
 from deployments.jobs.records import owner_of
 from deployments.types import Analysis
-from serve_app.rest.rendering import ResponseFormat, TimestampGranularity, render_body
+from serve_app.rendering.response_formats import ResponseFormat, TimestampGranularity, render_body
 from tests.inprocess import DIARIZED, KEY, PRICED_KEY, call
 
 SYNC, ASYNC = "/v1/audio/transcriptions", "/v1/audio/transcriptions/async"

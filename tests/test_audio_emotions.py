@@ -99,7 +99,6 @@ import json, sys
 import yaml
 from ray.serve import Application
 from serve_app.app import build_app
-from serve_app.config import AppConfig
 
 def names(app):
     deployment = app._bound_deployment
@@ -111,7 +110,7 @@ def names(app):
 
 args = yaml.safe_load(open("configs/local.yaml"))["applications"][0]["args"]
 args["analysis"]["audio_emotion_model"] = sys.argv[1] or None
-print(json.dumps({"deployments": sorted(names(build_app(AppConfig.model_validate(args)))),
+print(json.dumps({"deployments": sorted(names(build_app(args))),
                   "loaded": [m for m in ("torch", "transformers") if m in sys.modules]}))
 """
 

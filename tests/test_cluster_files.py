@@ -13,7 +13,7 @@ from ray.serve.schema import ServeDeploySchema
 from sqlalchemy.engine import make_url
 
 from deployments.config import StorageConfig
-from serve_app.config import AppConfig
+from serve_app.http_app import AppArgs
 from serve_app.proxy_limits import CALLBACK as PROXY_CALLBACK
 from serve_app.proxy_limits import CALLBACK_ENV as PROXY_CALLBACK_ENV
 
@@ -30,7 +30,7 @@ def test_the_embedded_serve_config_is_valid_and_is_gpu_yaml() -> None:
     ServeDeploySchema.model_validate(serve_config)
     application = serve_config["applications"][0]
     assert application["import_path"] == "serve_app.app:build_app"
-    AppConfig.model_validate(application["args"])
+    AppArgs.model_validate(application["args"])
     assert serve_config == yaml.safe_load((ROOT / "configs" / "gpu.yaml").read_text())
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from deployments.types import Segment, Transcript
 from devkit.code_switching import base_engine, code_switched, espeak_ng, text_between, transcribe
-from serve_app.rest.rendering import TimestampGranularity, verbose_json
+from serve_app.rendering.response_formats import TimestampGranularity, verbose_json
 
 needs_espeak = pytest.mark.skipif(
     espeak_ng() is None, reason="espeak-ng is not installed: it speaks the code-switched recording"

@@ -1,4 +1,5 @@
-"""Every shipped Serve config is valid: its application args pass AppConfig and its Transcriber batching
+"""Every shipped Serve config is valid: its application args pass AppArgs (AppConfig with the protocols'
+sections) and its Transcriber batching
 settings pass BatchingConfig, with max_ongoing_requests at least the batch size. The Ray Serve LLM alternative
 that gpu.yaml and the KubeRay manifest carry as a comment is valid too, for Ray Serve LLM's own LLMConfig."""
 
@@ -8,7 +9,7 @@ import pytest
 import yaml
 
 from deployments.config import AnalysisConfig, BatchingConfig
-from serve_app.config import AppConfig
+from serve_app.http_app import AppArgs
 
 CONFIGS = sorted(p for p in (Path(__file__).resolve().parents[1] / "configs").glob("*.yaml") if "kuberay" not in p.name)
 
@@ -17,7 +18,7 @@ CONFIGS = sorted(p for p in (Path(__file__).resolve().parents[1] / "configs").gl
 def test_config_is_valid(path: Path) -> None:
     application = yaml.safe_load(path.read_text())["applications"][0]
     assert application["import_path"] == "serve_app.app:build_app"
-    AppConfig.model_validate(application["args"])
+    AppArgs.model_validate(application["args"])
     transcriber = next(d for d in application["deployments"] if d["name"] == "Transcriber")
     batching = BatchingConfig.model_validate(transcriber.get("user_config", {}))
     assert transcriber.get("max_ongoing_requests", 64) >= batching.max_batch_size
@@ -33,7 +34,7 @@ def test_interactive_chunks_find_room_beside_the_jobs_chunks(name: str) -> None:
     the interactive lane cannot help: the jobs' chunks in flight must leave room for a batch of others.
     (backfill.yaml is for throughput alone.)"""
     application = yaml.safe_load((CONFIGS[0].parent / name).read_text())["applications"][0]
-    config = AppConfig.model_validate(application["args"])
+    config = AppArgs.model_validate(application["args"])
     transcriber = next(d for d in application["deployments"] if d["name"] == "Transcriber")
     batching = BatchingConfig.model_validate(transcriber.get("user_config", {}))
     jobs_in_flight = config.jobs.max_concurrent_jobs * config.chunking.max_chunks_in_flight
@@ -77,7 +78,7 @@ def test_the_ray_llm_alternative_is_a_valid_analysis_config(name: str) -> None:
         assert example == ray_llm_example((CONFIGS[0].parent / "gpu.yaml").read_text())["analysis"]
         return
     args = yaml.safe_load(text)["applications"][0]["args"]
-    AppConfig.model_validate({**args, "analysis": example})  # it fits in the application's args
+    AppArgs.model_validate({**args, "analysis": example})  # it fits in the application's args
 
     llm_config_type = ray_serve_llm_config()
     if llm_config_type is None:

@@ -9,7 +9,7 @@ import pytest
 from pydantic import BaseModel
 
 from deployments.config import BatchingConfig
-from serve_app.config import AppConfig
+from serve_app.http_app import AppArgs
 
 pytestmark = pytest.mark.unit
 
@@ -43,7 +43,7 @@ def test_the_reference_describes_every_setting() -> None:
         assert match is not None
         path = match.group(1)
         described[path] = row.rstrip(" |").rsplit(" | ", 1)[1].strip()
-    expected = leaf_paths(AppConfig) | {f"user_config.{path}" for path in leaf_paths(BatchingConfig)}
+    expected = leaf_paths(AppArgs) | {f"user_config.{path}" for path in leaf_paths(BatchingConfig)}
     assert set(described) == expected
     assert [path for path, text in described.items() if not text] == []
 

@@ -17,8 +17,8 @@ from deployments.types import (
     Transcript,
     Word,
 )
-from serve_app.rest.rendering import ResponseFormat, TimestampGranularity, render, sentences
-from serve_app.rest.subtitles import SubtitleRules, build_cues, srt_document, vtt_document, words_of_segments
+from serve_app.rendering.response_formats import ResponseFormat, TimestampGranularity, render, sentences
+from serve_app.rendering.subtitles import SubtitleRules, build_cues, srt_document, vtt_document, words_of_segments
 
 SEGMENT, WORD = [TimestampGranularity.segment], [TimestampGranularity.word]
 

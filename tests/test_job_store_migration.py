@@ -9,7 +9,7 @@ from typing import Any
 from deployments.jobs._store import SQLJobStore
 from deployments.jobs.records import JobStatus
 from deployments.types import DiarizationSetting
-from serve_app.rest.rendering import RenderSpec, ResponseFormat, TimestampGranularity, render_body
+from serve_app.rendering.response_formats import RenderSpec, ResponseFormat, TimestampGranularity, render_body
 from tests.test_job_tracker import TRANSCRIPT
 
 CREATED = "2026-01-01T00:00:00Z"

@@ -26,7 +26,7 @@ from deployments.types import (
     TranscriptionOptions,
     Word,
 )
-from serve_app.rest.rendering import RenderSpec, ResponseFormat
+from serve_app.rendering.response_formats import RenderSpec, ResponseFormat
 from tests.fakes import Actor
 
 TRANSCRIPT = Transcript(

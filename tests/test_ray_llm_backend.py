@@ -18,7 +18,6 @@ from deployments.analysis.backends import make_backend
 from deployments.analysis.errors import AnalysisTimeout, LLMBackendError
 from deployments.config import AnalysisConfig
 from serve_app.app import build_app
-from serve_app.config import AppConfig
 
 RAY_LLM = {
     "model_loading_config": {"model_id": "qwen-0.5b", "model_source": "Qwen/Qwen2.5-0.5B-Instruct"},
@@ -167,7 +166,7 @@ def _analyzer_args(app: Application) -> tuple:
 
 
 def test_build_app_binds_no_llm_deployment_for_the_other_backends() -> None:
-    config, llm = _analyzer_args(build_app(AppConfig()))
+    config, llm = _analyzer_args(build_app({}))
     assert config.backend == "embedded" and llm is None
 
 
@@ -190,7 +189,7 @@ def test_build_app_composes_the_llm_deployment_into_the_application(monkeypatch:
     fake.build_llm_deployment = build_llm_deployment  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "ray.serve.llm", fake)
 
-    config, llm = _analyzer_args(build_app(AppConfig(analysis=CONFIG)))
+    config, llm = _analyzer_args(build_app({"analysis": CONFIG.model_dump()}))
     assert built == [RAY_LLM] and config == CONFIG
     assert isinstance(llm, Application) and llm._bound_deployment.name == "FakeLLMServer"
 
@@ -200,6 +199,6 @@ def test_build_app_with_ray_serve_llm() -> None:
     llm_module = pytest.importorskip(
         "ray.serve.llm", exc_type=ImportError, reason="ray.serve.llm needs ray[llm] (vLLM), not installed here"
     )
-    config, llm = _analyzer_args(build_app(AppConfig(analysis=CONFIG)))
+    config, llm = _analyzer_args(build_app({"analysis": CONFIG.model_dump()}))
     assert isinstance(llm, Application) and llm._bound_deployment.name.startswith("LLMServer:")
     assert llm_module.LLMConfig(**RAY_LLM).model_id == config.model

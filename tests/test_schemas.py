@@ -2,7 +2,7 @@
 
 import pytest
 
-from serve_app.rest.rendering import ResponseFormat
+from serve_app.rendering.response_formats import ResponseFormat
 from serve_app.rest.schemas.transcription_form import Task, TranscriptionForm
 
 

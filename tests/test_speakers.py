@@ -2,7 +2,7 @@
 
 from deployments.diarization.words import decoding_of, diarized_transcription, speaker_of, speaker_summaries
 from deployments.types import Diarization, Segment, SpeakerTurn, Transcript, Word
-from serve_app.rest.rendering import ResponseFormat, TimestampGranularity, render_body
+from serve_app.rendering.response_formats import ResponseFormat, TimestampGranularity, render_body
 
 A, B = "speaker_0", "speaker_1"  # the names clients get; a diarizer's own labels are renamed (tested below)
 TURNS = [SpeakerTurn(speaker=A, start=0.0, end=2.0), SpeakerTurn(speaker=B, start=2.5, end=5.0)]

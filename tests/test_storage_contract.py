@@ -20,7 +20,7 @@ from deployments.jobs.records import Job, JobRequest, JobStatus
 from deployments.jobs.tracker import JobTracker
 from deployments.storage.database import MIGRATIONS, database_engine, migrate_schema
 from deployments.types import TranscriptionOptions
-from serve_app.rest.rendering import RenderSpec
+from serve_app.rendering.response_formats import RenderSpec
 from tests.fakes import Actor
 from tests.postgres import PASSWORD_ENV
 from tests.test_job_tracker import TRANSCRIPT, Clock, FakePipeline, _request, _until_finished

@@ -1,4 +1,4 @@
-"""Subtitle cues (serve_app/rest/subtitles.py) as properties over generated words, and the srt/vtt answers of the
+"""Subtitle cues (serve_app/rendering/subtitles/) as properties over generated words, and the srt/vtt answers of the
 REST routes in-process: the rules held, the fields validated, old stored jobs rendered with the defaults."""
 
 import asyncio
@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from deployments.types import Segment, Transcript, Word
-from serve_app.rest.rendering import RenderSpec, ResponseFormat, TimestampGranularity, render_body
-from serve_app.rest.subtitles import (
+from serve_app.rendering.response_formats import RenderSpec, ResponseFormat, TimestampGranularity, render_body
+from serve_app.rendering.subtitles import (
     MIN_CUE_DURATION_S,
     Cue,
     CueWord,
@@ -74,7 +74,7 @@ def test_cues_hold_the_rules_for_any_words(words: list[CueWord], rules: Subtitle
     # every word in exactly one cue, in order (a word wider than a line is cut into pieces, joined back here)
     assert "".join(w.text for cue in cues for w in cue.words) == "".join(w.text for w in words)
     assert len(list(srt.parse(document))) == len(cues)
-    with mock.patch("serve_app.rest.subtitles.resplit", lambda groups, rules: groups):
+    with mock.patch("serve_app.rendering.subtitles.cues.resplit", lambda groups, rules: groups):
         greedy = build_cues(words, rules)  # cut as full as they go, never cut again
     assert _read_too_fast(cues, rules) <= _read_too_fast(greedy, rules)
 

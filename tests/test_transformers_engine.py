@@ -14,7 +14,7 @@ from deployments.transcriber.engines.ctranslate2_engine import CTranslate2Engine
 from deployments.transcriber.engines.transformers_engine import TransformersEngine
 from deployments.types import ChunkOptions, Transcript
 from devkit.wer import word_error_rate
-from serve_app.rest.rendering import ResponseFormat, TimestampGranularity, render_body
+from serve_app.rendering.response_formats import ResponseFormat, TimestampGranularity, render_body
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,7 @@ from deployments.jobs.records import owner_of
 from deployments.types import ChunkOptions, PipelineRequest, Transcript, TranscriptionOptions
 from devkit.code_switching import GERMAN, EngineTranscriber, base_engine, espeak_ng, spoken
 from devkit.media import encode
-from serve_app.rest.rendering import ResponseFormat, render_translation
+from serve_app.rendering.response_formats import ResponseFormat, render_translation
 from tests.fakes import Remote, replica_class
 from tests.inprocess import KEY, call
 

@@ -103,6 +103,7 @@ class LiveSession:
                 item.cancel()
                 await asyncio.gather(item, return_exceptions=True)
         await asyncio.gather(self.worker, return_exceptions=True)
+        self.outbox.put_nowait(None)  # a reader still waiting (its caller gone) ends
 
     @property
     def behind_s(self) -> float:

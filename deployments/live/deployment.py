@@ -5,6 +5,14 @@ streaming call per session (`events`); decoded audio lives only here. Whisper ru
 Transcriber (live readings and file chunks share its batches), speaker embeddings on the Diarizer, and
 the Smart Turn model, small, here.
 
+A session whose Ingress is gone (killed by a redeploy: the LiveTranscriber is not told, and its `events` call
+goes on) is closed once it has not been heard from for `ORPHANED_AFTER` idle timeouts: the edge calls `touch`
+while it holds the session, audio or not.
+
+A session is charged here, when it closes, for the audio pushed into it (its `SessionSettings.billing`): the
+Ingress that opened it may be gone by then (a redeploy kills it once its grace period is over); the charge's
+id, the session's, makes it happen once.
+
 A session's calls must reach the replica that holds it: its id names that replica, and the deployment's
 request router (`deployments/live/_routing.py`) sends every call there, so the deployment scales to any
 number of replicas. A call for a session its replica no longer holds (it restarted) ends the session with
@@ -13,6 +21,7 @@ number of replicas. A call for a session its replica no longer holds (it restart
 
 import asyncio
 import logging
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -21,7 +30,9 @@ from ray import serve
 from ray.serve.config import RequestRouterConfig
 from ray.serve.handle import DeploymentHandle
 
-from deployments.config import LiveConfig, VocabularyConfig
+from deployments.billing import pricing
+from deployments.billing.ledger import get_or_create_ledger
+from deployments.config import LiveConfig, StorageConfig, VocabularyConfig
 from deployments.live._models import LiveModels
 from deployments.live._routing import SessionAffinityRouter, session_id_on
 from deployments.live._second_readings import Outcome, ReplicaLoad, SecondReadings
@@ -33,6 +44,8 @@ from deployments.retry import retry_on_worker_loss
 from deployments.types import BatchHints, ChunkOptions, ChunkTranscript
 
 logger = logging.getLogger("ray.serve")
+ORPHANED_AFTER = 2
+"""Idle timeouts without a call from the session's edge (`touch`, `push`...) after which it is closed."""
 SESSION_GONE = "the session is not on this server any more (it restarted): open a new one"
 
 
@@ -48,12 +61,17 @@ class LiveTranscriber:
         diarizer: DeploymentHandle[Any],
         config: LiveConfig,
         vocabulary: VocabularyConfig | None = None,
+        storage: StorageConfig | None = None,
     ) -> None:
         self.transcriber = transcriber
         self.diarizer = diarizer
         self.config = config
         self.smart_turn = SmartTurnModel()
         self.sessions: dict[str, LiveSession] = {}
+        self.received: dict[str, int] = {}  # bytes pushed into each open session: what it is charged for
+        self.heard: dict[str, float] = {}  # when each session's edge last called
+        self.reaper: asyncio.Task[None] | None = None
+        self.ledger = get_or_create_ledger(storage) if storage is not None else None  # None: sessions not charged
         self.metrics = LiveMetrics()
         self.readings = SecondReadings(load=self._load, record=self._record)
         self.models = LiveModels(
@@ -71,6 +89,10 @@ class LiveTranscriber:
             return SessionFailed(code="session_full", message=message)
         session_id = session_id_on(serve.get_replica_context().replica_id.unique_id)
         self.sessions[session_id] = LiveSession(settings, self.config, self.models, self.readings)
+        self.received[session_id] = 0
+        self.heard[session_id] = time.monotonic()
+        if self.reaper is None:
+            self.reaper = asyncio.create_task(self._close_orphans())
         self.metrics.sessions_open.set(len(self.sessions))
         return session_id
 
@@ -78,7 +100,14 @@ class LiveTranscriber:
         session = self.sessions.get(session_id)
         if session is None:
             return SessionFailed(code="internal", message=SESSION_GONE)
+        self.received[session_id] += len(frame)
+        self.heard[session_id] = time.monotonic()
         return session.push(frame)
+
+    async def touch(self, session_id: str) -> None:
+        """The session's edge still holds it (called every third of the idle timeout)."""
+        if session_id in self.heard:
+            self.heard[session_id] = time.monotonic()
 
     async def commit(self, session_id: str) -> None:
         """Everything pushed so far is final and the open turn ends (OpenAI's `input_audio_buffer.commit`)."""
@@ -104,13 +133,18 @@ class LiveTranscriber:
         try:
             async for event in session.events():
                 yield event
-        finally:
-            await self.close(session_id)
+        finally:  # the caller gone (the client left, or the Ingress was killed): closed and charged all the same
+            await asyncio.shield(self.close(session_id))
 
     async def close(self, session_id: str) -> None:
         if (session := self.sessions.pop(session_id, None)) is not None:
             self.metrics.sessions_open.set(len(self.sessions))
-            await session.close()
+            received = self.received.pop(session_id, 0)
+            self.heard.pop(session_id, None)
+            try:
+                await session.close()
+            finally:
+                await self._charge(session_id, session.settings, received)
             outcomes = session.second_readings
             if skipped := {outcome: n for outcome, n in outcomes.items() if outcome.skipped}:
                 logger.warning(
@@ -121,6 +155,27 @@ class LiveTranscriber:
                     outcomes.total(),
                     ", ".join(f"{outcome}: {n}" for outcome, n in sorted(skipped.items())),
                 )
+
+    async def _close_orphans(self) -> None:
+        """Closes (and so charges) the sessions whose edge has not called for `ORPHANED_AFTER` idle timeouts."""
+        while True:
+            await asyncio.sleep(1)
+            silent_since = time.monotonic() - ORPHANED_AFTER * self.config.idle_timeout_s
+            for session_id in [sid for sid, heard in self.heard.items() if heard < silent_since]:
+                logger.warning("live session %s: its edge is gone (no call for %g s); closed", session_id,
+                               ORPHANED_AFTER * self.config.idle_timeout_s)  # fmt: skip
+                await self.close(session_id)
+
+    async def _charge(self, session_id: str, settings: SessionSettings, received: int) -> None:
+        """The session's audio, charged once (its id is the charge's), priced as the edge said when it opened."""
+        billing, billed_s = settings.billing, settings.billed_s(received)
+        if billing is None or self.ledger is None or billed_s <= 0:
+            return
+        details = billing.details.model_copy(update={"bytes": received})
+        try:
+            await pricing.charge(self.ledger, session_id, billing.owner, billed_s, details)
+        except Exception:  # the session is over; a failed charge must be seen in the log, not by the client
+            logger.exception("could not charge live session %s (%.1f s)", session_id, billed_s)
 
     def _load(self) -> ReplicaLoad:
         """What the replica's sessions, which share its Transcriber, have waiting."""

@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
+from deployments.billing.ledger import ChargeDetails
 from deployments.vocabulary.terms import Vocabulary
 
 Encoding = Literal["pcm_s16le", "pcm_f32le", "pcm_mulaw", "pcm_alaw"]
@@ -19,6 +20,14 @@ FRAME_MS = 80
 BYTES_PER_SAMPLE: dict[Encoding, int] = {"pcm_s16le": 2, "pcm_f32le": 4, "pcm_mulaw": 1, "pcm_alaw": 1}
 MAX_SPEAKERS = 4
 """Live speaker labels go up to this many voices in a session (then each word goes to the nearest)."""
+
+
+class SessionBilling(BaseModel):
+    """Who pays for a session's audio and on what terms: the LiveTranscriber charges it when the session closes,
+    however it ends (the edge that opened it may be gone: a redeploy kills it mid-session)."""
+
+    owner: str = Field(description="The key's SHA-256.")
+    details: ChargeDetails = Field(description="The charge's task, model and price per minute.")
 
 
 class SessionSettings(BaseModel):
@@ -42,9 +51,20 @@ class SessionSettings(BaseModel):
         " for a protocol whose clients never see it (Deepgram's), so that its turn ends wait for nothing.",
     )
 
+    billing: SessionBilling | None = Field(None, description="Who is charged at the end; None: no one.")
+
     @property
     def channels_transcribed(self) -> int:
         return self.channels if self.multichannel else 1
+
+    def billed_s(self, received_bytes: int) -> float:
+        """What `received_bytes` of this session's audio is charged as: seconds times the channels transcribed."""
+        return (
+            received_bytes
+            / (BYTES_PER_SAMPLE[self.encoding] * self.channels)
+            / self.sample_rate
+            * (self.channels_transcribed)
+        )
 
 
 class LiveWord(BaseModel):

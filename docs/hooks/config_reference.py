@@ -1,9 +1,10 @@
 """MkDocs hook: the configuration reference, generated from the settings models at build time.
 
 `docs/configuration/reference.md` holds the marker below; this hook replaces it with one section per settings
-group of `AppConfig` (the Serve config's `applications[].args`) and one for the Transcriber's `user_config`
-(`BatchingConfig`), each a table of setting path, type, default and description. The descriptions are the
-`Field(description=...)` texts in `deployments/config.py` and `deployments/billing/pricing.py`: one source.
+group of `AppArgs` (the Serve config's `applications[].args`: `AppConfig` and each protocol's section, named by
+its Edge) and one for the Transcriber's `user_config` (`BatchingConfig`), each a table of setting path, type,
+default and description. The descriptions are the `Field(description=...)` texts in `deployments/config/`,
+`deployments/billing/pricing.py` and the protocols' `serve_app/<protocol>/config.py`: one source.
 """
 
 import json
@@ -20,9 +21,9 @@ def _import_models() -> tuple[type, type]:
     if root not in sys.path:
         sys.path.insert(0, root)
     from deployments.config import BatchingConfig
-    from serve_app.config import AppConfig
+    from serve_app.http_app import AppArgs
 
-    return AppConfig, BatchingConfig
+    return AppArgs, BatchingConfig
 
 
 def _cell(text: str) -> str:
@@ -122,7 +123,7 @@ def reference() -> str:
     lines += ["## Transcriber `user_config`", ""]
     lines += [
         "Not under `args`: the `Transcriber` deployment's `user_config` in the same Serve config file"
-        " (`deployments/config.py:BatchingConfig`), applied live without a restart on `serve deploy`"
+        " (`deployments/config/transcriber.py:BatchingConfig`), applied live without a restart on `serve deploy`"
         " ([Transcriber batching](index.md#transcriber-batching)).",
         "",
     ]

@@ -1,14 +1,11 @@
 """The bodies of the admin API. A key's secret appears in one body only, `CreatedKey`, once."""
 
-from datetime import datetime
-from typing import Annotated, Any
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from deployments.billing.pricing import Currency
-
-UtcDatetime = Annotated[datetime, PlainSerializer(lambda moment: moment.isoformat(), return_type=str)]
-"""As the REST API writes times: ISO 8601 with `+00:00`."""
+from serve_app.rendering.times import UtcDatetime
 
 
 class _Request(BaseModel):

@@ -8,6 +8,7 @@ from typing import Annotated
 from fastapi import Depends, HTTPException, Request, status
 
 from deployments.billing import pricing
+from serve_app.asr_webservice.config import ASR_WEBSERVICE
 from serve_app.common.auth import ApiKey, raise_if_exhausted, take_request
 from serve_app.common.dependencies import ServicesDependency
 from serve_app.common.services import Services
@@ -15,7 +16,7 @@ from serve_app.common.services import Services
 
 async def charged_key(request: Request, services: ServicesDependency) -> ApiKey:
     """The key this request is charged to, after the checks above, in that order."""
-    settings = services.config.asr_webservice
+    settings = ASR_WEBSERVICE.of(services.config)
     if not settings.enabled:
         raise HTTPException(status.HTTP_404_NOT_FOUND, "Not Found")  # as Starlette answers an unknown route
     caller = request.client.host if request.client is not None else None
@@ -37,7 +38,7 @@ async def _configured_key(services: Services) -> ApiKey | None:
     """STT_ASR_WEBSERVICE_KEY (any valid key, the key store's too), else the static key named `api_key_name`."""
     if services.asr_webservice_key is not None:
         return await services.api_keys.find(services.asr_webservice_key.get_secret_value())
-    name = services.config.asr_webservice.api_key_name
+    name = ASR_WEBSERVICE.of(services.config).api_key_name
     return next((key for key in services.api_keys.static if name is not None and key.name == name), None)
 
 

@@ -1,10 +1,12 @@
-"""The operator's settings of the whisper-asr-webservice routes (`asr_webservice:` in the Serve config)."""
+"""The operator's settings of the whisper-asr-webservice routes (`asr_webservice:` in the Serve config, named
+by its Edge)."""
 
 import ipaddress
 
 from pydantic import Field
 
 from deployments.config import Networks, StrictModel
+from serve_app.config import Section
 
 
 class AsrWebserviceConfig(StrictModel):
@@ -34,3 +36,11 @@ class AsrWebserviceConfig(StrictModel):
         except ValueError:
             return False
         return any(caller in ipaddress.ip_network(network, strict=False) for network in self.allowed_networks)
+
+
+ASR_WEBSERVICE = Section(
+    "asr_webservice",
+    AsrWebserviceConfig,
+    "whisper-asr-webservice's `/asr` for subtitle tools that send no key: off unless enabled"
+    " (docs/api/asr-webservice.md).",
+)

@@ -2,15 +2,15 @@
 line per segment, tsv `start\\tend\\ttext` in integer milliseconds under a header, json Whisper's result dict
 `{"text", "segments", "language"}`; a diarized segment's text starts with `[speaker_0]: `, as WhisperX (that
 project's diarizing engine) writes it. srt and vtt cues are cut from the words by the service's subtitle rules
-(`serve_app/rest/subtitles.py`), a diarized cue led by `[speaker_0] ` (srt) or `<v speaker_0>` (vtt)."""
+(`serve_app/rendering/subtitles/`), a diarized cue led by `[speaker_0] ` (srt) or `<v speaker_0>` (vtt)."""
 
 import json
 from enum import StrEnum
 from typing import Any
 
 from deployments.types import DiarizedTranscript, PipelineResult, Segment, Word
-from serve_app.rest.rendering import stripped
-from serve_app.rest.subtitles import SubtitleRules, build_cues, srt_document, subtitle_words, vtt_document
+from serve_app.rendering.response_formats import stripped
+from serve_app.rendering.subtitles import SubtitleRules, build_cues, srt_document, subtitle_words, vtt_document
 
 
 class Output(StrEnum):
@@ -40,7 +40,7 @@ def cues(result: PipelineResult) -> list[Segment]:
 
 
 def subtitles(result: PipelineResult, output: Output) -> str:
-    """srt or vtt cues cut from the words by the service's subtitle rules (serve_app/rest/subtitles.py), a
+    """srt or vtt cues cut from the words by the service's subtitle rules (serve_app/rendering/subtitles/), a
     diarized result's cues one speaker each with the speaker shown."""
     rules = SubtitleRules(show_speakers=isinstance(result, DiarizedTranscript))
     cues = build_cues(subtitle_words(result.words, result.segments), rules)

@@ -14,10 +14,12 @@ from deployments.retry import retry_on_worker_loss
 from deployments.transcriber.languages import is_whisper_language, language_name
 from deployments.types import PipelineResult
 from serve_app.asr_webservice.access import ChargedKey
+from serve_app.asr_webservice.config import ASR_WEBSERVICE
 from serve_app.asr_webservice.output import Output, render_output
 from serve_app.asr_webservice.pcm import frame_as_wav
 from serve_app.asr_webservice.request import AsrRequest
 from serve_app.common.dependencies import ConfigDependency, LedgerDependency, PipelineDependency, price_of
+from serve_app.common.edge import Edge
 from serve_app.common.intake import Intake
 
 router = APIRouter(tags=["whisper-asr-webservice"])
@@ -126,7 +128,7 @@ async def asr(  # whisper-asr-webservice's query parameters, one argument each (
         body,
         media_type="text/plain",
         headers={
-            "Asr-Engine": upload.config.asr_webservice.engine_name,
+            "Asr-Engine": ASR_WEBSERVICE.of(upload.config).engine_name,
             "Content-Disposition": f'attachment; filename="{quote(filename)}.{output.value}"',
         },
     )
@@ -146,3 +148,7 @@ async def detect_language(upload: UploadDependency) -> dict[str, str | float]:
         "language_code": result.language,
         "confidence": round(share, 3),
     }
+
+
+EDGE = Edge(router, config=ASR_WEBSERVICE)
+"""Errors as FastAPI's `{"detail": ...}` (ours) and no jobs: its routes and its settings."""

@@ -1,9 +1,10 @@
-"""The AssemblyAI protocol's settings (`assemblyai:` in the Serve config): which of AssemblyAI's model names
-this service answers, and with what, and how long an upload waits for its transcript."""
+"""The AssemblyAI protocol's settings (`assemblyai:` in the Serve config, named by its Edge): which of
+AssemblyAI's model names this service answers, and with what, and how long an upload waits for its transcript."""
 
 from pydantic import Field
 
 from deployments.config import StrictModel
+from serve_app.config import Section
 
 ASSEMBLYAI_SPEECH_MODELS = ("best", "universal", "slam-1", "nano")
 """The `speech_model` values the `assemblyai` SDK's `SpeechModel` enum sends."""
@@ -44,3 +45,8 @@ class AssemblyAIConfig(StrictModel):
         description="How long a file of `POST /v2/upload` waits for the transcript that uses it (which takes it as"
         " its job's input, removed with the job); after that it is deleted and its upload_url is a 400.",
     )
+
+
+ASSEMBLYAI = Section(
+    "assemblyai", AssemblyAIConfig, "AssemblyAI's API: its model names and uploads (docs/api/assemblyai.md)."
+)

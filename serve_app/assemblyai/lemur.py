@@ -12,6 +12,7 @@ from deployments.billing.ledger import ChargeDetails
 from deployments.billing.pricing import Price
 from deployments.jobs.records import Job, JobStatus
 from deployments.types import DiarizedTranscript, PipelineResult, Segment, Transcript
+from serve_app.assemblyai.config import ASSEMBLYAI
 from serve_app.assemblyai.rendering import plain_segment, speaker_letters
 from serve_app.assemblyai.schemas import LemurTaskParams
 from serve_app.config import AppConfig
@@ -19,11 +20,11 @@ from serve_app.config import AppConfig
 
 def check(params: LemurTaskParams, config: AppConfig) -> None:
     """400 for what the service cannot honour: a model name it does not know, a temperature above 0."""
-    if params.final_model not in config.assemblyai.lemur_models:
+    offered = ASSEMBLYAI.of(config).lemur_models
+    if params.final_model not in offered:
         raise HTTPException(
             status.HTTP_400_BAD_REQUEST,
-            f"final_model {params.final_model[:64]!r} is not offered: this service offers"
-            f" {', '.join(config.assemblyai.lemur_models)}",
+            f"final_model {params.final_model[:64]!r} is not offered: this service offers {', '.join(offered)}",
         )
     if params.temperature:
         raise HTTPException(

@@ -12,7 +12,7 @@ from deployments.jobs.records import Job, JobStatus
 from deployments.transcriber.segmenting import sentence_groups
 from deployments.types import DiarizedTranscript, PipelineResult, Segment, Word
 from serve_app.assemblyai.translation import Stored
-from serve_app.rest.subtitles import CueWord, SubtitleRules, build_cues, srt_document, vtt_document
+from serve_app.rendering.subtitles import CueWord, SubtitleRules, build_cues, srt_document, vtt_document
 
 PARAGRAPH_PAUSE_S = 2.0
 """A pause at least this long between sentences starts a paragraph (so does a change of speaker)."""
@@ -214,7 +214,7 @@ def plain_segment(index: int, start: float, end: float, text: str) -> Segment:
 
 
 def subtitles(result: PipelineResult, stored: Stored, kind: str, chars_per_caption: int | None) -> str:
-    """srt or vtt captions cut from the words by the service's subtitle rules (serve_app/rest/subtitles.py), a
+    """srt or vtt captions cut from the words by the service's subtitle rules (serve_app/rendering/subtitles/), a
     caption per speaker's turn with speaker_labels; `chars_per_caption` makes a caption one line of at most that
     many characters (a longer word cut)."""
     rules = SubtitleRules()

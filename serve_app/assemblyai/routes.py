@@ -17,6 +17,7 @@ from deployments.jobs.records import Job
 from deployments.jobs.tracker import JobRunningError, TooManyJobsError
 from deployments.types import Analysis, AnalysisOptions, PipelineResult
 from serve_app.assemblyai import lemur, rendering
+from serve_app.assemblyai.config import ASSEMBLYAI
 from serve_app.assemblyai.schemas import (
     LEMUR_FIELDS,
     TRANSCRIPT_FIELDS,
@@ -39,12 +40,11 @@ from serve_app.common.dependencies import (
     require_api_key,
 )
 from serve_app.common.edge import Edge, ErrorShape
+from serve_app.common.errors import body_issues, too_many_jobs
 from serve_app.common.intake import Intake
 from serve_app.common.services import Services
 from serve_app.common.upload import read_json_body
 from serve_app.config import AppConfig
-from serve_app.rest.form_intake import body_issues
-from serve_app.rest.jobs import too_many_jobs
 
 router = APIRouter(dependencies=[Depends(require_api_key)], include_in_schema=False)
 """Not in /openapi.json: the API is AssemblyAI's, documented by AssemblyAI and docs/api/assemblyai.md."""
@@ -57,7 +57,7 @@ def error_body(_: int, message: str) -> dict[str, str]:
 
 
 def _uploads(config: AppConfig) -> Uploads:
-    return Uploads(config.storage.spool_dir, config.assemblyai.upload_ttl_s, config.jobs.max_job_upload_bytes)
+    return Uploads(config.storage.spool_dir, ASSEMBLYAI.of(config).upload_ttl_s, config.jobs.max_job_upload_bytes)
 
 
 # ---- bodies ----
@@ -101,7 +101,7 @@ async def create_transcript(
     """Queue a job; returns the transcript `queued`, before any decoding."""
     params = await read_json(request, TRANSCRIPT_FIELDS, TranscriptParams)
     upload_id = upload_id_in(params.audio_url, request)
-    form = AudioForm(params, config.assemblyai, url=None if upload_id else params.audio_url)
+    form = AudioForm(params, ASSEMBLYAI.of(config), url=None if upload_id else params.audio_url)
     max_running = key.max_running_jobs or config.jobs.max_running_jobs_per_key
     if not await tracker.has_room.remote(key.owner, max_running):
         raise too_many_jobs(max_running)
@@ -317,4 +317,4 @@ async def lemur_task(request: Request, key: FundedKey, price: KeyPrice, services
     }
 
 
-EDGE = Edge(router, errors=ErrorShape(("/v2", "/lemur"), error_body), callbacks=(PROTOCOL, webhook))
+EDGE = Edge(router, errors=ErrorShape(("/v2", "/lemur"), error_body), callbacks=(PROTOCOL, webhook), config=ASSEMBLYAI)

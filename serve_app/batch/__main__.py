@@ -13,7 +13,7 @@ from deployments.batch.stages import Engines
 from deployments.config import BatchingConfig, PipelineConfig
 from serve_app.batch.plan import FORMATS, PlanError, batch_vocabulary, plan_each
 from serve_app.batch.render import render
-from serve_app.config import AppConfig
+from serve_app.http_app import AppArgs
 
 
 def engines(config_path: str | None) -> Engines:
@@ -28,7 +28,7 @@ def engines(config_path: str | None) -> Engines:
             if deployment.get("name") == "Transcriber":
                 batching = deployment.get("user_config", {})
         data = application.get("args", {})
-    app = AppConfig.model_validate(data)
+    app = AppArgs.model_validate(data)  # a Serve config's args: the protocols' sections too
     return Engines(
         whisper=app.whisper,
         batching=BatchingConfig.model_validate(batching),

@@ -11,7 +11,7 @@ from deployments.batch.inputs import Listed
 from deployments.batch.tasks import FileTask
 from deployments.config import VocabularyConfig
 from deployments.vocabulary import Vocabulary
-from serve_app.rest.rendering import ResponseFormat, TimestampGranularity
+from serve_app.rendering.response_formats import ResponseFormat, TimestampGranularity
 from serve_app.rest.schemas.transcription_form import TranscriptionForm
 from serve_app.rest.vocabulary_fields import vocabulary as form_vocabulary
 

@@ -5,7 +5,7 @@ import json
 from deployments.batch.tasks import FileTask
 from deployments.types import PipelineResult
 from serve_app.batch.plan import EXTENSIONS
-from serve_app.rest.rendering import RenderSpec, render_body
+from serve_app.rendering.response_formats import RenderSpec, render_body
 
 
 def render(result: PipelineResult, task: FileTask) -> dict[str, str]:

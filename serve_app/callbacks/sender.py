@@ -19,7 +19,7 @@ from deployments.jobs.records import Job
 from serve_app.callbacks.signing import JOB_ID_HEADER, SIGNATURE_HEADER, signature
 from serve_app.callbacks.target import post
 from serve_app.common.edge import PROTOCOL_KEY, CallbackFormat, Delivery
-from serve_app.rest.jobs import job_answer
+from serve_app.rendering.job_answer import job_answer
 
 logger = logging.getLogger("ray.serve")  # where Ray shows a replica's log lines
 

@@ -1,15 +1,18 @@
-"""What a client protocol hands the app besides its routes: the shape of its error bodies and how its jobs'
-callbacks are delivered. `serve_app/http_app.py` lists one `Edge` per protocol; the protocols this service
-speaks natively need neither (errors are `{"detail": ...}`, callbacks are the signed job object)."""
+"""What a client protocol hands the app besides its routes: the shape of its error bodies, how its jobs'
+callbacks are delivered, and its settings' section of the Serve config. `serve_app/http_app.py` lists one `Edge`
+per protocol; the protocols this service speaks natively need none of them (errors are `{"detail": ...}`,
+callbacks are the signed job object, settings are `AppConfig`'s own)."""
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from fastapi import APIRouter
+from pydantic import BaseModel
 
 from deployments.callbacks.store import CallbackState
 from deployments.jobs.records import Job
+from serve_app.config import Section
 
 ErrorBody = Callable[[int, str], Any]
 """The JSON body a protocol answers an error with, from the status and what went wrong (already a sentence
@@ -51,6 +54,9 @@ class Edge:
     errors: ErrorShape | None = None
     callbacks: tuple[str, CallbackFormat] | None = None
     """The name jobs of this protocol carry in `render["protocol"]`, and how their callbacks are delivered."""
+    config: Section[BaseModel] | None = None
+    """The protocol's settings (`serve_app/<protocol>/config.py`): a section of the app's configuration, added by
+    naming it here (`serve_app.http_app.AppArgs`), read by the protocol with `Section.of`."""
 
 
 PROTOCOL_KEY = "protocol"

@@ -1,16 +1,17 @@
-"""How the edge answers a failure: the exception handlers every protocol's HTTP routes share, and the error
-bodies (and documented error responses) of the OpenAPI document. Ours are `{"detail": ...}`; on the paths of a
-protocol with an error shape of its own (`serve_app.common.edge.ErrorShape`) the same message takes that shape,
-so its SDK reports it as it would its own service's."""
+"""How the edge answers a failure: the exception handlers every protocol's HTTP routes share, the refusals more
+than one protocol raises alike, and the error bodies (and documented error responses) of the OpenAPI document.
+Ours are `{"detail": ...}`; on the paths of a protocol with an error shape of its own
+(`serve_app.common.edge.ErrorShape`) the same message takes that shape, so its SDK reports it as it would its own
+service's."""
 
 import logging
 from collections.abc import Mapping
 from typing import Any
 
-from fastapi import FastAPI, Request, status
+from fastapi import FastAPI, HTTPException, Request, status
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from deployments.analysis.errors import AnalysisError, AnalysisTimeout, analysis_error_message, analysis_failure
@@ -49,6 +50,18 @@ ANALYSIS_ERRORS: dict[int | str, dict[str, Any]] = {
     },
     502: {"model": ErrorResponse, "description": "The LLM backend failed, or its answer never met the json_schema."},
 }
+
+
+def too_many_jobs(limit: int) -> HTTPException:
+    return HTTPException(
+        status.HTTP_429_TOO_MANY_REQUESTS,
+        f"too many running jobs: this key may have {limit} at once; wait for current jobs to finish",
+    )
+
+
+def body_issues(error: ValidationError) -> list[dict[str, Any]]:
+    """The form's validation issues as FastAPI reports a body's: located under `body`."""
+    return [{**issue, "loc": ("body", *issue["loc"])} for issue in error.errors()]
 
 
 def add_exception_handlers(app: FastAPI) -> None:

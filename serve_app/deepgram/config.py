@@ -1,9 +1,10 @@
-"""The Deepgram protocol's settings (`deepgram:` in the Serve config): which of Deepgram's model names the
-service answers to. Every one is served by the configured Whisper engine."""
+"""The Deepgram protocol's settings (`deepgram:` in the Serve config, named by its Edge): which of Deepgram's
+model names the service answers to. Every one is served by the configured Whisper engine."""
 
 from pydantic import Field
 
 from deployments.config import StrictModel
+from serve_app.config import Section
 
 DEEPGRAM_MODELS = [
     "nova-3",
@@ -40,3 +41,6 @@ class DeepgramConfig(StrictModel):
         description="Deepgram model names `/v1/listen` accepts in `model` (all served by the one Whisper engine);"
         " any other name is a 400 in Deepgram's error shape. The first is used when a request names none.",
     )
+
+
+DEEPGRAM = Section("deepgram", DeepgramConfig, "The Deepgram protocol (`/v1/listen`): the model names it answers to.")

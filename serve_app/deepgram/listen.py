@@ -21,6 +21,7 @@ from serve_app.common.edge import PROTOCOL_KEY, Delivery
 from serve_app.common.intake import Intake
 from serve_app.deepgram._body import ListenBody, receive_body
 from serve_app.deepgram._params import ListenOptions, listen_options
+from serve_app.deepgram.config import DEEPGRAM
 from serve_app.deepgram.errors import error_body
 from serve_app.deepgram.results import created_now, render_listen
 
@@ -53,7 +54,7 @@ class ListenRequest:
 async def listen(request: Request, key: FundedKey, price: KeyPrice, services: ServicesDependency) -> JSONResponse:
     """Transcribe the body's audio or URL; with `callback`, queue it and answer `{"request_id"}`."""
     config = services.config
-    options = listen_options(request.query_params.multi_items(), config.deepgram.models)
+    options = listen_options(request.query_params.multi_items(), DEEPGRAM.of(config).models)
     version = config.whisper.model
     if options.callback is not None:
         return await _submit(request, key.owner, key.max_running_jobs, price, services, options, version)

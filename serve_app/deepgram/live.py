@@ -10,11 +10,11 @@ parameter). Control messages: `KeepAlive`, `Finalize` (everything sent so far is
 
 import asyncio
 import json
-from typing import Any, cast
+from collections.abc import Callable
+from typing import cast
 
 from fastapi import APIRouter, HTTPException, WebSocket
 from fastapi.responses import JSONResponse
-from ray.serve.handle import DeploymentResponseGenerator
 
 from deployments.billing.pricing import Funds
 from deployments.live.events import BYTES_PER_SAMPLE, SessionFailed
@@ -23,12 +23,12 @@ from serve_app.common.dependencies import ServicesDependency
 from serve_app.common.services import Services
 from serve_app.deepgram._live_events import DeepgramEvents
 from serve_app.deepgram._live_params import LiveOptions, live_options
+from serve_app.deepgram.config import DEEPGRAM
 from serve_app.deepgram.errors import error_body
-from serve_app.sessions.admission import claim_session, funded_key
+from serve_app.sessions.admission import claim_session, deny_upgrade, funded_key
 from serve_app.sessions.frames import ClientFrames
-from serve_app.sessions.relay import relay_events
+from serve_app.sessions.runner import LiveSessionRunner, Translate, session_slot
 from serve_app.sessions.socket import ClientSocket
-from serve_app.sessions.usage import SessionMeter, charge_session
 
 router = APIRouter(tags=["deepgram"])
 TICK_S = 0.1
@@ -40,26 +40,21 @@ CLIENT_FAULTS = {"invalid_config", "invalid_audio", "invalid_message", "insuffic
 async def listen_live(websocket: WebSocket, services: ServicesDependency) -> None:
     try:  # the checks every HTTP route makes, in the same order; a refusal is an HTTP answer
         key, funds = await funded_key(websocket, services)
-        options = live_options(websocket.query_params.multi_items(), services.config.deepgram.models)
+        options = live_options(websocket.query_params.multi_items(), DEEPGRAM.of(services.config).models)
         await claim_session(services, key)
     except HTTPException as refusal:
         return await _refuse(websocket, refusal)
-    try:
+    async with session_slot(services, key):
         offered = websocket.scope.get("subprotocols", [])
         await websocket.accept(subprotocol=TOKEN_SUBPROTOCOL if TOKEN_SUBPROTOCOL in offered else None)
         await DeepgramConnection(websocket, services, key, options, funds).run()
-    finally:
-        await services.rate_limiter.close_session.remote(key.owner)
 
 
 async def _refuse(websocket: WebSocket, refusal: HTTPException) -> None:
     """An HTTP answer in Deepgram's shape instead of the upgrade, where the server can send one."""
     body = error_body(refusal.status_code, str(refusal.detail))
     response = JSONResponse(body, status_code=refusal.status_code, headers={"dg-error": body["err_msg"][:200]})
-    if "websocket.http.response" in websocket.scope.get("extensions", {}):
-        await websocket.send_denial_response(response)
-    else:
-        await websocket.close(code=1008, reason=str(refusal.detail)[:120])
+    await deny_upgrade(websocket, refusal, response)
 
 
 class DeepgramSocket(ClientSocket):
@@ -120,38 +115,29 @@ class DeepgramConnection:
     def __init__(
         self, websocket: WebSocket, services: Services, key: ApiKey, options: LiveOptions, funds: Funds
     ) -> None:
-        self.websocket, self.services, self.key, self.options = websocket, services, key, options
-        self.socket = DeepgramSocket(websocket)
-        self.meter = SessionMeter(options.settings, funds)
+        self.services, self.options = services, options
+        self.session = LiveSessionRunner(websocket, services, key, funds, DeepgramSocket(websocket), options.model)
 
     async def run(self) -> None:
-        live = self.services.live
-        assert live is not None, "the live route is served only with a LiveTranscriber"
-        opened = await live.open.remote(self.options.settings)
-        if isinstance(opened, SessionFailed):
-            return await self.socket.close_with(opened)
-        session_id = self.socket.session_id = opened
-        self.events = DeepgramEvents(self.options, session_id, self.services.config.whisper.model)  # its charge's id
-        try:
-            events = cast(DeploymentResponseGenerator[Any], live.options(stream=True).events.remote(session_id))
-            ready = await anext(events)  # the stream is in place before any audio is sent
-            if isinstance(ready, SessionFailed):
-                return await self.socket.close_with(ready)
-            frames = DeepgramFrames(self.websocket, live, session_id, self.services.config.live, self.meter)
-            frames.events, frames.socket = self.events, self.socket
-            relay = asyncio.create_task(relay_events(events, self.socket, frames, self.events.translate))
-            receive = asyncio.create_task(frames.receive())
-            ticks = asyncio.create_task(self._tick())
-            done, _ = await asyncio.wait({relay, receive}, return_when=asyncio.FIRST_COMPLETED)
-            if receive in done and (failure := receive.result()) is not None:
-                relay.cancel()
-                await self.socket.close_with(failure)
-            for task in (relay, receive, ticks):  # the session ended, or the client left
-                task.cancel()
-            await asyncio.gather(relay, receive, ticks, return_exceptions=True)
-        finally:
-            await live.close.remote(session_id)
-            await charge_session(self.services.ledger, session_id, self.key.owner, self.options.model, self.meter)
+        await self.session.run(self._receive())
+
+    async def _receive(self) -> SessionFailed | None:
+        """The session opened, its `UtteranceEnd` timer started, then the client's frames and messages."""
+        model = self.services.config.whisper.model
+        failure = await self.session.open(self.options.settings, self._events_for(model), DeepgramFrames)
+        if failure is not None:
+            return failure
+        frames = cast(DeepgramFrames, self.session.frames)
+        frames.events, frames.socket = self.events, cast(DeepgramSocket, self.session.socket)
+        self.session.alongside(self._tick())
+        return await frames.receive()
+
+    def _events_for(self, model: str) -> Callable[[str], Translate]:
+        def translate(session_id: str) -> Translate:
+            self.events = DeepgramEvents(self.options, session_id, model)  # the session's id is its charge's
+            return self.events.translate
+
+        return translate
 
     async def _tick(self) -> None:
         """`UtteranceEnd`s as the received audio passes them."""
@@ -161,5 +147,6 @@ class DeepgramConnection:
         bytes_per_ms = BYTES_PER_SAMPLE[settings.encoding] * settings.channels * settings.sample_rate / 1000
         while True:
             await asyncio.sleep(TICK_S)
-            for payload in self.events.tick(self.meter.bytes_received / bytes_per_ms):
-                await self.socket.send(payload)
+            assert self.session.meter is not None
+            for payload in self.events.tick(self.session.meter.bytes_received / bytes_per_ms):
+                await self.session.socket.send(payload)

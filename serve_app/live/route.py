@@ -14,7 +14,8 @@ from serve_app.common.auth import BEARER_SUBPROTOCOL
 from serve_app.common.dependencies import ServicesDependency
 from serve_app.live.connection import LiveConnection
 from serve_app.live.schemas import LiveSessionQuery
-from serve_app.sessions.admission import claim_session, funded_key
+from serve_app.sessions.admission import claim_session, deny_upgrade, funded_key
+from serve_app.sessions.runner import session_slot
 
 router = APIRouter(tags=["live"])
 
@@ -26,7 +27,7 @@ async def transcribe_live(websocket: WebSocket, services: ServicesDependency) ->
         await claim_session(services, key)
     except HTTPException as refusal:
         return await _refuse(websocket, refusal)
-    try:
+    async with session_slot(services, key):
         offered = websocket.scope.get("subprotocols", [])  # only one the client offered may be chosen
         subprotocol = next((name for name in (BEARER_SUBPROTOCOL, "realtime") if name in offered), None)
         await websocket.accept(subprotocol=subprotocol)  # a browser's socket fails unless its subprotocol is chosen
@@ -38,15 +39,8 @@ async def transcribe_live(websocket: WebSocket, services: ServicesDependency) ->
         if (unknown := unknown_dictionary(query.dictionary, services.config.vocabulary)) is not None:
             return await LiveConnection.refuse(websocket, "invalid_config", f"dictionary: {unknown}")
         await LiveConnection(websocket, services, key, query, funds).run()
-    finally:
-        await services.rate_limiter.close_session.remote(key.owner)
 
 
 async def _refuse(websocket: WebSocket, refusal: HTTPException) -> None:
-    """An HTTP answer instead of the upgrade, where the server can send one (ASGI's WebSocket denial
-    response); else the handshake is refused, which clients see as 403."""
     response = JSONResponse({"detail": refusal.detail}, status_code=refusal.status_code, headers=refusal.headers)
-    if "websocket.http.response" in websocket.scope.get("extensions", {}):
-        await websocket.send_denial_response(response)
-    else:
-        await websocket.close(code=1008, reason=str(refusal.detail)[:120])
+    await deny_upgrade(websocket, refusal, response)

@@ -1,9 +1,9 @@
 """One OpenAI realtime transcription session's WebSocket: JSON client events in, OpenAI server events out.
 
-A protocol adapter over the nexara protocol's machinery, not another engine: the session's audio goes to
-the same LiveTranscriber (`ClientFrames`: paid for by the byte and forwarded in order, `SessionMeter`:
-charged once at the end, in the same ledger), and its events come back through the same relay
-(`relay_events`), written as OpenAI events (`_events.ItemEvents`).
+A protocol translator around the live session runner (`serve_app.sessions.runner`), not another engine: the
+session's audio goes to the same LiveTranscriber (paid for by the byte and forwarded in order; the session
+closed and charged once at its end, shielded), and its events come back through the same relay, written as
+OpenAI events (`_events.ItemEvents`).
 
 The LiveTranscriber's session opens at the first `input_audio_buffer.append` (or `commit`), with the
 configuration the client's `transcription_session.update` / `session.update` left by then: format and turn
@@ -19,12 +19,10 @@ import base64
 import binascii
 import json
 import uuid
-from typing import Any, cast
+from typing import Any
 
-import anyio
 from fastapi import WebSocket
 from pydantic import ValidationError
-from ray.serve.handle import DeploymentResponseGenerator
 
 from deployments.billing.pricing import Funds
 from deployments.live.events import BYTES_PER_SAMPLE, CLOSE_CODES, SessionFailed, SessionSettings
@@ -34,9 +32,8 @@ from serve_app.common.services import Services
 from serve_app.realtime._config import TranscriptionConfig
 from serve_app.realtime._events import ItemEvents, error_event, failure_event, server_event
 from serve_app.sessions.frames import ClientFrames
-from serve_app.sessions.relay import relay_events
+from serve_app.sessions.runner import LiveSessionRunner
 from serve_app.sessions.socket import ClientSocket
-from serve_app.sessions.usage import SessionMeter, charge_session
 
 SHORTEST_COMMIT_MS = 100
 """OpenAI refuses to commit less audio than this (`input_audio_buffer_commit_empty`)."""
@@ -54,45 +51,20 @@ class RealtimeSocket(ClientSocket):
 
 class RealtimeConnection:
     def __init__(self, websocket: WebSocket, services: Services, key: ApiKey, funds: Funds, beta: bool) -> None:
-        self.websocket, self.services, self.key, self.funds = websocket, services, key, funds
+        self.websocket, self.services = websocket, services
         self.beta = beta  # the beta protocol's event names (`transcription_session.*`, `conversation.item.created`)
         self.socket = RealtimeSocket(websocket)
         self.limits = services.config.live
         self.config = TranscriptionConfig()
         self.id = f"sess_{uuid.uuid4().hex[:20]}"
+        self.session = LiveSessionRunner(websocket, services, key, funds, self.socket, self._model)
         self.settings: SessionSettings | None = None  # once the LiveTranscriber's session is open
-        self.live_id: str | None = None
-        self.meter: SessionMeter | None = None
         self.frames: ClientFrames | None = None
         self.items: ItemEvents | None = None
-        self.relay: asyncio.Task[None] | None = None
-        self.ended = asyncio.Event()  # the relay closed the socket: the session is over
 
     async def run(self) -> None:
         await self.socket.send(self._session_event("created"))
-        receive = asyncio.create_task(self._receive())
-        ended = asyncio.create_task(self.ended.wait())
-        try:
-            done, _ = await asyncio.wait({receive, ended}, return_when=asyncio.FIRST_COMPLETED)
-            if receive in done and (failure := receive.result()) is not None:
-                if self.relay is not None:
-                    self.relay.cancel()
-                await self.socket.close_with(failure)
-        finally:
-            with anyio.CancelScope(shield=True):  # the session is closed and charged even when the server cancels
-                tasks = [task for task in (receive, ended, self.relay) if task is not None]
-                for task in tasks:
-                    task.cancel()
-                await asyncio.gather(*tasks, return_exceptions=True)
-                await self._close()
-
-    async def _close(self) -> None:
-        if self.live_id is None or self.meter is None:
-            return
-        live = self.services.live
-        assert live is not None
-        await live.close.remote(self.live_id)
-        await charge_session(self.services.ledger, self.live_id, self.key.owner, self._model, self.meter)
+        await self.session.run(self._receive())
 
     @property
     def _model(self) -> str:
@@ -204,47 +176,32 @@ class RealtimeConnection:
             )
             await self._error("input_audio_buffer_commit_empty", message, event=client_event_id)
             return None
-        assert self.frames is not None and self.live_id is not None
+        assert self.frames is not None and self.session.live_id is not None
         if (failure := await self.frames.pushed()) is not None:  # the audio before the commit goes first
             return failure
         self.items.uncommitted_ms = 0
-        await self._live.commit.remote(self.live_id)
+        await self.session.live.commit.remote(self.session.live_id)
         return None
 
     async def _clear(self) -> SessionFailed | None:
-        if self.frames is not None and self.live_id is not None and self.items is not None:
+        if self.frames is not None and self.session.live_id is not None and self.items is not None:
             if (failure := await self.frames.pushed()) is not None:
                 return failure
             self.items.uncommitted_ms = 0
-            await self._live.clear.remote(self.live_id)
+            await self.session.live.clear.remote(self.session.live_id)
         await self.socket.send(server_event("input_audio_buffer.cleared"))
         return None
 
-    @property
-    def _live(self) -> Any:
-        live = self.services.live
-        assert live is not None, "the realtime route is served only with a LiveTranscriber"
-        return live
-
     async def _open(self) -> SessionFailed | None:
         """The LiveTranscriber's session, at the first audio, with the configuration as it stands."""
-        if self.live_id is not None:
+        if self.frames is not None:
             return None
         settings = self.config.settings()
-        opened = await self._live.open.remote(settings)
-        if isinstance(opened, SessionFailed):
-            return opened
-        self.live_id = self.socket.session_id = opened
-        self.settings, self.meter = settings, SessionMeter(settings, self.funds)
-        events = cast(DeploymentResponseGenerator[Any], self._live.options(stream=True).events.remote(opened))
-        ready = await anext(events)  # the stream is in place before any audio is sent
-        if isinstance(ready, SessionFailed):
-            return ready
-        self.frames = ClientFrames(self.websocket, self._live, opened, self.limits, self.meter)
         vad_events = self.config.turn_detection is not None
-        self.items = ItemEvents(self.beta, vad_events, self.config.prefix_padding_ms)
-        self.relay = asyncio.create_task(relay_events(events, self.socket, self.frames, self.items.translate))
-        self.relay.add_done_callback(lambda _: self.ended.set())
+        items = ItemEvents(self.beta, vad_events, self.config.prefix_padding_ms)
+        if (failure := await self.session.open(settings, lambda _: items.translate)) is not None:
+            return failure
+        self.settings, self.items, self.frames = settings, items, self.session.frames
         return None
 
     def _session_event(self, what: str) -> dict[str, Any]:

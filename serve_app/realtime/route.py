@@ -13,6 +13,7 @@ from serve_app.common.dependencies import ServicesDependency
 from serve_app.realtime._events import error_event
 from serve_app.realtime.connection import RealtimeConnection
 from serve_app.sessions.admission import claim_session, funded_key
+from serve_app.sessions.runner import session_slot
 
 router = APIRouter(tags=["realtime"])
 
@@ -44,10 +45,8 @@ async def realtime_transcription(websocket: WebSocket, services: ServicesDepende
         await claim_session(services, key)
     except HTTPException as refusal:
         return await _refuse(websocket, refusal)
-    try:
+    async with session_slot(services, key):
         await RealtimeConnection(websocket, services, key, funds, beta).run()
-    finally:
-        await services.rate_limiter.close_session.remote(key.owner)
 
 
 async def _refuse(websocket: WebSocket, refusal: HTTPException) -> None:

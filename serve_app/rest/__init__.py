@@ -1,2 +1,3 @@
 """The nexara/OpenAI REST API: one route module per resource (`routes` gathers them), their request and
-response bodies (`schemas`), the form's readers, and the rendering of results."""
+response bodies (`schemas`) and the form's readers. Results are rendered by `serve_app.rendering`, which every
+protocol shares."""

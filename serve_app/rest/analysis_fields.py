@@ -15,7 +15,7 @@ from fastapi import HTTPException, status
 
 from deployments.config import AnalysisConfig
 from deployments.types import AnalysisOptions
-from serve_app.rest.rendering import ResponseFormat, TimestampGranularity
+from serve_app.rendering.response_formats import ResponseFormat, TimestampGranularity
 from serve_app.rest.schemas.transcription_form import Task, TranscriptionForm
 
 MAX_ROLES = 10

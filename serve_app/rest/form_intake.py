@@ -2,12 +2,13 @@
 streamed in (the file to the spool), those a flat model cannot read parsed first (`openai_fields`), then
 validated; the model checked, and a transcription's analysis fields read (`analysis_fields`)."""
 
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from fastapi import HTTPException, Request, status
 from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
 
+from serve_app.common.errors import body_issues
 from serve_app.common.intake import Intake
 from serve_app.common.upload import ReceivedForm
 from serve_app.rest.analysis_fields import analysis_options
@@ -113,8 +114,3 @@ def validated(form_type: type[FormT], values: dict[str, object], where: str, wha
     if form.file is not None and form.file.size == 0:
         raise HTTPException(status.HTTP_400_BAD_REQUEST, "the uploaded file is empty")
     return form
-
-
-def body_issues(error: ValidationError) -> list[dict[str, Any]]:
-    """The form's validation issues as FastAPI reports a body's: located under `body`."""
-    return [{**issue, "loc": ("body", *issue["loc"])} for issue in error.errors()]

@@ -2,12 +2,11 @@
 
 import asyncio
 from datetime import timedelta
-from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request, Response, status
 from fastapi.responses import JSONResponse
 
-from deployments.callbacks.store import CallbackState, CallbackStatus
+from deployments.callbacks.store import CallbackStatus
 from deployments.jobs.records import Job
 from deployments.jobs.tracker import TooManyJobsError
 from serve_app.callbacks.target import check_callback_url
@@ -21,12 +20,12 @@ from serve_app.common.dependencies import (
     ServicesDependency,
     TrackerDependency,
 )
-from serve_app.common.errors import UPLOAD_ERRORS, ErrorResponse
+from serve_app.common.errors import UPLOAD_ERRORS, ErrorResponse, too_many_jobs
 from serve_app.common.intake import Intake
+from serve_app.rendering.job_answer import JobObject, job_answer
 from serve_app.rest.form_intake import read_transcription_form
-from serve_app.rest.rendering import RenderSpec, render_body
 from serve_app.rest.schemas.audio_form import multipart_request_body
-from serve_app.rest.schemas.jobs import CallbackObject, JobCreated, JobObject
+from serve_app.rest.schemas.jobs import JobCreated
 from serve_app.rest.schemas.transcription_form import TranscriptionForm
 
 router = APIRouter(tags=["async jobs"])
@@ -79,13 +78,6 @@ async def create_job(
     return JobCreated(job_id=job.job_id, created_at=job.created_at)
 
 
-def too_many_jobs(limit: int) -> HTTPException:
-    return HTTPException(
-        status.HTTP_429_TOO_MANY_REQUESTS,
-        f"too many running jobs: this key may have {limit} at once; wait for current jobs to finish",
-    )
-
-
 @router.get(
     "/v1/audio/transcriptions/async/{job_id}",
     response_model=JobObject,
@@ -109,29 +101,3 @@ async def get_job(job_id: str, key: CurrentKey, services: ServicesDependency) ->
         retention = timedelta(seconds=services.config.jobs.retention_s)  # it changes no more
         services.finished_jobs.keep(job_id, key.owner, bytes(response.body), job.completed_at + retention)
     return response
-
-
-def job_answer(job: Job, callback: CallbackState | None) -> bytes:
-    """The job object as its poll answers it, serialised as FastAPI would serialise a JobObject; also the body
-    its callback sends (serve_app/callbacks/). `callback` is left out for a job without a callback_url."""
-    answer = JobObject(
-        job_id=job.job_id,
-        status=job.status.value,
-        created_at=job.created_at,
-        completed_at=job.completed_at,
-        progress=job.progress,
-        result=_rendered(job),
-        error=job.error,
-        callback=CallbackObject.model_validate(callback.model_dump()) if callback is not None else None,
-    )
-    body = answer.model_dump(mode="json", exclude={"callback"} if callback is None else set())
-    return bytes(JSONResponse(body).body)
-
-
-def _rendered(job: Job) -> dict[str, Any] | str | None:
-    """The result as the job was submitted to have it, rendered now from the stored transcript; None while
-    the job runs, or when it failed."""
-    if job.transcript is None:
-        return None
-    spec = RenderSpec.model_validate(job.request.render)
-    return render_body(job.transcript, spec.response_format, spec.timestamp_granularities, spec.subtitles)

@@ -22,7 +22,7 @@ from deployments.errors import client_error
 from deployments.retry import worker_lost
 from deployments.storage.spool import remove_spooled
 from deployments.types import DiarizedTranscript, PipelineProgress, PipelineRequest, PipelineResult, PipelineText
-from serve_app.rest.schemas.results import (
+from serve_app.rest.schemas.stream_events import (
     StreamError,
     StreamErrorDetail,
     TranscriptTextDelta,

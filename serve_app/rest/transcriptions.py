@@ -9,16 +9,16 @@ from serve_app.common.auth import FUNDS_ERROR
 from serve_app.common.dependencies import ConfigDependency, FundedKey, KeyPrice, LedgerDependency, PipelineDependency
 from serve_app.common.errors import ANALYSIS_ERRORS, UPLOAD_ERRORS
 from serve_app.common.intake import Intake
-from serve_app.rest.form_intake import read_transcription_form
-from serve_app.rest.rendering import render
-from serve_app.rest.schemas.audio_form import multipart_request_body
-from serve_app.rest.schemas.results import (
+from serve_app.rendering.bodies import (
     DiarizedTranscription,
     LLMResult,
     OpenAIDiarizedTranscription,
     TranscriptionJson,
     TranscriptionVerboseJson,
 )
+from serve_app.rendering.response_formats import render
+from serve_app.rest.form_intake import read_transcription_form
+from serve_app.rest.schemas.audio_form import multipart_request_body
 from serve_app.rest.schemas.transcription_form import TranscriptionForm
 from serve_app.rest.streaming import stream_transcription
 

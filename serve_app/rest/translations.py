@@ -11,10 +11,10 @@ from serve_app.common.auth import FUNDS_ERROR
 from serve_app.common.dependencies import ConfigDependency, FundedKey, KeyPrice, LedgerDependency, PipelineDependency
 from serve_app.common.errors import UPLOAD_ERRORS
 from serve_app.common.intake import Intake
+from serve_app.rendering.bodies import TranscriptionJson, TranslationVerboseJson
+from serve_app.rendering.response_formats import render_translation
 from serve_app.rest.form_intake import read_translation_form
-from serve_app.rest.rendering import render_translation
 from serve_app.rest.schemas.audio_form import multipart_request_body
-from serve_app.rest.schemas.results import TranscriptionJson, TranslationVerboseJson
 from serve_app.rest.schemas.translation_form import TranslationForm
 
 router = APIRouter(tags=["translations"])

@@ -3,6 +3,7 @@ HTTP route makes, in the same order (the key, its request rate, its money), then
 sessions. A refusal is the HTTPException an HTTP route would raise; each protocol answers it in its own way."""
 
 from fastapi import HTTPException, WebSocket, status
+from fastapi.responses import JSONResponse
 
 from deployments.billing import pricing
 from deployments.billing.pricing import Funds
@@ -25,3 +26,12 @@ async def claim_session(services: Services, key: ApiKey) -> None:
     if not await services.rate_limiter.open_session.remote(key.owner, limit):
         detail = f"this key already has {limit} live sessions open: close one first"
         raise HTTPException(status.HTTP_429_TOO_MANY_REQUESTS, detail, {"Retry-After": "1"})
+
+
+async def deny_upgrade(websocket: WebSocket, refusal: HTTPException, answer: JSONResponse) -> None:
+    """`answer` (the refusal in the protocol's error shape) instead of the upgrade, where the server can send
+    one (ASGI's WebSocket denial response); else the handshake is refused, which clients see as 403."""
+    if "websocket.http.response" in websocket.scope.get("extensions", {}):
+        await websocket.send_denial_response(answer)
+    else:
+        await websocket.close(code=1008, reason=str(refusal.detail)[:120])

@@ -1,15 +1,11 @@
-"""The session's audio by the byte: how much the key's money left pays for, how much came, and the charge
-at the end (seconds received times the channels transcribed), once per session, in the same ledger as files."""
+"""The session's audio by the byte: how much the key's money left pays for, and how much came. The charge is
+the LiveTranscriber's, when the session closes, on the terms `billing` states (it outlives this replica)."""
 
 import logging
-from typing import Any
 
-from ray.actor import ActorProxy
-
-from deployments.billing import pricing
 from deployments.billing.ledger import ChargeDetails
 from deployments.billing.pricing import Funds
-from deployments.live.events import BYTES_PER_SAMPLE, SessionSettings
+from deployments.live.events import BYTES_PER_SAMPLE, SessionBilling, SessionSettings
 
 logger = logging.getLogger(__name__)
 
@@ -32,21 +28,9 @@ class SessionMeter:
         self.bytes_received += len(frame)
         return frame
 
-    @property
-    def billed_s(self) -> float:
-        """The audio received, times the channels transcribed."""
-        return self.bytes_received / self.bytes_per_frame / self.sample_rate * self.channels_transcribed
 
-
-async def charge_session(ledger: ActorProxy[Any], session_id: str, owner: str, model: str, meter: SessionMeter) -> None:
-    """Charge what the session heard, priced as an HTTP request's charge is (`intake.charge_details`)."""
-    billed = meter.billed_s
-    if billed <= 0:
-        return
-    details = ChargeDetails(
-        task="realtime", model=model, bytes=meter.bytes_received, rate_per_min=meter.price.rate_per_min
+def billing(owner: str, model: str, funds: Funds) -> SessionBilling:
+    """Who pays for the session and at what price, priced as an HTTP request's charge is."""
+    return SessionBilling(
+        owner=owner, details=ChargeDetails(task="realtime", model=model, rate_per_min=funds.price.rate_per_min)
     )
-    try:
-        await pricing.charge(ledger, session_id, owner, billed, details)
-    except Exception:  # the session is over; a failed charge must be seen in the log, not by the client
-        logger.exception("could not charge live session %s (%.1f s)", session_id, billed)

@@ -7,7 +7,7 @@ from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, field_validat
 
 from deployments.transcriber.languages import is_whisper_language
 from serve_app.common.upload import SpooledFile
-from serve_app.rest.rendering import ResponseFormat
+from serve_app.rendering.response_formats import ResponseFormat
 
 MODEL_ID = "whisper-1"
 AUTO_LANGUAGE = frozenset({"auto", "automatic"})

@@ -2,7 +2,7 @@
 
 from pydantic import BaseModel, Field
 
-from serve_app.rest.schemas._times import UtcDatetime
+from serve_app.rendering.times import UtcDatetime
 
 
 class Balance(BaseModel):

@@ -15,9 +15,9 @@ from deployments.types import (
 )
 from deployments.vocabulary import MAX_TERM_CHARS, MAX_TERM_WORDS, MAX_TERMS, Vocabulary
 from serve_app.common.vocabulary import dictionary_name
-from serve_app.rest.rendering import SUBTITLE_FORMATS, RenderSpec, ResponseFormat, TimestampGranularity
+from serve_app.rendering.response_formats import SUBTITLE_FORMATS, RenderSpec, ResponseFormat, TimestampGranularity
+from serve_app.rendering.subtitles import SubtitleRules
 from serve_app.rest.schemas.audio_form import TEXT_ONLY_FORMATS, AudioForm, language_code
-from serve_app.rest.subtitles import SubtitleRules
 
 HOTWORDS_FIELD_DOC = (
     f"Words or short phrases the audio contains (names, products, terms), as they should be written: at most"

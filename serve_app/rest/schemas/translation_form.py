@@ -3,7 +3,7 @@
 from pydantic import Field, field_validator, model_validator
 
 from deployments.types import AnalysisOptions, DiarizationOptions, TranscriptionOptions
-from serve_app.rest.rendering import SUBTITLE_FORMATS, ResponseFormat
+from serve_app.rendering.response_formats import SUBTITLE_FORMATS, ResponseFormat
 from serve_app.rest.schemas.audio_form import TEXT_ONLY_FORMATS, AudioForm, language_code
 
 TRANSLATION_FORMATS = (

@@ -1,5 +1,6 @@
-"""The bodies a transcription or translation is answered with: each `response_format`'s JSON object (OpenAI's
-shapes, plus diarization and an LLM's answer), and the server-sent events of `stream=true`."""
+"""The JSON objects a transcription or translation is answered with, one per `response_format` (OpenAI's shapes,
+plus diarization and an LLM's answer): wherever a result is answered (a request, a job's poll or callback, a batch's
+outputs), the same models write it."""
 
 from typing import Any, Literal
 
@@ -163,40 +164,3 @@ class LLMResult(BaseModel):
     llm_output: str | dict[str, Any] = Field(
         description="The answer: text, or with json_schema an object valid against it."
     )
-
-
-class TranscriptTextDelta(BaseModel):
-    """`stream=true`: the next piece of the text, final, in timeline order."""
-
-    type: Literal["transcript.text.delta"] = "transcript.text.delta"
-    delta: str
-
-
-class TranscriptTextSegment(BaseModel):
-    """`stream=true` with task=diarize: one speaker's segment, sent once the speakers are known."""
-
-    type: Literal["transcript.text.segment"] = "transcript.text.segment"
-    id: str
-    start: float
-    end: float
-    text: str
-    speaker: str
-
-
-class TranscriptTextDone(BaseModel):
-    """`stream=true`: the last event; `text` is the whole transcript, the deltas joined."""
-
-    type: Literal["transcript.text.done"] = "transcript.text.done"
-    text: str
-
-
-class StreamErrorDetail(BaseModel):
-    message: str
-    type: Literal["invalid_request_error", "server_error"]
-
-
-class StreamError(BaseModel):
-    """`stream=true`: the request failed after the stream began (OpenAI's error event shape)."""
-
-    type: Literal["error"] = "error"
-    error: StreamErrorDetail

@@ -1,4 +1,5 @@
-"""How the REST API's bodies write a moment in time."""
+"""How the edge's JSON bodies write a moment in time: one way for every API (a job's times, a usage entry's, an
+admin key's), so every client parses them alike."""
 
 from datetime import datetime
 from typing import Annotated

@@ -1,7 +1,8 @@
 """Turn a Transcript into the body a client asked for with `response_format` and `timestamp_granularities`.
 
 Those choices are a `RenderSpec`: made with a synchronous request, or stored with a job (as data the jobs do not
-read: `JobRequest.render`) so that the job's result is rendered the same way whenever it is polled.
+read: `JobRequest.render`) so that the job's result is rendered the same way whenever it is polled. Here, not in
+one protocol, because a job's poll and callback, a batch's outputs and other protocols' subtitles render alike.
 """
 
 import dataclasses
@@ -14,7 +15,7 @@ from pydantic import BaseModel, Field
 from deployments.transcriber.languages import language_name
 from deployments.transcriber.segmenting import sentence_groups
 from deployments.types import DiarizedTranscript, PipelineResult, Transcript, Word
-from serve_app.rest.schemas.results import (
+from serve_app.rendering.bodies import (
     DiarizedTranscription,
     LLMResult,
     OpenAIDiarizedTranscription,
@@ -23,7 +24,7 @@ from serve_app.rest.schemas.results import (
     TranscriptionVerboseJson,
     TranslationVerboseJson,
 )
-from serve_app.rest.subtitles import SubtitleRules, build_cues, srt_document, subtitle_words, vtt_document
+from serve_app.rendering.subtitles import SubtitleRules, build_cues, srt_document, subtitle_words, vtt_document
 
 
 # The shape the edge renders a transcript in (OpenAI's `response_format`).
@@ -67,7 +68,7 @@ SUBTITLE_FORMATS = frozenset({ResponseFormat.srt, ResponseFormat.vtt})
 
 
 def subtitles(transcript: PipelineResult, response_format: ResponseFormat, rules: SubtitleRules) -> str:
-    """srt or vtt cues cut from the transcript's words by `rules` (serve_app/rest/subtitles.py)."""
+    """srt or vtt cues cut from the transcript's words by `rules` (serve_app/rendering/subtitles/)."""
     roles = transcript.analysis.roles if isinstance(transcript, DiarizedTranscript) and transcript.analysis else {}
     words = [
         dataclasses.replace(word, speaker=roles.get(word.speaker, word.speaker)) if word.speaker else word

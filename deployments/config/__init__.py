@@ -1,0 +1,48 @@
+"""The settings of the workers and actors: typed, validated once at deploy time, passed in by the
+application builder (`serve_app.app:build_app`). Nothing here reads the environment, but for one secret:
+`StorageConfig.database_target` reads the database's password, in the process that opens the database.
+
+Each owner gets its own object, from its own module here: the Transcriber a `WhisperModelConfig` (and
+`BatchingConfig` as its `user_config`: `transcriber`), the pipeline a `ChunkingConfig`, `LimitsConfig`,
+`UrlInputConfig` and `VocabularyConfig` (`pipeline`), the Diarizer a `DiarizationConfig` (`diarization`), the
+job tracker, ledger and rate limiter a `JobsConfig` (`jobs`) and all of them a `StorageConfig` (`storage`),
+the LiveTranscriber a `LiveConfig` (`live`), the Analyzer an `AnalysisConfig` (`analysis`), the callback sender
+a `CallbacksConfig` (`callbacks`). Import them from here: `from deployments.config import LiveConfig`.
+"""
+
+from deployments.config.analysis import AnalysisConfig
+from deployments.config.base import Networks, StrictModel
+from deployments.config.callbacks import CallbacksConfig
+from deployments.config.diarization import DiarizationConfig, ResegmentationConfig
+from deployments.config.jobs import JobsConfig
+from deployments.config.live import FinalPassWindow, LiveConfig
+from deployments.config.pipeline import (
+    ChunkingConfig,
+    LimitsConfig,
+    PipelineConfig,
+    UrlInputConfig,
+    VocabularyConfig,
+)
+from deployments.config.storage import StorageConfig
+from deployments.config.transcriber import MAX_LANE_BATCHES, BatchingConfig, WhisperModelConfig
+
+__all__ = [
+    "MAX_LANE_BATCHES",
+    "AnalysisConfig",
+    "BatchingConfig",
+    "CallbacksConfig",
+    "ChunkingConfig",
+    "DiarizationConfig",
+    "FinalPassWindow",
+    "JobsConfig",
+    "LimitsConfig",
+    "LiveConfig",
+    "Networks",
+    "PipelineConfig",
+    "ResegmentationConfig",
+    "StorageConfig",
+    "StrictModel",
+    "UrlInputConfig",
+    "VocabularyConfig",
+    "WhisperModelConfig",
+]
