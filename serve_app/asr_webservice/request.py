@@ -18,6 +18,8 @@ class AsrRequest:
     max_speakers: int | None = None
     url: None = None
     """Always an upload: whisper-asr-webservice takes no URL."""
+    filename: str = ""
+    """The upload's file name, once received (its output's attachment is named after it)."""
 
     def transcription_options(self) -> TranscriptionOptions:
         return TranscriptionOptions(

@@ -4,13 +4,14 @@ field `audio_file`, the options in the query string, the body as text (`Asr-Engi
 `POST /v1/audio/transcriptions`; access and the key charged are `access`'s."""
 
 import asyncio
+import dataclasses
+from functools import partial
 from typing import Annotated, Literal
 from urllib.parse import quote
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Request, status
 from fastapi.responses import Response
 
-from deployments.retry import retry_on_worker_loss
 from deployments.transcriber.languages import is_whisper_language, language_name
 from deployments.types import PipelineResult
 from serve_app.asr_webservice.access import ChargedKey
@@ -18,9 +19,10 @@ from serve_app.asr_webservice.config import ASR_WEBSERVICE
 from serve_app.asr_webservice.output import Output, render_output
 from serve_app.asr_webservice.pcm import frame_as_wav
 from serve_app.asr_webservice.request import AsrRequest
-from serve_app.common.dependencies import ConfigDependency, LedgerDependency, PipelineDependency, price_of
+from serve_app.common.dependencies import ServicesDependency
 from serve_app.common.edge import Edge
 from serve_app.common.intake import Intake
+from serve_app.common.synchronous import transcribe_synchronously
 
 router = APIRouter(tags=["whisper-asr-webservice"])
 
@@ -45,53 +47,34 @@ def refuse_unknown(request: Request, known: frozenset[str]) -> None:
         )
 
 
-async def transcribe(
-    request: Request,
-    intake: Intake,
-    asr: AsrRequest,
-    encode: bool,
-    pipeline: PipelineDependency,
-    max_seconds: float | None = None,
-) -> tuple[PipelineResult, str]:
-    """Receive the upload (framing raw PCM as WAV), run it through the pipeline; the caller charges it. Also
-    the upload's file name."""
-    received = await intake.receive(request, intake.config.limits.max_sync_upload_bytes, FILE_FIELD)
-    if received.file is None:
-        raise HTTPException(status.HTTP_400_BAD_REQUEST, f"upload the audio in the multipart field {FILE_FIELD!r}")
-    if received.file.size == 0:
-        raise HTTPException(status.HTTP_400_BAD_REQUEST, "the uploaded file is empty")
-    if not encode:
-        await asyncio.to_thread(frame_as_wav, intake.spool_path, max_seconds)
-    pipeline_request = intake.pipeline_request(asr)
-    result: PipelineResult = await retry_on_worker_loss(  # once more if its pipeline replica dies
-        lambda: pipeline.transcribe.remote(pipeline_request), "a synchronous request", attempts=2
-    )
-    return result, received.file.filename
-
-
 class Upload:
     """What `/asr` and `/detect-language` take alike (the key charged, the app's parts, `encode`) and do alike:
-    receive the upload, run it through the pipeline, charge it once."""
+    receive the upload, run it through the pipeline, charge it once (`serve_app.common.synchronous`)."""
 
-    def __init__(
-        self,
-        request: Request,
-        key: ChargedKey,
-        config: ConfigDependency,
-        pipeline: PipelineDependency,
-        ledger: LedgerDependency,
-        encode: bool = True,
-    ) -> None:
-        self.request, self.key, self.config, self.pipeline, self.ledger = request, key, config, pipeline, ledger
+    def __init__(self, request: Request, key: ChargedKey, services: ServicesDependency, encode: bool = True) -> None:
+        self.request, self.key, self.services, self.config = request, key, services, services.config
         self.encode = encode
 
     async def transcribed(self, asr: AsrRequest, max_seconds: float | None = None) -> tuple[PipelineResult, str]:
         """The upload transcribed (raw PCM framed as WAV, at most `max_seconds` of it) and charged, and its file
         name."""
-        with Intake(self.config, price_of(self.key, self.config)) as intake:
-            result, filename = await transcribe(self.request, intake, asr, self.encode, self.pipeline, max_seconds)
-            await intake.charge(self.ledger, self.key.owner, asr)(result)
-        return result, filename
+        read = partial(self._receive, asr, max_seconds=max_seconds)
+        return await transcribe_synchronously(self.services, self.key, read, _with_filename)
+
+    async def _receive(self, asr: AsrRequest, intake: Intake, max_seconds: float | None) -> AsrRequest:
+        """The upload to the intake's spool (framing raw PCM as WAV); `asr` with its file name."""
+        received = await intake.receive(self.request, self.config.limits.max_sync_upload_bytes, FILE_FIELD)
+        if received.file is None:
+            raise HTTPException(status.HTTP_400_BAD_REQUEST, f"upload the audio in the multipart field {FILE_FIELD!r}")
+        if received.file.size == 0:
+            raise HTTPException(status.HTTP_400_BAD_REQUEST, "the uploaded file is empty")
+        if not self.encode:
+            await asyncio.to_thread(frame_as_wav, intake.spool_path, max_seconds)
+        return dataclasses.replace(asr, filename=received.file.filename)
+
+
+def _with_filename(result: PipelineResult, asr: AsrRequest, _: str) -> tuple[PipelineResult, str]:
+    return result, asr.filename
 
 
 UploadDependency = Annotated[Upload, Depends()]

@@ -5,6 +5,7 @@ exports, and LeMUR's task over the service's Analyzer. Errors are `{"error": ...
 import asyncio
 import json
 from datetime import date
+from functools import partial
 from typing import Annotated, Any, Literal, TypeVar
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Request, status
@@ -14,7 +15,7 @@ from pydantic import BaseModel, ValidationError
 
 from deployments.analysis.errors import AnalysisError, AnalysisTimeout, analysis_error_message, analysis_failure
 from deployments.jobs.records import Job
-from deployments.jobs.tracker import JobRunningError, TooManyJobsError
+from deployments.jobs.tracker import JobRunningError
 from deployments.types import Analysis, AnalysisOptions, PipelineResult
 from serve_app.assemblyai import lemur, rendering
 from serve_app.assemblyai.config import ASSEMBLYAI
@@ -34,14 +35,14 @@ from serve_app.common.dependencies import (
     CurrentKey,
     FundedKey,
     KeyPrice,
-    PipelineDependency,
     ServicesDependency,
     TrackerDependency,
     require_api_key,
 )
 from serve_app.common.edge import Edge, ErrorShape
-from serve_app.common.errors import body_issues, too_many_jobs
+from serve_app.common.errors import body_issues
 from serve_app.common.intake import Intake
+from serve_app.common.job_submission import Submission, submit_job
 from serve_app.common.services import Services
 from serve_app.common.upload import read_json_body
 from serve_app.config import AppConfig
@@ -90,38 +91,23 @@ async def upload(request: Request, key: FundedKey, config: ConfigDependency) -> 
 
 
 @router.post("/v2/transcript")
-async def create_transcript(
-    request: Request,
-    key: FundedKey,
-    price: KeyPrice,
-    config: ConfigDependency,
-    pipeline: PipelineDependency,
-    tracker: TrackerDependency,
-) -> dict[str, Any]:
+async def create_transcript(request: Request, key: FundedKey, services: ServicesDependency) -> dict[str, Any]:
     """Queue a job; returns the transcript `queued`, before any decoding."""
+    config = services.config
     params = await read_json(request, TRANSCRIPT_FIELDS, TranscriptParams)
     upload_id = upload_id_in(params.audio_url, request)
     form = AudioForm(params, ASSEMBLYAI.of(config), url=None if upload_id else params.audio_url)
-    max_running = key.max_running_jobs or config.jobs.max_running_jobs_per_key
-    if not await tracker.has_room.remote(key.owner, max_running):
-        raise too_many_jobs(max_running)
-    if params.webhook_url is not None:
-        await _check_webhook(params.webhook_url, config)
-    uploads = _uploads(config)
-    await _sweeper.maybe_sweep(uploads)
-    stored = form.stored()
-    with Intake(config, price) as intake:
+    stored, uploads = form.stored(), _uploads(config)
+
+    async def read(intake: Intake) -> Submission:  # an upload's file becomes the job's; a URL is checked after
+        await _sweeper.maybe_sweep(uploads)
         intake.check_model(form.model)
         if upload_id is not None:
             uploads.take_for_job(key.owner, upload_id, intake.spool_path)
-        else:  # refused now if not public; the job checks again when it fetches
-            await pipeline.check_url.remote(params.audio_url)
-        job_request = intake.job_request(form, stored.render(), params.webhook_url)
-        try:
-            job: Job = await tracker.submit.remote(key.owner, job_request, intake.request_id, max_running)
-        except TooManyJobsError as error:
-            raise too_many_jobs(error.args[0]) from None
-        intake.hand_over()  # the job removes the upload when it is done
+        return Submission(form, stored.render())
+
+    check_webhook = partial(_check_webhook, config=config)
+    job = await submit_job(services, key, read, callback_url=params.webhook_url, check_callback=check_webhook)
     return rendering.transcript_object(job, stored, None)
 
 

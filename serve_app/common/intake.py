@@ -7,6 +7,8 @@ the form (read and checked by the protocol's reader), the request it starts (a `
         result = await pipeline.transcribe.remote(intake.pipeline_request(form))
         await intake.charge(ledger, owner, form)(result)
 
+(the protocols' flows over it: `serve_app.common.synchronous` and `serve_app.common.job_submission`).
+
 The spooled input (the upload, known speakers' clips, a decoded copy left by a pipeline replica that died) is
 removed when the block ends, on any error too, unless a stream or a job took it over (`hand_over`).
 """

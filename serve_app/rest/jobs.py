@@ -8,20 +8,12 @@ from fastapi.responses import JSONResponse
 
 from deployments.callbacks.store import CallbackStatus
 from deployments.jobs.records import Job
-from deployments.jobs.tracker import TooManyJobsError
 from serve_app.callbacks.target import check_callback_url
 from serve_app.common.auth import FUNDS_ERROR
-from serve_app.common.dependencies import (
-    ConfigDependency,
-    CurrentKey,
-    FundedKey,
-    KeyPrice,
-    PipelineDependency,
-    ServicesDependency,
-    TrackerDependency,
-)
-from serve_app.common.errors import UPLOAD_ERRORS, ErrorResponse, too_many_jobs
+from serve_app.common.dependencies import CurrentKey, FundedKey, ServicesDependency
+from serve_app.common.errors import UPLOAD_ERRORS, ErrorResponse
 from serve_app.common.intake import Intake
+from serve_app.common.job_submission import Submission, submit_job
 from serve_app.rendering.job_answer import JobObject, job_answer
 from serve_app.rest.form_intake import read_transcription_form
 from serve_app.rest.schemas.audio_form import multipart_request_body
@@ -43,38 +35,24 @@ NO_CALLBACK_SECRET = (
     responses={**UPLOAD_ERRORS, **FUNDS_ERROR},
     openapi_extra={"requestBody": multipart_request_body(TranscriptionForm)},
 )
-async def create_job(
-    request: Request,
-    key: FundedKey,
-    price: KeyPrice,
-    app_config: ConfigDependency,
-    pipeline: PipelineDependency,
-    tracker: TrackerDependency,
-    services: ServicesDependency,
-) -> JobCreated:
+async def create_job(request: Request, key: FundedKey, services: ServicesDependency) -> JobCreated:
     """Stream the upload to the spool and queue the job; returns before any decoding or inference."""
-    config = app_config.jobs
-    max_running = key.max_running_jobs or config.max_running_jobs_per_key
-    if not await tracker.has_room.remote(key.owner, max_running):  # before reading a long upload for nothing
-        raise too_many_jobs(max_running)
-    with Intake(app_config, price) as intake:
-        form = await read_transcription_form(request, intake, config.max_job_upload_bytes, synchronous=False)
+    config = services.config
+
+    async def read(intake: Intake) -> Submission:
+        form = await read_transcription_form(request, intake, config.jobs.max_job_upload_bytes, synchronous=False)
         if form.stream:
             raise HTTPException(
                 status.HTTP_400_BAD_REQUEST, "stream=true is for POST /v1/audio/transcriptions; poll jobs instead"
             )
-        if form.url is not None:  # refuse a non-public URL now; the job checks again when it fetches
-            await pipeline.check_url.remote(form.url)
-        if form.callback_url is not None:  # refused now, not at the job's end; each attempt checks it again
-            if services.callback_secret_of(key) is None:
-                raise HTTPException(status.HTTP_400_BAD_REQUEST, NO_CALLBACK_SECRET)
-            await check_callback_url(form.callback_url, app_config.callbacks)
-        job_request = intake.job_request(form, form.render_spec().stored(), form.callback_url)
-        try:
-            job: Job = await tracker.submit.remote(key.owner, job_request, intake.request_id, max_running)
-        except TooManyJobsError as error:
-            raise too_many_jobs(error.args[0]) from None
-        intake.hand_over()  # the job removes the spooled file when it is done
+        return Submission(form, form.render_spec().stored(), form.callback_url)
+
+    async def check_callback(url: str) -> None:  # a callback of ours is signed: there must be a secret to sign it
+        if services.callback_secret_of(key) is None:
+            raise HTTPException(status.HTTP_400_BAD_REQUEST, NO_CALLBACK_SECRET)
+        await check_callback_url(url, config.callbacks)
+
+    job = await submit_job(services, key, read, check_callback=check_callback)
     return JobCreated(job_id=job.job_id, created_at=job.created_at)
 
 

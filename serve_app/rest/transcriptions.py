@@ -1,14 +1,15 @@
 """`POST /v1/audio/transcriptions`: synchronous transcription, whole or streamed (`stream=true`)."""
 
+from functools import partial
+
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from deployments.retry import retry_on_worker_loss
 from deployments.types import PipelineResult
 from serve_app.common.auth import FUNDS_ERROR
-from serve_app.common.dependencies import ConfigDependency, FundedKey, KeyPrice, LedgerDependency, PipelineDependency
+from serve_app.common.dependencies import FundedKey, ServicesDependency
 from serve_app.common.errors import ANALYSIS_ERRORS, UPLOAD_ERRORS
-from serve_app.common.intake import Intake
+from serve_app.common.synchronous import transcribe_synchronously
 from serve_app.rendering.bodies import (
     DiarizedTranscription,
     LLMResult,
@@ -43,26 +44,15 @@ router = APIRouter(tags=["transcriptions"])
     },
     openapi_extra={"requestBody": multipart_request_body(TranscriptionForm)},
 )
-async def create_transcription(
-    request: Request,
-    key: FundedKey,
-    price: KeyPrice,
-    config: ConfigDependency,
-    pipeline: PipelineDependency,
-    ledger: LedgerDependency,
-) -> Response:
+async def create_transcription(request: Request, key: FundedKey, services: ServicesDependency) -> Response:
     """Spool the upload (or later the URL's file), let the pipeline deployment transcribe it, charge, render."""
-    with Intake(config, price) as intake:
-        form = await read_transcription_form(request, intake, config.limits.max_sync_upload_bytes, synchronous=True)
-        pipeline_request = intake.pipeline_request(form, stream_text=form.stream)
-        charge = intake.charge(ledger, key.owner, form)
-        if form.stream:
-            response = await stream_transcription(pipeline, pipeline_request, charge)
-            intake.hand_over()  # the stream removes the spooled file when it ends
-            return response
-        result: PipelineResult = await retry_on_worker_loss(  # once more if its pipeline replica dies
-            lambda: pipeline.transcribe.remote(pipeline_request), "a synchronous request", attempts=2
-        )
-        await charge(result)
+    max_file_bytes = services.config.limits.max_sync_upload_bytes
+    read = partial(read_transcription_form, request, max_file_bytes=max_file_bytes, synchronous=True)
+    return await transcribe_synchronously(
+        services, key, read, _render, stream=lambda form: stream_transcription if form.stream else None
+    )
+
+
+def _render(result: PipelineResult, form: TranscriptionForm, _: str) -> Response:
     spec = form.render_spec()
     return render(result, spec.response_format, spec.timestamp_granularities, spec.subtitles)
