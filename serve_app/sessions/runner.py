@@ -12,6 +12,7 @@ is closed when its `events` call is cancelled and charges it all the same, once.
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import Any, cast
 
@@ -28,6 +29,9 @@ from serve_app.sessions.relay import as_sent, relay_events
 from serve_app.sessions.socket import ClientSocket
 from serve_app.sessions.usage import SessionMeter, billing
 
+logger = logging.getLogger(__name__)
+CLOSE_WAIT_S = 30
+"""How long the end of a session waits for the LiveTranscriber's `close`."""
 Translate = Callable[[LiveEvent], list[dict[str, Any]]]
 Receive = Coroutine[Any, Any, SessionFailed | None]
 
@@ -112,15 +116,18 @@ class LiveSessionRunner:
                     self._relay.cancel()
                 await self.socket.close_with(failure)
         finally:
-            with anyio.CancelScope(shield=True):  # closed and charged even when the server cancels the handler
-                tasks = [receiving, ended, *self._tasks]
+            with anyio.CancelScope(shield=True):  # closed even when the server cancels the handler
+                forwarding = self.frames.forwarding if self.frames is not None else None
+                tasks = [receiving, ended, *self._tasks, *([forwarding] if forwarding is not None else [])]
                 for task in tasks:
                     task.cancel()
                 await asyncio.gather(*tasks, return_exceptions=True)
-                await self._close()
+                try:  # bounded: a LiveTranscriber that does not answer closes it itself (its edge stops calling)
+                    await asyncio.wait_for(self._close(), CLOSE_WAIT_S)
+                except (TimeoutError, Exception):
+                    logger.exception("live session %s: could not close it on the LiveTranscriber", self.live_id)
 
     async def _close(self) -> None:
         if self.live_id is None or self.meter is None:
             return
-        live_id, self.live_id = self.live_id, None  # once
-        await self.live.close.remote(live_id)  # which charges it
+        await self.live.close.remote(self.live_id)  # which charges it (once: the session's id is the charge's)
