@@ -17,10 +17,13 @@ def test_the_rate_limit_is_one_limit_across_ingress_replicas(service: Service) -
     per replica would let up to 4 of a burst through."""
     time.sleep(1.1)  # a full bucket
     with service.client(api_key="test-key-limited") as client:
+        started = time.monotonic()
         responses = [client.get("/v1/models") for _ in range(8)]
-    assert [response.status_code for response in responses].count(200) == 2
+        refilled = int((time.monotonic() - started) * 2)  # a loaded machine's burst takes time: tokens come back
+    passed = [response.status_code for response in responses].count(200)
+    assert 2 <= passed <= 2 + refilled, (passed, refilled)  # one bucket of 2, not one per replica (4)
     refused = [response for response in responses if response.status_code == 429]
-    assert len(refused) == 6
+    assert len(refused) == 8 - passed
     assert all(response.json() == {"detail": "request limit exceeded"} for response in refused)
     assert all(int(response.headers["Retry-After"]) >= 1 for response in refused)
     time.sleep(1.1)

@@ -15,10 +15,6 @@ from deployments.config import LiveConfig
 from deployments.live.events import SessionFailed
 from serve_app.sessions.usage import SessionMeter
 
-PUSH_WAIT_S = 30
-"""A push the LiveTranscriber has not answered in this long ends the session (`internal`), rather than hold the
-client's input (and its end) forever."""
-
 
 class ClientFrames:
     def __init__(
@@ -86,13 +82,7 @@ class ClientFrames:
         """Frames to the session in order: one push at a time, with whatever arrived during the last one."""
         while self.unsent:
             frames, self.unsent = bytes(self.unsent), bytearray()
-            try:
-                failure: SessionFailed | None = await asyncio.wait_for(
-                    self.live.push.remote(self.session_id, frames), PUSH_WAIT_S
-                )
-            except TimeoutError:
-                message = f"the session's server did not take its audio for {PUSH_WAIT_S} s"
-                return SessionFailed(code="internal", message=message)
+            failure: SessionFailed | None = await self.live.push.remote(self.session_id, frames)
             if failure is not None:
                 return failure
         return None

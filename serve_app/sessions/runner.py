@@ -31,7 +31,7 @@ from serve_app.sessions.usage import SessionMeter, billing
 
 logger = logging.getLogger(__name__)
 CLOSE_WAIT_S = 30
-"""How long the end of a session waits for the LiveTranscriber's `close`."""
+"""How long the end of a session waits for the LiveTranscriber's `close` (which goes on after it)."""
 Translate = Callable[[LiveEvent], list[dict[str, Any]]]
 Receive = Coroutine[Any, Any, SessionFailed | None]
 
@@ -123,7 +123,7 @@ class LiveSessionRunner:
                     task.cancel()
                 await asyncio.gather(*tasks, return_exceptions=True)
                 try:  # bounded: a LiveTranscriber that does not answer closes it itself (its edge stops calling)
-                    await asyncio.wait_for(self._close(), CLOSE_WAIT_S)
+                    await asyncio.wait_for(asyncio.shield(self._close()), CLOSE_WAIT_S)
                 except (TimeoutError, Exception):
                     logger.exception("live session %s: could not close it on the LiveTranscriber", self.live_id)
 
