@@ -124,7 +124,7 @@ class LiveSessionRunner:
                 await asyncio.gather(*tasks, return_exceptions=True)
                 try:  # bounded: a LiveTranscriber that does not answer closes it itself (its edge stops calling)
                     await asyncio.wait_for(asyncio.shield(self._close()), CLOSE_WAIT_S)
-                except (TimeoutError, Exception):
+                except Exception:  # TimeoutError included
                     logger.exception("live session %s: could not close it on the LiveTranscriber", self.live_id)
 
     async def _close(self) -> None:

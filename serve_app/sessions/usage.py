@@ -1,22 +1,16 @@
 """The session's audio by the byte: how much the key's money left pays for, and how much came. The charge is
 the LiveTranscriber's, when the session closes, on the terms `billing` states (it outlives this replica)."""
 
-import logging
-
 from deployments.billing.ledger import ChargeDetails
 from deployments.billing.pricing import Funds
 from deployments.live.events import BYTES_PER_SAMPLE, SessionBilling, SessionSettings
-
-logger = logging.getLogger(__name__)
 
 
 class SessionMeter:
     def __init__(self, settings: SessionSettings, funds: Funds) -> None:
         self.price = funds.price
-        self.sample_rate = settings.sample_rate
-        self.channels_transcribed = settings.channels_transcribed
-        self.bytes_per_frame = BYTES_PER_SAMPLE[settings.encoding] * settings.channels
-        self.bytes_allowed = funds.audio_s(self.channels_transcribed) * settings.sample_rate * self.bytes_per_frame
+        bytes_per_frame = BYTES_PER_SAMPLE[settings.encoding] * settings.channels
+        self.bytes_allowed = funds.audio_s(settings.channels_transcribed) * settings.sample_rate * bytes_per_frame
         """The money left when the session opened, as bytes of audio (inf: unlimited)."""
         self.bytes_received = 0
 
