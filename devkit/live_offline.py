@@ -49,8 +49,12 @@ def file_compute(engine: WhisperEngine, samples: np.ndarray) -> ComputeSeconds:
     return spent
 
 
-async def stream(engine: WhisperEngine, samples: np.ndarray, config: LiveConfig, settings: SessionSettings) -> Streamed:
-    """The session's streamed and final texts, the waits and the readings' compute time."""
+async def stream(
+    engine: WhisperEngine, samples: np.ndarray, config: LiveConfig, settings: SessionSettings, slowdown: float = 1.0
+) -> Streamed:
+    """The session's streamed and final texts, the waits and the readings' compute time. `slowdown`: each reading
+    is answered that many times later than it took (a loaded CPU or a Transcriber shared by other sessions), so
+    that the channel's pace (`_pace.py`) sees the machine a user meets under load."""
     run = Streamed()
     heard = 0  # samples fed when the current events were made
     streamed: list[str] = []
@@ -59,6 +63,7 @@ async def stream(engine: WhisperEngine, samples: np.ndarray, config: LiveConfig,
         started = time.perf_counter()
         (transcript,) = engine.transcribe_batch([chunk], options)
         took = time.perf_counter() - started
+        await asyncio.sleep((slowdown - 1) * took)
         run.compute_s += took
         if options.beam_size is None:  # a second reading: streaming reads greedily
             run.second_s.append(took)

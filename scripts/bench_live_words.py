@@ -60,6 +60,7 @@ def main() -> None:
     parser.add_argument("--contexts", default="0,2")
     parser.add_argument("--final-passes", default="none,full:5", help="full:N, audio:N: N s of context")
     parser.add_argument("--files", default="", help="names without extension; default: all found")
+    parser.add_argument("--slowdown", type=float, default=1.0, help="readings answered this many times later")
     parser.add_argument("--delay-ms", type=int, default=480, help="the session's delay_ms")
     parser.add_argument("--turns", default="none", help="turn detection: none, or vad (OpenAI's server VAD, 500 ms)")
     parser.add_argument("--whisper", action="append", default=[], metavar="KEY=VALUE", help="a whisper setting")
@@ -92,7 +93,8 @@ def main() -> None:
                     )
                     turns = {"turn_detection": "vad", "silence_ms": 500} if args.turns == "vad" else {}
                     settings = SessionSettings(language="en", delay_ms=args.delay_ms, **turns)
-                    runs = {name: asyncio.run(stream(engine, audio[name], config, settings)) for name in names}
+                    slowdown = args.slowdown
+                    runs = {n: asyncio.run(stream(engine, audio[n], config, settings, slowdown)) for n in names}
                     print_row(config, filed, runs)
                     compute_rows.append((config, runs))
         print_compute(file_cost, audio_s, compute_rows)

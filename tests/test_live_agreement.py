@@ -111,3 +111,15 @@ def test_a_loop_of_whispers_is_not_taken_for_speech() -> None:
     looped = [TimedWord(f" {w}", end + 0.02 * n, end + 0.02 * (n + 1)) for n, w in enumerate(said)]
     reading = [*final, *looped, TimedWord(" so", 3.6, 3.8), TimedWord(" what", 3.8, 4.1)]
     assert [w.key for w in agreement.update(reading, settled_before=5.0)] == ["so", "what"]
+
+
+def test_words_squeezed_into_a_fraction_of_a_second_wait_for_a_second_reading() -> None:
+    """tiny.en wrote the context "I didn't know you were" again into 0.16 s over "Neither did I" (the call): long
+    ago by time, yet final only once a next reading agrees; the next reading's words replace them."""
+    agreement = LocalAgreement()
+    said = [TimedWord(f" {w}", 9.0 + 0.15 * n, 9.1 + 0.15 * n) for n, w in enumerate(["you", "were", "there"])]
+    agreement.commit_through(said, 9.5)
+    guess = [TimedWord(f" {w}", 10.18 + 0.04 * n, 10.2 + 0.04 * n) for n, w in enumerate(["i", "didn't", "know"])]
+    assert agreement.update([*said, *guess], settled_before=11.0) == []
+    read = [TimedWord(" neither", 10.2, 10.5), TimedWord(" did", 10.5, 10.7), TimedWord(" i", 10.7, 10.9)]
+    assert [w.key for w in agreement.update([*said, *read], settled_before=11.5)] == ["neither", "did", "i"]

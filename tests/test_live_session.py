@@ -295,6 +295,32 @@ def test_audio_far_ahead_of_transcription_ends_the_session(limit_s: float) -> No
     assert failure is not None and failure.code == "audio_backlog"
 
 
+def test_behind_is_how_long_the_oldest_unread_audio_has_waited_not_how_much_there_is() -> None:
+    """A client sending 10 s at once is not 10 s behind: its words are late by the time the audio waits."""
+
+    async def run() -> tuple[float, float, float]:
+        never = asyncio.Event()
+
+        async def stuck(*_: object) -> NoReturn:
+            await never.wait()
+            raise AssertionError
+
+        session = LiveSession(SessionSettings(), LiveConfig(), LiveModels(stuck, stuck, stuck))
+        idle = session.behind_s
+        speech, _ = stream_audio()  # its first reading never comes back
+        pcm = (speech[: 10 * SAMPLE_RATE] * 32767).astype("<i2")
+        for second in range(10):
+            session.push(pcm[second * SAMPLE_RATE : (second + 1) * SAMPLE_RATE].tobytes())
+        at_once = session.behind_s
+        await asyncio.sleep(0.3)
+        later = session.behind_s
+        await session.close()
+        return idle, at_once, later
+
+    idle, at_once, later = asyncio.run(run())
+    assert idle == 0.0 and at_once < 0.1 and 0.3 <= later < 1.0
+
+
 def test_a_full_replica_refuses_new_sessions() -> None:
     """4003 session_full: the replica holds `max_sessions` already (the rest of `open` needs Serve)."""
     from deployments.live.deployment import LiveTranscriber

@@ -45,8 +45,8 @@ class LiveConfig(StrictModel):
         " and each group is read once more, as a file's chunk is (Whisper's 30 s window, the configured beam); that"
         " reading is its final transcript (a turn's text and words, OpenAI's completed, the session's text). The"
         " streamed words are sent as before, the next ones while it runs. Every group is read again while the"
-        " replica's sessions keep up (less than 2 s of audio behind, fewer than 4 groups waiting); otherwise it"
-        " keeps its streamed words, counted in stt_live_second_readings_total{outcome} and logged for the session."
+        " replica's sessions keep up (no audio waiting 2 s for its reading, fewer than 4 groups waiting); otherwise"
+        " it keeps its streamed words, counted in stt_live_second_readings_total{outcome} and logged for the session."
         " audio: the same in the short encoder window (cheaper, and less accurate than the streamed words: it"
         " loops). none: the final transcript is the streamed words (docs: Performance, Live sessions).",
     )

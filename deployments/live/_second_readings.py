@@ -14,7 +14,8 @@ from enum import StrEnum
 from deployments.config import FinalPassWindow
 
 MOST_BEHIND_S = 2.0
-"""More audio than this waiting for its streaming reading in one of the replica's sessions: it is falling behind,
+"""Audio that arrived longer ago than this still waiting for its streaming reading in one of the replica's
+sessions (its words would come that late): it is falling behind,
 and a group ending then, in any of them, keeps its streamed words rather than take the Transcriber from it.
 (Summed over the sessions, four sessions each waiting on a reading in flight, as they do, read as behind.)
 At 4 s, two base sessions read all their groups again (17 of 17, against 34 of 37) with finals as far from the
@@ -52,7 +53,7 @@ class ReplicaLoad:
     """What the replica's sessions, which share its Transcriber, have waiting."""
 
     behind_s: float = 0.0
-    """The most audio one of them received and has not read yet."""
+    """How long ago the oldest audio one of them has not read yet arrived (seconds of wall time)."""
     waiting: int = 0
     """Groups of theirs waiting for a second reading."""
 

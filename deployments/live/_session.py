@@ -7,7 +7,8 @@ The models are not here: the session gets three async callables (`LiveModels`), 
 
 import asyncio
 import logging
-from collections import Counter
+import time
+from collections import Counter, deque
 from collections.abc import AsyncIterator
 from typing import Literal
 
@@ -48,6 +49,7 @@ class LiveSession:
         ]
         self.inbox: asyncio.Queue[list[np.ndarray] | Mark | None] = asyncio.Queue()
         self.queued_samples = 0
+        self.arrivals: deque[float] = deque()  # when each frame waiting in the inbox arrived (monotonic)
         self.input_ended = False
         self.worker = asyncio.create_task(self._run())
 
@@ -67,6 +69,7 @@ class LiveSession:
             )
             return self._fail(SessionFailed(code="audio_backlog", message=message))
         self.inbox.put_nowait(samples)
+        self.arrivals.append(time.monotonic())
         return None
 
     def mark(self, mark: Mark) -> None:
@@ -107,8 +110,10 @@ class LiveSession:
 
     @property
     def behind_s(self) -> float:
-        """Audio received and not yet transcribed."""
-        return self.queued_samples / SAMPLE_RATE
+        """How long ago the oldest audio not yet transcribed arrived: how late its words will be. Wall time, not
+        audio: a client sending faster than real time (a recording streamed at 2x) has more audio waiting than
+        a speaker does, without its words coming later than the machine reads."""
+        return time.monotonic() - self.arrivals[0] if self.arrivals else 0.0
 
     @property
     def waiting(self) -> int:
@@ -160,6 +165,8 @@ class LiveSession:
             per_channel = [np.concatenate(parts) for parts in zip(*frames, strict=True)]
             await asyncio.gather(*(ch.feed(s) for ch, s in zip(self.channels, per_channel, strict=True)))
             self.queued_samples -= len(per_channel[0])
+            for _ in frames:
+                self.arrivals.popleft()
 
     async def _apply(self, mark: Mark) -> None:
         if mark == "commit":
