@@ -12,7 +12,8 @@ One rule for callers: do not route two calls of one session at the same moment. 
 one request share its internal request id, and a router without Serve's FIFO mixin (which would hand a
 chosen replica to whichever call is oldest, breaking affinity) matches a chosen replica to its call by that
 id alone, so of two calls routing together one would wait forever. The Ingress therefore waits for the
-event stream to start (`SessionReady`) before it forwards audio, and forwards one push at a time.
+event stream to start (`SessionReady`) before it forwards audio, and makes every other call of a session (its
+pushes, heartbeat, commits, close) one at a time (`serve_app/sessions/calls.py`).
 """
 
 import uuid

@@ -102,7 +102,7 @@ class DeepgramFrames(ClientFrames):
                 if (failure := await self.pushed()) is not None:  # the audio before it first
                     return failure
                 self.events.finalize()
-                await self.live.commit.remote(self.session_id)
+                await self.calls.commit()
                 return None
             case "Configure":  # Deepgram's answer for a stream whose keyterms cannot change; the stream goes on
                 await self.socket.send(CONFIGURE_REFUSED | {"request_id": self.events.request_id})

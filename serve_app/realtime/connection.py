@@ -180,7 +180,7 @@ class RealtimeConnection:
         if (failure := await self.frames.pushed()) is not None:  # the audio before the commit goes first
             return failure
         self.items.uncommitted_ms = 0
-        await self.session.live.commit.remote(self.session.live_id)
+        await self.frames.calls.commit()
         return None
 
     async def _clear(self) -> SessionFailed | None:
@@ -188,7 +188,7 @@ class RealtimeConnection:
             if (failure := await self.frames.pushed()) is not None:
                 return failure
             self.items.uncommitted_ms = 0
-            await self.session.live.clear.remote(self.session.live_id)
+            await self.frames.calls.clear()
         await self.socket.send(server_event("input_audio_buffer.cleared"))
         return None
 

@@ -6,13 +6,12 @@ timeout ends the session; where the key's money runs out, input stops and the se
 
 import asyncio
 import json
-from typing import Any
 
 from fastapi import WebSocket
-from ray.serve.handle import DeploymentHandle
 
 from deployments.config import LiveConfig
 from deployments.live.events import SessionFailed
+from serve_app.sessions.calls import SessionCalls
 from serve_app.sessions.usage import SessionMeter
 
 
@@ -20,12 +19,11 @@ class ClientFrames:
     def __init__(
         self,
         websocket: WebSocket,
-        live: DeploymentHandle[Any],
-        session_id: str,
+        calls: SessionCalls,
         limits: LiveConfig,
         meter: SessionMeter,
     ) -> None:
-        self.websocket, self.live, self.session_id = websocket, live, session_id
+        self.websocket, self.calls = websocket, calls
         self.limits = limits
         self.meter = meter
         self.input_ended = False
@@ -82,7 +80,7 @@ class ClientFrames:
         """Frames to the session in order: one push at a time, with whatever arrived during the last one."""
         while self.unsent:
             frames, self.unsent = bytes(self.unsent), bytearray()
-            failure: SessionFailed | None = await self.live.push.remote(self.session_id, frames)
+            failure = await self.calls.push(frames)
             if failure is not None:
                 return failure
         return None
@@ -105,5 +103,5 @@ class ClientFrames:
         self.input_ended = True
         if self.forwarding is not None and (failure := await self.forwarding) is not None:
             return failure
-        await self.live.end_input.remote(self.session_id)
+        await self.calls.end_input()
         return None

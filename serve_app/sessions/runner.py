@@ -24,6 +24,7 @@ from deployments.billing.pricing import Funds
 from deployments.live.events import LiveEvent, SessionFailed, SessionSettings
 from serve_app.common.auth import ApiKey
 from serve_app.common.services import Services
+from serve_app.sessions.calls import SessionCalls
 from serve_app.sessions.frames import ClientFrames
 from serve_app.sessions.relay import as_sent, relay_events
 from serve_app.sessions.socket import ClientSocket
@@ -57,6 +58,7 @@ class LiveSessionRunner:
         self.socket, self.model = socket, model
         self.live_id: str | None = None
         self.meter: SessionMeter | None = None
+        self.calls: SessionCalls | None = None  # every call of the session but its event stream
         self.frames: ClientFrames | None = None
         self.ended = asyncio.Event()  # the relay closed the socket: the session is over
         self._tasks: list[asyncio.Task[Any]] = []  # cancelled at the end: the relay, the protocol's timers
@@ -81,15 +83,16 @@ class LiveSessionRunner:
         if isinstance(opened, SessionFailed):
             return opened
         self.live_id = self.socket.session_id = opened
+        self.calls = SessionCalls(self.live, opened)
         self.meter = SessionMeter(settings, self.funds)
         events = cast(DeploymentResponseGenerator[Any], self.live.options(stream=True).events.remote(opened))
         ready = await anext(events)  # the stream is in place before any audio is sent
         if isinstance(ready, SessionFailed):
             return ready
-        self.frames = frames(self.websocket, self.live, opened, self.services.config.live, self.meter)
+        self.frames = frames(self.websocket, self.calls, self.services.config.live, self.meter)
         self._relay = self.alongside(relay_events(events, self.socket, self.frames, translate(opened)))
         self._relay.add_done_callback(lambda _: self.ended.set())
-        self.alongside(self._heartbeat(opened))
+        self.alongside(self._heartbeat(self.calls))
         return None
 
     def alongside(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
@@ -98,11 +101,11 @@ class LiveSessionRunner:
         self._tasks.append(task)
         return task
 
-    async def _heartbeat(self, live_id: str) -> None:
+    async def _heartbeat(self, calls: SessionCalls) -> None:
         """The LiveTranscriber closes a session its edge stopped calling (this replica killed mid-session)."""
         while True:
             await asyncio.sleep(self.services.config.live.idle_timeout_s / 3)
-            await self.live.touch.remote(live_id)
+            await calls.touch()
 
     async def run(self, receive: Receive) -> None:
         """`receive` (the client's input until it leaves, None, or breaks a rule: the failure sent) against the
@@ -128,6 +131,6 @@ class LiveSessionRunner:
                     logger.exception("live session %s: could not close it on the LiveTranscriber", self.live_id)
 
     async def _close(self) -> None:
-        if self.live_id is None or self.meter is None:
+        if self.calls is None:
             return
-        await self.live.close.remote(self.live_id)  # which charges it (once: the session's id is the charge's)
+        await self.calls.close()  # which charges it (once: the session's id is the charge's)
