@@ -218,7 +218,7 @@ def database_engine(database: StorageConfig | str | Path, reading: bool = False)
     @event.listens_for(engine, "connect")
     def _configure(dbapi_connection: sqlite3.Connection, _record: Any) -> None:
         dbapi_connection.isolation_level = None  # transactions are begun below, not by the driver
-        dbapi_connection.execute("PRAGMA journal_mode=WAL")
+        _switch_to_wal(dbapi_connection)
         dbapi_connection.execute("PRAGMA synchronous=FULL")
 
     @event.listens_for(engine, "begin")
@@ -227,6 +227,19 @@ def database_engine(database: StorageConfig | str | Path, reading: bool = False)
         connection.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
 
     return engine
+
+
+def _switch_to_wal(dbapi_connection: sqlite3.Connection, attempts: int = 100) -> None:
+    """`PRAGMA journal_mode=WAL`, tried again while another opener of a new file holds it ("database is locked":
+    the busy timeout does not cover the switch; four openers at once failed one in a CI run)."""
+    for attempt in range(attempts):
+        try:
+            dbapi_connection.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error) or attempt == attempts - 1:
+                raise
+            time.sleep(0.05)
 
 
 def writing(engine: Engine) -> Any:
