@@ -140,17 +140,27 @@ class LocalService:
         self.stop()
         raise RuntimeError(f"the service did not become ready in {timeout_s} s:\n{self.log_tail()}")
 
-    def metrics_url(self) -> str:
-        """Ray's Prometheus endpoint on this service's node. `serve run` started its own Ray on a free
-        metrics port; Ray writes that port into its session directory, the one whose driver log names
-        `serve run`'s process."""
+    def session_dir(self) -> Path:
+        """The Ray session directory of this service: `serve run` started its own Ray, whose driver log names
+        `serve run`'s process (not /tmp/ray/session_latest: another test's Ray may be newer)."""
         assert self.process is not None, "the service is not running"
         sessions = Path(tempfile.gettempdir(), "ray").glob("session_2*/logs")
         for logs in sorted(sessions, key=lambda path: path.stat().st_mtime, reverse=True):  # a pid is reused: newest
             if any(logs.glob(f"python-core-driver-*_{self.process.pid}.log")):
-                port = next(logs.parent.glob("metrics_export_port_*")).read_text().strip()
-                return f"http://127.0.0.1:{port}/metrics"
+                return logs.parent
         raise RuntimeError(f"no Ray session of process {self.process.pid} under {tempfile.gettempdir()}/ray")
+
+    def metrics_url(self) -> str:
+        """Ray's Prometheus endpoint on this service's node (Ray wrote its free metrics port into the session)."""
+        port = next(self.session_dir().glob("metrics_export_port_*")).read_text().strip()
+        return f"http://127.0.0.1:{port}/metrics"
+
+    def gcs_address(self) -> str:
+        """The address `ray.init` joins this service's Ray by (not "auto": another test's Ray may be running)."""
+        from ray.util import get_node_ip_address  # Ray's import is slow: only where it is needed
+
+        port = next(self.session_dir().glob("gcs_server_port_*")).read_text().strip()
+        return f"{get_node_ip_address()}:{port}"  # type: ignore[no-untyped-call]  # Ray leaves it untyped
 
     def log_tail(self, chars: int = 5000) -> str:
         return self.log_path.read_text(errors="replace")[-chars:]

@@ -6,8 +6,10 @@ usage, and `prompt` under analysis.prompt_field: whisper."""
 import asyncio
 import json
 
+import nexara
 import openai
 import pytest
+from nexara._http import AsyncHttpxTransport  # nexara==0.7.* (pyproject): its documented test injection point
 from nexara.resources.transcriptions import parse_result
 from nexara.types.transcription import LLMResult as SDKLLMResult
 
@@ -145,6 +147,17 @@ def test_analysis_failures_are_413_and_502_with_a_plain_detail(inprocess, error,
     assert "10.0.0.7" not in response.text  # the backend's address stays in the log
     assert inprocess.ledger.usage_page(owner_of(KEY), None, 10) == []  # not billed
     assert inprocess.spooled() == []
+
+
+def test_the_nexara_sdk_raises_its_typed_413_for_a_spent_synchronous_budget(inprocess) -> None:
+    """The nexara SDK's own transport (its documented test injection point) over the in-process app: the 413
+    of a spent budget is the SDK's SyncLLMTimeoutError, which tells its users to resubmit as a job."""
+    inprocess.pipeline.analysis = AnalysisTimeout("the analysis ran out of time")
+    transport = AsyncHttpxTransport(api_key=KEY, base_url="http://test/v1", max_retries=0, http_client=inprocess.client)
+    sdk = nexara.AsyncNexara(api_key=KEY, base_url="http://test/v1", transport=transport)
+    create = sdk.transcriptions.create(file=AUDIO["file"][1], prompt="Sum up.")
+    with pytest.raises(nexara.SyncLLMTimeoutError, match="as a job"):
+        inprocess.loop.run_until_complete(create)
 
 
 def test_a_job_carries_the_same_result_and_its_failure_is_an_unbilled_error(inprocess) -> None:

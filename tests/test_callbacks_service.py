@@ -1,5 +1,5 @@
 """Job callbacks end to end: the service POSTs a job's end to a real receiver on loopback (devkit's), signed,
-retried through failures, and after a killed tracker and a restart of the whole application."""
+retried through failures, and after a killed tracker and a restart of the whole application (with jobs in flight)."""
 
 import json
 import time
@@ -82,17 +82,23 @@ def test_a_private_callback_url_is_a_400(service: Service, speech_wav: bytes) ->
 
 
 @pytest.mark.slow
-def test_a_callback_outlives_a_killed_tracker_and_a_restart(service: Service, speech_wav: bytes) -> None:
-    """The receiver is down while the job ends, the tracker is killed and the application restarted: the
-    callback, stored with the job's end, is delivered once the receiver is back."""
+def test_jobs_and_a_callback_outlive_a_killed_tracker_and_a_restart(service: Service, speech_wav: bytes) -> None:
+    """The receiver is down while the job ends, the tracker is killed and the application restarted (Ctrl-C
+    `serve run` and its Ray, then start it again): the callback, stored with the job's end, is delivered once the
+    receiver is back; jobs submitted just before the restart complete after it, and their inputs are gone.
+    (One restart for both: each costs half a minute of the test loop.)"""
     receiver = CallbackReceiver().start()
     receiver.stop()  # down: connections refused, the port kept for it
     job_id = _submit(service, speech_wav, callback_url=receiver.url)
     ended = _poll_until(service, job_id, lambda job: job["callback"]["attempts"] >= 1)
     assert ended["status"] == "complete" and ended["callback"]["status"] == "pending"
     assert ended["callback"]["last_status"] is None  # no answer
+    ids = [_submit(service, speech_wav) for _ in range(4)]
     assert kill(service.process, "JobTracker") == 1
     service.process.restart()
+    jobs = [_poll_until(service, id_, lambda job: job["status"] != "in_progress") for id_ in ids]
+    assert [job["status"] for job in jobs] == ["complete"] * 4
+    assert not any((service.process.workdir / "state" / "spool").iterdir())  # every finished job's input is gone
     receiver.start()  # back, on the port it kept
     try:
         (received,) = receiver.wait_for(1, timeout_s=60)

@@ -75,7 +75,7 @@ def test_health_needs_no_key_and_reveals_nothing(service: Service) -> None:
 def test_no_api_key_appears_in_any_log(service: Service) -> None:
     """The service's own output and every Ray log of the session (replicas, proxy, controller, actors)."""
     keys = [*API_KEYS, ADMIN_KEY, *(str(entry["key"]) for entry in KEYS_FILE["keys"])]
-    logs = [Path(service.process.log_path), *Path("/tmp/ray/session_latest/logs").rglob("*")]
+    logs = [Path(service.process.log_path), *(service.process.session_dir() / "logs").rglob("*")]
     for path in logs:
         if path.is_file():
             text = path.read_text(errors="replace")
