@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 import yaml
 
+from devkit.priority import session_nice, set_session_nice
 from serve_app.proxy_limits import CALLBACK as PROXY_CALLBACK
 from serve_app.proxy_limits import CALLBACK_ENV as PROXY_CALLBACK_ENV
 
@@ -125,6 +126,8 @@ class LocalService:
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
+        if (nice := session_nice()) > 0:  # a session of its own: at its starter's priority (devkit.priority)
+            set_session_nice(self.process.pid, nice)
         self._wait_until_ready(timeout_s)
         return self
 
@@ -154,13 +157,6 @@ class LocalService:
         """Ray's Prometheus endpoint on this service's node (Ray wrote its free metrics port into the session)."""
         port = next(self.session_dir().glob("metrics_export_port_*")).read_text().strip()
         return f"http://127.0.0.1:{port}/metrics"
-
-    def gcs_address(self) -> str:
-        """The address `ray.init` joins this service's Ray by (not "auto": another test's Ray may be running)."""
-        from ray.util import get_node_ip_address  # Ray's import is slow: only where it is needed
-
-        port = next(self.session_dir().glob("gcs_server_port_*")).read_text().strip()
-        return f"{get_node_ip_address()}:{port}"  # type: ignore[no-untyped-call]  # Ray leaves it untyped
 
     def log_tail(self, chars: int = 5000) -> str:
         return self.log_path.read_text(errors="replace")[-chars:]
