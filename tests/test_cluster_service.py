@@ -29,7 +29,8 @@ from tests.postgres import PASSWORD_ENV, PostgresServer, postgres_binaries
 pytestmark = pytest.mark.slow  # it starts a Ray cluster of its own and removes its nodes
 
 KEYS = ["test-key-backfill", "test-key-node-lost", "test-key-tracker-node-lost"]
-JOBS = 24
+JOBS = 16
+"""Queued at once: enough for several replicas (two each) and for jobs still to do when a node is lost."""
 TRANSCRIBER = "ServeReplica:stt:Transcriber"
 
 

@@ -73,8 +73,9 @@ def test_text_only_decoding_gives_one_segment_per_chunk(engines, speech_samples:
         assert word_error_rate(timed_text, without.segments[0].text) <= 0.2, (timed_text, without.segments[0].text)
 
 
-@pytest.mark.parametrize("segment_timestamps", [True, False], ids=["timestamped", "text-only"])
-@pytest.mark.parametrize("beam_size", [1, 2], ids=["greedy", "beam"])
+@pytest.mark.parametrize(
+    ("beam_size", "segment_timestamps"), [(1, True), (2, False)], ids=["greedy-timestamped", "beam-text-only"]
+)  # each decoding and each kind of segment once (the four pairs cost half a minute more of the test loop)
 def test_words_and_segments_get_their_probabilities(
     engines, speech_samples: np.ndarray, segment_timestamps: bool, beam_size: int
 ) -> None:
