@@ -240,11 +240,12 @@ def _group_rank(item: pytest.Item) -> int:
     return {RAY_GROUP: 0, OWN_RAY_GROUP: 2}.get(_group(item) or "", 1)
 
 
-@pytest.fixture(autouse=True)
-def _own_ray_yields_the_cpu(request: pytest.FixtureRequest) -> None:
-    """OWN_RAY_GROUP's tests, and every process they start, run at OWN_RAY_NICE, in a session of their own (a
-    nice only rises: the rest of this worker's tests are done by then)."""
-    if _group(request.node) == OWN_RAY_GROUP:
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """OWN_RAY_GROUP's tests, and every process they start, run at OWN_RAY_NICE, in a session of their own: set
+    before any fixture of the test (a module's cluster too) starts (a nice only rises: the rest of this worker's
+    tests are done by then)."""
+    if _group(item) == OWN_RAY_GROUP:
         lower_priority(OWN_RAY_NICE)
 
 
