@@ -12,6 +12,7 @@ from devkit.faults import kill
 from devkit.jobs import JobClient
 from serve_app.callbacks.signing import verify
 from tests.conftest import CALLBACK_SECRET, Service
+from tests.test_jobs_service import _nothing_before_the_end
 
 ASYNC = "/v1/audio/transcriptions/async"
 
@@ -96,7 +97,8 @@ def test_jobs_and_a_callback_outlive_a_killed_tracker_and_a_restart(service: Ser
     ids = [_submit(service, speech_wav) for _ in range(4)]
     assert kill(service.process, "JobTracker") == 1
     service.process.restart()
-    jobs = [_poll_until(service, id_, lambda job: job["status"] != "in_progress") for id_ in ids]
+    with JobClient(service.base_url, service.api_key, timeout_s=300) as client:
+        jobs = [client.wait(id_, 240, while_running=_nothing_before_the_end) for id_ in ids]
     assert [job["status"] for job in jobs] == ["complete"] * 4
     assert not any((service.process.workdir / "state" / "spool").iterdir())  # every finished job's input is gone
     receiver.start()  # back, on the port it kept
