@@ -150,7 +150,8 @@ class ChunkOptions(BaseModel):
         "full",
         description="full: Whisper's 30 s window, the chunk padded with silence. audio: a window only as long as the"
         " chunk (see WhisperModelConfig.short_window_min_s), several times cheaper for short chunks; a transcript"
-        " that then repeats itself is decoded again in the full window. The transformers engine always uses full.",
+        " that then repeats itself is decoded again in a window twice as long (at least 10 s), then in the full window."
+        " The transformers engine always uses full.",
     )
     shortest_window_s: float | None = Field(
         None, description="With encoder_window audio: the shortest window (None: whisper.short_window_min_s)."

@@ -13,6 +13,7 @@ from pydantic import ValidationError
 from deployments.live._audio import InvalidAudioError, PcmDecoder
 from deployments.live._buffer import AudioBuffer, RecentAudio
 from deployments.live._local_agreement import LocalAgreement, TimedWord
+from deployments.live._pace import ReadingPace
 from deployments.live._speakers import OnlineSpeakers, WordSpeakers
 from deployments.live.events import SessionSettings
 from devkit.media import pyannote_sample
@@ -134,6 +135,17 @@ def test_a_pause_keeps_the_last_words_before_it_whole_as_context_unless_a_senten
     ended.add_final(words(("we", 5.0), ("should", 6.5), ("perhaps", 7.2), ("go.", 8.0)))
     ended.cut_before_speech(9 * 16000)
     assert ended.start == int(8.7 * 16000)  # only the pre-roll
+
+
+def test_readings_come_every_delay_but_no_more_often_than_the_floor_and_less_often_when_slow() -> None:
+    assert ReadingPace(480, 1200, 960).interval_ms == 960  # the operator's floor over the client's delay
+    assert ReadingPace(480, 1200, 80).interval_ms == 480  # no floor: the client's delay
+    assert ReadingPace(2400, 1200, 960).interval_ms == 2400  # a client asking for fewer readings gets them
+    slow = ReadingPace(480, 1200, 80)
+    slow.took(0.4)
+    assert slow.interval_ms == 800  # twice the reading's time
+    slow.took(2.0)
+    assert slow.interval_ms == 1200  # at most the ceiling
 
 
 def test_speakers_are_numbered_in_order_and_stay_stable() -> None:

@@ -150,7 +150,7 @@ def test_every_word_once_in_order_on_the_80_ms_grid() -> None:
     assert not any(isinstance(e, SpeechStarted | TurnEnded) for e in events)  # no turn detection asked
     ended = events[-1]
     assert isinstance(ended, SessionEnded) and ended.billed_ms == ended.audio_duration_ms == 14_050
-    assert models.readings > 10
+    assert models.readings > 6  # read while it streams: every live.min_reading_interval_ms (960) of speech
 
 
 def test_smart_turns_end_where_the_model_says_so() -> None:

@@ -1,7 +1,7 @@
 """The short encoder window (`ChunkOptions.encoder_window="audio"`): Whisper's encoder reads only as much audio as
 the chunks hold (at least `short_window_min_s`), not 30 s. On real speech clips of 2 to 15 s it gives nearly the
 words the full window gives (a measured difference, bounded here), it never repeats a phrase more than the full
-window does, and a transcript that loops is read again in the full window."""
+window does, and a transcript that loops is read again in a longer window, then the full one."""
 
 import re
 from collections import Counter
@@ -60,20 +60,28 @@ def _looping(text: str) -> ChunkTranscript:
     return ChunkTranscript(language="en", segments=[segment])
 
 
-def test_a_short_window_transcript_that_loops_is_read_again_in_the_full_window(
-    tiny: CTranslate2Engine, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    ("loops_until", "windows_read"),
+    [
+        (500, [500, 1000]),  # the batch in 5 s (4 s and 1 s of silence), then the looping chunk alone in 10 s
+        (1000, [500, 1000, None]),  # looping in 10 s too: then in Whisper's own 30 s
+    ],
+)
+def test_a_short_window_transcript_that_loops_is_read_again_in_a_longer_window(
+    tiny: CTranslate2Engine, monkeypatch: pytest.MonkeyPatch, loops_until: int, windows_read: list[int | None]
 ) -> None:
     windows: list[int | None] = []
 
     def fake_transcribe(chunks, options, frames, max_tokens=None):
         windows.append(frames)
-        loop = "Hello. " * 40 if frames is not None else "Hello, I didn't know you were there."
+        loops = frames is not None and frames <= loops_until
+        loop = "Hello. " * 40 if loops else "Hello, I didn't know you were there."
         return [_looping(loop), _looping("Fine, thanks.")][: len(chunks)]
 
     monkeypatch.setattr(tiny, "_transcribe", fake_transcribe)
     chunks = [np.zeros(4 * SAMPLE_RATE, np.float32), np.zeros(int(3.5 * SAMPLE_RATE), np.float32)]
     transcripts = tiny.transcribe_batch(chunks, LIVE.model_copy(update={"encoder_window": "audio"}))
-    assert windows == [500, None]  # the batch in 5 s (4 s and 1 s of silence), then only the looping chunk in 30 s
+    assert windows == windows_read
     assert [t.segments[0].text for t in transcripts] == ["Hello, I didn't know you were there.", "Fine, thanks."]
 
 

@@ -64,9 +64,9 @@ class AudioBuffer:
     def cut_before_speech(self, sample: int) -> None:
         """Drop the audio before `sample` but the little that keeps a word starting there whole, and the context:
         the final words that started within `context_s` before it, whole (a word cut in two would be a sound
-        Whisper cannot write, and a reading that leaves sound unwritten is read again in 30 s). No context
+        Whisper cannot write, and a reading that leaves sound unwritten is read again in a longer window). No context
         after a sentence end: in a short encoder window Whisper then often writes the context and stops, and
-        the reading is read again in 30 s (a fifth of all readings on the benchmark's meetings)."""
+        the reading is read again in a longer window (a fifth of all readings on the benchmark's meetings)."""
         keep_from = sample - self.preroll
         context = [word.start for word in self.final_words if word.start * SAMPLE_RATE >= sample - self.context]
         if context and not self.final_words[-1].text.rstrip().endswith(SENTENCE_ENDS):

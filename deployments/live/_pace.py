@@ -1,8 +1,9 @@
 """How often a live channel reads its buffer while someone speaks (issue 61).
 
 Each streaming reading re-reads the whole buffer (its encoder pass and every word again), so the number of
-readings is what streaming costs. A channel reads every `delay_ms` of new audio (the client's choice), or less
-often while its readings come back slowly: after readings that took `t` seconds, at least `READ_SHARE` x `t` of
+readings is what streaming costs. A channel reads every `delay_ms` of new audio (the client's choice) but never
+more often than `live.min_reading_interval_ms` (the operator's bound on that cost), and less often while its
+readings come back slowly: after readings that took `t` seconds, at least `READ_SHARE` x `t` of
 audio passes before the next, up to `live.max_reading_interval_ms`. A replica whose Transcriber is shared by many
 sessions answers slowly, and its sessions then read less often instead of queueing readings behind each other
 (each then falls further behind, reads more audio at a time, and a round of sessions that falls behind stays
@@ -20,9 +21,9 @@ SMOOTHING = 0.3
 
 
 class ReadingPace:
-    def __init__(self, delay_ms: int, most_ms: int) -> None:
-        self.delay_ms = delay_ms
-        self.most_ms = max(delay_ms, most_ms)
+    def __init__(self, delay_ms: int, most_ms: int, least_ms: int = 0) -> None:
+        self.delay_ms = max(delay_ms, least_ms)
+        self.most_ms = max(self.delay_ms, most_ms)
         self.reading_s = 0.0  # running estimate of a reading's time, from the call to its answer
 
     def took(self, seconds: float) -> None:

@@ -38,6 +38,8 @@ from deployments.transcriber.engines.base import Stopwatch
 from deployments.transcriber.engines.short_window import (
     COMPRESSION_RATIO_THRESHOLD,
     MAX_TOKENS_PER_S,
+    RETRY_WINDOW_FACTOR,
+    RETRY_WINDOW_MIN_S,
     misses_speech,
     repeats_itself,
     without_loop_after_audio,
@@ -96,22 +98,52 @@ class CTranslate2Engine:
         return int(min(window_s, self.model.feature_extractor.chunk_length))
 
     def _read_short(self, chunks: list[np.ndarray], options: ChunkOptions, window_s: int) -> list[ChunkTranscript]:
+        """Chunks in a short window; those whose reading failed (`short_window.py`) are read again in a window
+        `RETRY_WINDOW_FACTOR` times as long (at least `RETRY_WINDOW_MIN_S`), and only those that fail there too in
+        Whisper's own 30 s: a 4 s live reading that looped cost the encoder a full 30 s pass, a tenth of all
+        readings and half the live encoder's time (issue 61)."""
         if window_s >= self.model.feature_extractor.chunk_length:
             return self._transcribe(chunks, options, None)
         longest_s = max(len(chunk) for chunk in chunks) / SAMPLE_RATE
         max_tokens = int(MAX_TOKENS_PER_S * longest_s) + 16  # a loop stops here instead of at 448 tokens
         transcripts = self._transcribe(chunks, options, int(window_s * self.model.frames_per_second), max_tokens)
-        repeated = []
-        for i, transcript in enumerate(transcripts):
+        failed = self._failed(chunks, transcripts)
+        retry_s = max(RETRY_WINDOW_MIN_S, RETRY_WINDOW_FACTOR * window_s)
+        if failed and retry_s < self.model.feature_extractor.chunk_length:
+            self._read_again(chunks, transcripts, failed, options, int(retry_s * self.model.frames_per_second))
+            failed = self._failed(chunks, transcripts, failed)
+        if failed:  # the short window's known failures: read these chunks again in Whisper's own 30 s
+            self._read_again(chunks, transcripts, failed, options, None)
+        return transcripts
+
+    def _failed(
+        self, chunks: list[np.ndarray], transcripts: list[ChunkTranscript], among: list[int] | None = None
+    ) -> list[int]:
+        """The chunks whose short-window reading looped or missed speech; a loop only into the padding after the
+        audio is trimmed off instead (in `transcripts`)."""
+        failed = []
+        for i in range(len(chunks)) if among is None else among:
+            transcript = transcripts[i]
             if (trimmed := without_loop_after_audio(transcript, chunks[i])) is not None:
                 transcripts[i] = transcript = trimmed  # the words written again into the padding: dropped
             if repeats_itself(transcript, len(chunks[i])) or misses_speech(transcript, chunks[i]):
-                repeated.append(i)
-        if repeated:  # the short window's known failures: read these chunks again in Whisper's own 30 s
-            again = self._transcribe([chunks[i] for i in repeated], options, None)
-            for i, transcript in zip(repeated, again, strict=True):  # the short reading's cost counts too
-                transcripts[i] = transcript.model_copy(update={"compute": transcript.compute + transcripts[i].compute})
-        return transcripts
+                failed.append(i)
+        return failed
+
+    def _read_again(
+        self,
+        chunks: list[np.ndarray],
+        transcripts: list[ChunkTranscript],
+        indices: list[int],
+        options: ChunkOptions,
+        frames: int | None,
+    ) -> None:
+        """Read these chunks again in a longer window (`frames`; None: 30 s), in place; every reading's cost counts."""
+        longest_s = max(len(chunks[i]) for i in indices) / SAMPLE_RATE
+        max_tokens = None if frames is None else int(MAX_TOKENS_PER_S * longest_s) + 16
+        again = self._transcribe([chunks[i] for i in indices], options, frames, max_tokens)
+        for i, transcript in zip(indices, again, strict=True):
+            transcripts[i] = transcript.model_copy(update={"compute": transcript.compute + transcripts[i].compute})
 
     def _transcribe(
         self, chunks: list[np.ndarray], options: ChunkOptions, frames: int | None, max_tokens: int | None = None

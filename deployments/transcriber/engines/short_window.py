@@ -1,6 +1,7 @@
 """What tells a reading in a short encoder window that failed: Whisper read in a window shorter than the 30 s it
-was trained on sometimes loops, or stops early and skips a stretch. Such a chunk is read again in 30 s, unless
-the loop is only words written again into the silence after the audio (`without_loop_after_audio`)."""
+was trained on sometimes loops, or stops early and skips a stretch. Such a chunk is read again in a longer window
+(`RETRY_WINDOW_*`), then in 30 s if it fails there too, unless the loop is only words written again into the silence
+after the audio (`without_loop_after_audio`)."""
 
 import re
 
@@ -17,6 +18,11 @@ MAX_TOKENS_PER_S = 10
 MAX_WORDS_PER_S = 5.0
 """Faster than anyone speaks (conversation runs at 2-3.5 words a second): a short window's transcript this dense
 repeats itself."""
+RETRY_WINDOW_FACTOR = 2
+RETRY_WINDOW_MIN_S = 10
+"""A failed short-window reading is read again in a window this many times as long, at least this many seconds:
+offline over 13 recordings (tiny.en), live streaming's encoder time fell by a third with the words as close to the
+file's (docs: Performance, issue 61)."""
 LOOP_REPEATS = 4
 """A phrase of up to four words said this many times in a row ("hello hello hello hello") is a loop, not speech."""
 
@@ -73,7 +79,7 @@ def says_again(words: list[str]) -> bool:
 LEVEL_FRAME = SAMPLE_RATE // 20
 """50 ms frames for `_misses_speech`'s sound level."""
 MISSED_SPEECH_S = 0.8
-"""Sound this long that a short-window transcript's words do not account for: read again in 30 s."""
+"""Sound this long that a short-window transcript's words do not account for: read again in a longer window."""
 LONGEST_WORD_S = 0.8
 """A word aligned longer than this stretches over speech Whisper did not write down (its excess counts)."""
 
