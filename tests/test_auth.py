@@ -1,5 +1,6 @@
 """Keys files and the token bucket behind the request-rate limit."""
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -9,6 +10,8 @@ from starlette.requests import HTTPConnection
 
 from deployments.billing.rate_limiter import RequestRateLimiter
 from serve_app.common.auth import ApiKeys, load_keys_file, presented_key
+from serve_app.common.request_leases import RequestLeases
+from tests.fakes import Actor
 
 
 def test_keys_files_in_json_or_yaml_list_or_object(tmp_path: Path) -> None:
@@ -42,6 +45,17 @@ class Clock:
         return self.now
 
 
+class CountingCalls:
+    """The limiter as an actor handle that counts its calls."""
+
+    def __init__(self, limiter: RequestRateLimiter) -> None:
+        self.actor, self.calls = Actor(limiter), 0
+
+    def __getattr__(self, name: str) -> object:
+        self.calls += 1
+        return getattr(self.actor, name)
+
+
 def test_a_key_gets_its_rate_with_a_one_second_burst_and_a_retry_time() -> None:
     clock = Clock()
     limiter = RequestRateLimiter(clock)
@@ -50,6 +64,22 @@ def test_a_key_gets_its_rate_with_a_one_second_burst_and_a_retry_time() -> None:
     clock.now += 0.25  # two and a half tokens back
     assert [limiter.acquire("k", 10) > 0 for _ in range(3)] == [False, False, True]
     assert limiter.acquire("other", 10) == 0.0  # keys do not share buckets
+
+
+def test_a_replica_leases_a_tenth_of_a_seconds_worth_of_a_high_rate_and_lets_what_it_left_lapse() -> None:
+    clock = Clock()
+    limiter = RequestRateLimiter(clock)
+    counting = CountingCalls(limiter)
+    leases = RequestLeases(clock)
+    taken = [asyncio.run(leases.take(counting, "k", 1000)) for _ in range(250)]  # type: ignore[arg-type]
+    assert taken == [0.0] * 250 and counting.calls == 3  # lots of 100: one actor call per lot
+    assert limiter.buckets["k"].tokens == 700  # three lots left the bucket; the replica holds 50 of them
+    clock.now += 0.2  # those 50 lapse: the next request leases a new lot from the bucket, refilled by 200
+    assert asyncio.run(leases.take(counting, "k", 1000)) == 0.0  # type: ignore[arg-type]
+    assert counting.calls == 4 and limiter.buckets["k"].tokens == pytest.approx(800)
+    slow = RequestLeases(clock)
+    results = [asyncio.run(slow.take(counting, "slow", 10)) for _ in range(11)]  # type: ignore[arg-type]
+    assert results[:10] == [0.0] * 10 and results[10] == pytest.approx(0.1)  # under 20/s: one token a call
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,13 @@ from pydantic import BaseModel
 from sqlalchemy import Connection, Engine, and_, delete, select, update
 
 from deployments.config import CallbacksConfig
-from deployments.storage.database import callbacks, database_storage, insert_ignoring_duplicates, writing
+from deployments.storage.database import (
+    callbacks,
+    database_storage,
+    insert_ignoring_duplicates,
+    one_statement,
+    writing,
+)
 
 
 class CallbackStatus(StrEnum):
@@ -90,7 +96,7 @@ class CallbackOutbox:
     def state(self, job_id: str) -> CallbackState | None:
         """The job's callback; None before the job has ended (its callback is then pending, not yet tried)."""
         query = select(callbacks.c.status, callbacks.c.attempts, callbacks.c.last_status)
-        with self.engine.connect() as connection:
+        with one_statement(self.engine) as connection:
             row = connection.execute(query.where(callbacks.c.job_id == job_id)).first()
         if row is None:
             return None

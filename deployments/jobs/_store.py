@@ -14,7 +14,15 @@ from deployments.config import StorageConfig
 from deployments.errors import StorageError
 from deployments.jobs._migrations import current_record, is_current
 from deployments.jobs.records import Job
-from deployments.storage.database import database_engine, database_storage, jobs, migrate_schema, upsert, writing
+from deployments.storage.database import (
+    database_engine,
+    database_storage,
+    jobs,
+    migrate_schema,
+    one_statement,
+    upsert,
+    writing,
+)
 
 logger = logging.getLogger("ray.serve")  # where Ray shows an actor's log lines
 
@@ -96,7 +104,7 @@ class SQLJobStore:
         """`owner`'s job `job_id` as stored, or None (no such job, another key's, or one whose outcome was
         rendered by an earlier version)."""
         query = select(jobs.c.record).where(jobs.c.job_id == job_id, jobs.c.owner == owner)
-        with self.engine.connect() as connection:
+        with one_statement(self.engine) as connection:
             text = connection.execute(query).scalar_one_or_none()
         record = current_record(json.loads(text)) if text is not None else None
         return Job.model_validate(record) if record is not None else None

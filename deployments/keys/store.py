@@ -30,6 +30,7 @@ from deployments.storage.database import (
     database_storage,
     key_audit,
     migrate_schema,
+    one_statement,
     writing,
 )
 
@@ -116,7 +117,7 @@ class KeyStore:
 
     def version(self) -> int:
         """Raised by every change: compare with the last one seen to know whether to reload."""
-        with database_storage("the key store"), self.engine.connect() as connection:
+        with database_storage("the key store"), one_statement(self.engine) as connection:
             return int(connection.scalar(select(api_keys_version.c.version)) or 0)
 
     def active(self) -> tuple[int, list[StoredKey]]:

@@ -223,8 +223,10 @@ def database_engine(database: StorageConfig | str | Path, reading: bool = False)
 
     @event.listens_for(engine, "begin")
     def _begin(connection: Connection) -> None:
-        immediate = connection.get_execution_options().get("writing", False)
-        connection.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+        options = connection.get_execution_options()
+        if options.get("one_statement", False):
+            return  # SQLite runs a lone statement in a transaction of its own: no BEGIN, no ROLLBACK
+        connection.exec_driver_sql("BEGIN IMMEDIATE" if options.get("writing", False) else "BEGIN")
 
     return engine
 
@@ -240,6 +242,13 @@ def _switch_to_wal(dbapi_connection: sqlite3.Connection, attempts: int = 100) ->
             if "locked" not in str(error) or attempt == attempts - 1:
                 raise
             time.sleep(0.05)
+
+
+def one_statement(engine: Engine) -> Connection:
+    """A connection for one read statement (`with one_statement(engine) as connection:`): on SQLite no BEGIN and
+    ROLLBACK around it, which took more than half of a running job's poll in the store (issue 63). A read of
+    several statements that must agree (the key store's version and keys) takes `engine.connect()`."""
+    return engine.connect().execution_options(one_statement=True)
 
 
 def writing(engine: Engine) -> Any:

@@ -29,7 +29,7 @@ async def charged_key(request: Request, services: ServicesDependency) -> ApiKey:
             "the whisper-asr-webservice routes are enabled without a key to charge: set STT_ASR_WEBSERVICE_KEY or"
             " asr_webservice.api_key_name (a keys-file key's name)",
         )
-    await take_request(key, services.rate_limiter, services.config.limits.requests_per_second)
+    await take_request(key, services.rate_limiter, services.config.limits.requests_per_second, services.request_leases)
     raise_if_exhausted(await pricing.funds(services.ledger, key.owner, pricing.Price.of(key, services.config.billing)))
     return key
 

@@ -33,6 +33,7 @@ from deployments.errors import StorageError
 from deployments.jobs.records import owner_of
 from deployments.keys.store import KeyStore, StoredKey
 from serve_app.common.errors import ErrorResponse
+from serve_app.common.request_leases import RequestLeases
 from serve_app.config import SecretSettings
 
 logger = logging.getLogger("ray.serve")
@@ -204,7 +205,11 @@ class ApiKeys:
 
 
 async def authenticate(
-    connection: HTTPConnection, api_keys: ApiKeys, rate_limiter: ActorProxy[Any], default_rate: float
+    connection: HTTPConnection,
+    api_keys: ApiKeys,
+    rate_limiter: ActorProxy[Any],
+    default_rate: float,
+    leases: RequestLeases | None = None,
 ) -> ApiKey:
     """The caller's key, or 401; then one request off its rate (the key's own, else `default_rate`), or 429
     with Retry-After."""
@@ -214,13 +219,20 @@ async def authenticate(
         raise HTTPException(
             status.HTTP_401_UNAUTHORIZED, detail=INVALID_CREDENTIALS, headers={"WWW-Authenticate": "Bearer"}
         )
-    await take_request(key, rate_limiter, default_rate)
+    await take_request(key, rate_limiter, default_rate, leases)
     return key
 
 
-async def take_request(key: ApiKey, rate_limiter: ActorProxy[Any], default_rate: float) -> None:
-    """One request off `key`'s rate (its own, else `default_rate`), or 429 with Retry-After."""
-    wait_s = await rate_limiter.acquire.remote(key.owner, key.requests_per_second or default_rate)
+async def take_request(
+    key: ApiKey, rate_limiter: ActorProxy[Any], default_rate: float, leases: RequestLeases | None = None
+) -> None:
+    """One request off `key`'s rate (its own, else `default_rate`), or 429 with Retry-After; through the
+    replica's `leases` of the rate when given (a lot of tokens per actor call: `request_leases.py`)."""
+    rate = key.requests_per_second or default_rate
+    if leases is not None:
+        wait_s = await leases.take(rate_limiter, key.owner, rate)
+    else:
+        wait_s = await rate_limiter.acquire.remote(key.owner, rate)
     if wait_s > 0:
         retry_after = str(max(1, math.ceil(wait_s)))
         raise HTTPException(status.HTTP_429_TOO_MANY_REQUESTS, REQUEST_LIMIT_EXCEEDED, {"Retry-After": retry_after})

@@ -55,7 +55,9 @@ async def require_api_key(connection: HTTPConnection, services: ServicesDependen
     """The caller's key, or 401; then one request off its rate, or 429 (see `auth.authenticate`). Also
     called by the WebSocket route before the upgrade, with the WebSocket as the connection."""
     default_rate = services.config.limits.requests_per_second
-    return await authenticate(connection, services.api_keys, services.rate_limiter, default_rate)
+    return await authenticate(
+        connection, services.api_keys, services.rate_limiter, default_rate, services.request_leases
+    )
 
 
 CurrentKey = Annotated[ApiKey, Depends(require_api_key)]

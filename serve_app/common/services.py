@@ -15,6 +15,7 @@ from deployments.jobs.reader import JobReader
 from deployments.keys.store import KeyStore
 from serve_app.common.auth import AdminKeys, ApiKey, ApiKeys
 from serve_app.common.finished_jobs import FinishedJobs
+from serve_app.common.request_leases import RequestLeases
 from serve_app.config import AppConfig
 
 
@@ -32,6 +33,8 @@ class Services:
     """The UsageLedger: charges, balances and usage statements."""
     rate_limiter: ActorProxy[Any]
     """The RequestRateLimiter: each key's request rate and open live sessions."""
+    request_leases: RequestLeases = field(default_factory=RequestLeases)
+    """This replica's lots of the keys' request rates, leased from `rate_limiter` (`common/request_leases.py`)."""
     live: DeploymentHandle[Any] | None = None
     """The LiveTranscriber: live sessions (None where the app serves none)."""
     admin_keys: AdminKeys = field(default_factory=lambda: AdminKeys([]))

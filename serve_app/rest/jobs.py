@@ -73,7 +73,7 @@ async def get_job(job_id: str, key: CurrentKey, services: ServicesDependency) ->
     job: Job | None = await asyncio.to_thread(services.jobs.get, job_id, key.owner)
     if job is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, JOB_NOT_FOUND)
-    callback = await asyncio.to_thread(services.jobs.callback, job)
+    callback = await asyncio.to_thread(services.jobs.callback, job) if job.request.callback_url else None
     response = Response(job_answer(job, callback), media_type=JSONResponse.media_type)
     if job.completed_at is not None and (callback is None or callback.status != CallbackStatus.pending):
         retention = timedelta(seconds=services.config.jobs.retention_s)  # it changes no more
