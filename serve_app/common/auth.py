@@ -209,7 +209,7 @@ async def authenticate(
     api_keys: ApiKeys,
     rate_limiter: ActorProxy[Any],
     default_rate: float,
-    leases: RequestLeases | None = None,
+    leases: RequestLeases,
 ) -> ApiKey:
     """The caller's key, or 401; then one request off its rate (the key's own, else `default_rate`), or 429
     with Retry-After."""
@@ -223,16 +223,10 @@ async def authenticate(
     return key
 
 
-async def take_request(
-    key: ApiKey, rate_limiter: ActorProxy[Any], default_rate: float, leases: RequestLeases | None = None
-) -> None:
-    """One request off `key`'s rate (its own, else `default_rate`), or 429 with Retry-After; through the
-    replica's `leases` of the rate when given (a lot of tokens per actor call: `request_leases.py`)."""
-    rate = key.requests_per_second or default_rate
-    if leases is not None:
-        wait_s = await leases.take(rate_limiter, key.owner, rate)
-    else:
-        wait_s = await rate_limiter.acquire.remote(key.owner, rate)
+async def take_request(key: ApiKey, rate_limiter: ActorProxy[Any], default_rate: float, leases: RequestLeases) -> None:
+    """One request off `key`'s rate (its own, else `default_rate`), or 429 with Retry-After, through the
+    replica's `leases` of the rate (a lot of tokens per actor call: `request_leases.py`)."""
+    wait_s = await leases.take(rate_limiter, key.owner, key.requests_per_second or default_rate)
     if wait_s > 0:
         retry_after = str(max(1, math.ceil(wait_s)))
         raise HTTPException(status.HTTP_429_TOO_MANY_REQUESTS, REQUEST_LIMIT_EXCEEDED, {"Retry-After": retry_after})

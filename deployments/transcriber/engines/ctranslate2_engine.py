@@ -104,9 +104,8 @@ class CTranslate2Engine:
         readings and half the live encoder's time (issue 61)."""
         if window_s >= self.model.feature_extractor.chunk_length:
             return self._transcribe(chunks, options, None)
-        longest_s = max(len(chunk) for chunk in chunks) / SAMPLE_RATE
-        max_tokens = int(MAX_TOKENS_PER_S * longest_s) + 16  # a loop stops here instead of at 448 tokens
-        transcripts = self._transcribe(chunks, options, int(window_s * self.model.frames_per_second), max_tokens)
+        frames = int(window_s * self.model.frames_per_second)
+        transcripts = self._transcribe(chunks, options, frames, _short_window_tokens(chunks))
         failed = self._failed(chunks, transcripts)
         retry_s = max(RETRY_WINDOW_MIN_S, RETRY_WINDOW_FACTOR * window_s)
         if failed and retry_s < self.model.feature_extractor.chunk_length:
@@ -139,9 +138,9 @@ class CTranslate2Engine:
         frames: int | None,
     ) -> None:
         """Read these chunks again in a longer window (`frames`; None: 30 s), in place; every reading's cost counts."""
-        longest_s = max(len(chunks[i]) for i in indices) / SAMPLE_RATE
-        max_tokens = None if frames is None else int(MAX_TOKENS_PER_S * longest_s) + 16
-        again = self._transcribe([chunks[i] for i in indices], options, frames, max_tokens)
+        again_chunks = [chunks[i] for i in indices]
+        max_tokens = None if frames is None else _short_window_tokens(again_chunks)
+        again = self._transcribe(again_chunks, options, frames, max_tokens)
         for i, transcript in zip(indices, again, strict=True):
             transcripts[i] = transcript.model_copy(update={"compute": transcript.compute + transcripts[i].compute})
 
@@ -385,3 +384,9 @@ class CTranslate2Engine:
         return out.model_copy(
             update={"segments": fit_in_chunk(out.segments, duration), "words": fit_in_chunk(out.words, duration)}
         )
+
+
+def _short_window_tokens(chunks: list[np.ndarray]) -> int:
+    """The most tokens a short window's decode may write: a loop stops here instead of at 448 tokens."""
+    longest_s = max(len(chunk) for chunk in chunks) / SAMPLE_RATE
+    return int(MAX_TOKENS_PER_S * longest_s) + 16
