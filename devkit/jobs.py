@@ -81,3 +81,8 @@ class JobClient:
                     states[job_id] = job["status"]
             time.sleep(interval_s)
         return {job_id: "lost" if state == "in_progress" else state for job_id, state in states.items()}
+
+
+def nothing_before_the_end(job: Job) -> None:
+    """A `while_running` check: a job in progress shows no result, end or error yet."""
+    assert job["result"] is None and job["completed_at"] is None and job["error"] is None

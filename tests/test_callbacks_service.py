@@ -9,10 +9,9 @@ import pytest
 
 from devkit.callback_receiver import CallbackReceiver, Received, callback_receiver
 from devkit.faults import kill
-from devkit.jobs import JobClient
+from devkit.jobs import JobClient, nothing_before_the_end
 from serve_app.callbacks.signing import verify
 from tests.conftest import CALLBACK_SECRET, Service
-from tests.test_jobs_service import _nothing_before_the_end
 
 ASYNC = "/v1/audio/transcriptions/async"
 
@@ -98,7 +97,7 @@ def test_jobs_and_a_callback_outlive_a_killed_tracker_and_a_restart(service: Ser
     assert kill(service.process, "JobTracker") == 1
     service.process.restart()
     with JobClient(service.base_url, service.api_key, timeout_s=300) as client:
-        jobs = [client.wait(id_, 240, while_running=_nothing_before_the_end) for id_ in ids]
+        jobs = [client.wait(id_, 240, while_running=nothing_before_the_end) for id_ in ids]
     assert [job["status"] for job in jobs] == ["complete"] * 4
     assert not any((service.process.workdir / "state" / "spool").iterdir())  # every finished job's input is gone
     receiver.start()  # back, on the port it kept

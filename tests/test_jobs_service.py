@@ -15,7 +15,7 @@ import srt
 from deployments.files.decoding import decode_audio
 from deployments.types import SAMPLE_RATE
 from devkit.faults import kill
-from devkit.jobs import JobClient
+from devkit.jobs import JobClient, nothing_before_the_end
 from devkit.media import encode, pyannote_sample
 from tests.conftest import API_KEYS, JOBS_CONFIG, Service
 
@@ -33,13 +33,9 @@ def _submit(service: Service, data: bytes, api_key: str | None = None, **fields)
 
 def _wait(service: Service, job_id: str, api_key: str | None = None, timeout_s: float = 240) -> dict:
     with _jobs(service, api_key) as jobs:
-        job = jobs.wait(job_id, timeout_s, while_running=_nothing_before_the_end)
+        job = jobs.wait(job_id, timeout_s, while_running=nothing_before_the_end)
     assert job["status"] != "in_progress", f"job {job_id} still in progress after {timeout_s} s"
     return job
-
-
-def _nothing_before_the_end(job: dict) -> None:
-    assert job["result"] is None and job["completed_at"] is None and job["error"] is None
 
 
 def _progress(client: httpx.Client, job_id: str) -> float:
