@@ -2,16 +2,17 @@
 
     .venv/bin/python -m scripts.bench_memory                 # 1 h and 10 h, synchronous and as a job
     .venv/bin/python -m scripts.bench_memory --hours 1       # only 1 h
+    .venv/bin/python -m scripts.bench_memory --hours 1 --modes async --model embedded:base --speech-every-s 30
 
-The long file is made here from real speech (pyannote.audio's 30 s sample.wav) every 30 minutes, with
-silence between, as 16 kHz FLAC (small, so the upload is not what is measured); nothing is stored. The
-service runs as users run it (`serve run` on configs/local.yaml, Whisper tiny.en), warmed up by a
-2-minute file in both modes first. While a request runs,
-each Serve replica, the job tracker and the proxy is sampled every 0.2 s (RSS, psutil), and the peak
-growth over its RSS just before the request is printed per process, with the machine's used memory
-(which includes Ray's object store, where a decoded file passed between deployments lives). The script
-runs unchanged against an earlier commit of the project (it finds the decoder deployment under either
-name), for the side-by-side.
+The long file is made here from real speech (pyannote.audio's 30 s sample.wav) every 30 minutes (or every
+`--speech-every-s`: 30 is speech throughout, a Transcriber's busiest hour), with silence between, as 16 kHz
+FLAC (small, so the upload is not what is measured); nothing is stored. The service runs as users run it
+(`serve run` on configs/local.yaml, Whisper tiny.en unless `--model`), warmed up by a 2-minute file in both
+modes first. While a request runs, each Serve replica, the job tracker and the proxy is sampled every 0.2 s
+(RSS, psutil), and the peak growth over its RSS just before the request is printed per process, with the
+machine's used memory (which includes Ray's object store, where a decoded file passed between deployments
+lives). The script runs unchanged against an earlier commit of the project (it finds the decoder deployment
+under either name), for the side-by-side.
 """
 
 import argparse
@@ -118,6 +119,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--hours", type=float, nargs="+", default=[1.0, 10.0])
     parser.add_argument("--label", default="this commit", help="Names the code measured, in the table.")
+    parser.add_argument("--model", default="embedded:tiny.en", help="The Whisper model (embedded:base: the default's).")
+    parser.add_argument(
+        "--speech-every-s", type=float, default=1800.0, help="30: speech throughout (the call, over and over)"
+    )
+    parser.add_argument(
+        "--budget-mb", type=int, default=None, help="whisper.max_batch_memory_mb (default: the config's)"
+    )
+    parser.add_argument("--modes", nargs="+", choices=["sync", "async"], default=["sync", "async"])
     args = parser.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as scratch:
@@ -126,11 +135,14 @@ def main() -> None:
         for hours in args.hours:
             files[hours] = workdir / f"long-{hours:g}h.flac"
             started = time.perf_counter()
-            make_long_flac(files[hours], min(hours, 9.99) if hours >= 10 else hours)  # under the 10 h limit
+            make_long_flac(files[hours], min(hours, 9.99) if hours >= 10 else hours, args.speech_every_s)  # < 10 h
             size_mb = files[hours].stat().st_size / 1e6
             print(f"made {files[hours].name}: {size_mb:.1f} MB in {time.perf_counter() - started:.0f} s", flush=True)
         limits = {"max_sync_upload_bytes": 2 * 1024**3}
-        with LocalService(workdir, [KEY], model="embedded:tiny.en", limits=limits, unthrottled=True) as service:
+        whisper = {} if args.budget_mb is None else {"max_batch_memory_mb": args.budget_mb}
+        with LocalService(
+            workdir, [KEY], model=args.model, limits=limits, unthrottled=True, whisper=whisper
+        ) as service:
             client = httpx.Client(base_url=service.base_url, headers={"Authorization": f"Bearer {KEY}"}, timeout=7200)
             processes = find_processes()
             print("processes:", {name: [p.pid for p in found] for name, found in processes.items()}, flush=True)
@@ -139,7 +151,7 @@ def main() -> None:
             run_sync(client, warm_up)
             run_job(client, warm_up)
             for hours, path in files.items():
-                for mode, run in (("sync", run_sync), ("async", run_job)):
+                for mode, run in ((mode, {"sync": run_sync, "async": run_job}[mode]) for mode in args.modes):
                     time.sleep(3)  # let the previous request's memory settle
                     started = time.perf_counter()
                     with Sampler(processes) as sampler:
@@ -149,7 +161,7 @@ def main() -> None:
                     rows.append((f"{hours:g} h", mode, seconds, growth))
                     cells = "  ".join(f"{name} {mb:+.0f}" for name, mb in growth.items())
                     print(f"{hours:g} h {mode}: {seconds:.0f} s; peak RSS growth, MB: {cells}", flush=True)
-    print(f"\nPeak RSS growth per process, MB ({args.label}; Whisper tiny.en, 2-core machine)")
+    print(f"\nPeak RSS growth per process, MB ({args.label}; Whisper {args.model}, 2-core machine)")
     names = [*PROCESSES, MACHINE]
     print("| input | mode | seconds | " + " | ".join(names) + " |")
     print("|---|---|---|" + "---|" * len(names))

@@ -26,6 +26,7 @@ def tiny_tokens(tiny: CTranslate2Engine) -> CTranslate2Engine:
     """The same model, timing segments by Whisper's timestamp tokens."""
     engine = CTranslate2Engine.__new__(CTranslate2Engine)
     engine.config, engine.model = tiny.config.model_copy(update={"timestamps": "tokens"}), tiny.model
+    engine.memory = tiny.memory
     return engine
 
 

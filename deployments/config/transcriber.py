@@ -40,6 +40,13 @@ class WhisperModelConfig(StrictModel):
         " interactive lane's and live second readings' beside the jobs' lane's, each lane's batching.lane_batches;"
         " a batch beyond them waits for a free one.",
     )
+    max_batch_memory_mb: int | None = Field(
+        None,
+        ge=16,
+        description="The replica's memory for batches' activations (over the loaded weights), shared by the"
+        " parallel_batches running at once: a batch is read in sub-batches that fit (at least one chunk each)."
+        " None: 1024 on CPU, 4096 on a GPU (docs: Performance, A batch's memory).",
+    )
     beam_size: int = Field(5, ge=1, le=10, description="Beam search width.")
     timestamps: Literal["alignment", "tokens"] = Field(
         "alignment",

@@ -7,11 +7,15 @@ from typing import Protocol
 
 import numpy as np
 
+from deployments.transcriber.engines.batch_memory import BatchMemory
 from deployments.types import ChunkOptions, ChunkTranscript, ComputeSeconds
 
 
 class WhisperEngine(Protocol):
     """Blocking calls: the Transcriber runs them off its event loop."""
+
+    memory: BatchMemory
+    """How many chunks one of its batches may hold within the replica's memory budget."""
 
     @property
     def multilingual(self) -> bool:

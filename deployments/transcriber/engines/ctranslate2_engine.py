@@ -34,7 +34,14 @@ from faster_whisper.transcribe import get_compression_ratio, get_suppressed_toke
 
 from deployments.config import WhisperModelConfig
 from deployments.transcriber._model_store import cache_dir, resolve_ctranslate2_model
+from deployments.transcriber.engines._ct2_results import OneItemAlignment, chunk_transcript
 from deployments.transcriber.engines.base import Stopwatch
+from deployments.transcriber.engines.batch_memory import (
+    WHISPER_WINDOW_S,
+    BatchMemory,
+    default_budget_mb,
+    value_bytes,
+)
 from deployments.transcriber.engines.short_window import (
     COMPRESSION_RATIO_THRESHOLD,
     MAX_TOKENS_PER_S,
@@ -44,20 +51,8 @@ from deployments.transcriber.engines.short_window import (
     repeats_itself,
     without_loop_after_audio,
 )
-from deployments.transcriber.segmenting import fit_in_chunk, segment_groups
-from deployments.types import SAMPLE_RATE, ChunkOptions, ChunkTranscript, Segment, Word
-
-
-class _OneItemAlignment:
-    """Stands in for the WhisperModel inside `add_word_timestamps` for one batch item: it answers
-    `find_alignment` with that item's alignment, computed for the whole batch at once."""
-
-    def __init__(self, alignment: list[dict[str, Any]], frames_per_second: int) -> None:
-        self.alignment = alignment
-        self.frames_per_second = frames_per_second
-
-    def find_alignment(self, *args: object, **kwargs: object) -> list[list[dict[str, Any]]]:
-        return [self.alignment]
+from deployments.transcriber.segmenting import segment_groups
+from deployments.types import SAMPLE_RATE, ChunkOptions, ChunkTranscript
 
 
 class CTranslate2Engine:
@@ -71,6 +66,20 @@ class CTranslate2Engine:
             num_workers=config.parallel_batches,  # concurrent calls from two threads run in parallel
             local_files_only=config.model.startswith("embedded:"),
         )
+        self.memory = BatchMemory(
+            "ctranslate2",
+            self._width(),
+            value_bytes(config.compute_type),
+            config.max_batch_memory_mb or default_budget_mb(config.device),
+            config.parallel_batches,
+        )
+        self.memory.log()
+
+    def _width(self) -> int:
+        """The model's d_model, from the encoder's output for one second (CTranslate2 does not say it otherwise)."""
+        features = self._features(np.zeros(SAMPLE_RATE, dtype=np.float32), self.model.frames_per_second)
+        width: int = self.model.encode(features[None]).shape[-1]
+        return width
 
     @property
     def multilingual(self) -> bool:
@@ -147,6 +156,16 @@ class CTranslate2Engine:
     def _transcribe(
         self, chunks: list[np.ndarray], options: ChunkOptions, frames: int | None, max_tokens: int | None = None
     ) -> list[ChunkTranscript]:
+        """The chunks in batches that fit the memory budget (`batch_memory.py`), each `_transcribe_batch`."""
+        window_s = WHISPER_WINDOW_S if frames is None else frames / self.model.frames_per_second
+        transcripts: list[ChunkTranscript] = []
+        for batch in self.memory.batches(chunks, window_s):
+            transcripts += self._transcribe_batch(batch, options, frames, max_tokens)
+        return transcripts
+
+    def _transcribe_batch(
+        self, chunks: list[np.ndarray], options: ChunkOptions, frames: int | None, max_tokens: int | None = None
+    ) -> list[ChunkTranscript]:
         """One batch through the encoder and decoder: in Whisper's 30 s window (`frames` None), or in a window
         of `frames` feature frames that the audio, padded with silence as Whisper pads it, fills."""
         multilingual = self.model.model.is_multilingual
@@ -189,7 +208,7 @@ class CTranslate2Engine:
             with clock.stage("alignment"):
                 self._add_word_timestamps(segmented, tokenizer, encoder_output, sizes, whisper_options)
         transcripts = [
-            self._chunk_transcript(segments, chunk_language, options.temperature, duration).model_copy(
+            chunk_transcript(segments, chunk_language, options.temperature, duration).model_copy(
                 update={"language_probability": probability}
             )
             for segments, chunk_language, probability, duration in zip(
@@ -306,7 +325,7 @@ class CTranslate2Engine:
             if not segments:
                 continue
             WhisperModel.add_word_timestamps(
-                _OneItemAlignment(alignment, self.model.frames_per_second),
+                OneItemAlignment(alignment, self.model.frames_per_second),
                 [segments],
                 tokenizer,
                 encoder_output,
@@ -348,41 +367,6 @@ class CTranslate2Engine:
             clip_timestamps="0",
             hallucination_silence_threshold=None,
             hotwords=None,
-        )
-
-    @staticmethod
-    def _chunk_transcript(
-        segments: list[dict[str, Any]], language: str, temperature: float, duration: float
-    ) -> ChunkTranscript:
-        """The chunk's segments and words, each fitted into the chunk with a length of its own (`fit_in_chunk`):
-        the alignment can give a word no time, and faster-whisper then gives its segment none either."""
-        out = ChunkTranscript(language=language, segments=[])
-        for index, segment in enumerate(segments):
-            out.segments.append(
-                Segment(
-                    id=index,
-                    seek=0,
-                    start=round(float(segment["start"]), 3),
-                    end=round(float(segment["end"]), 3),
-                    text=segment["text"],
-                    tokens=list(segment["tokens"]),
-                    temperature=temperature,
-                    avg_logprob=float(segment["avg_logprob"]),
-                    compression_ratio=float(segment["compression_ratio"]),
-                    no_speech_prob=float(segment["no_speech_prob"]),
-                )
-            )
-            out.words.extend(
-                Word(
-                    word=word["word"],
-                    start=round(float(word["start"]), 3),
-                    end=round(float(word["end"]), 3),
-                    prob=float(word["probability"]),
-                )
-                for word in segment.get("words") or ()
-            )
-        return out.model_copy(
-            update={"segments": fit_in_chunk(out.segments, duration), "words": fit_in_chunk(out.words, duration)}
         )
 
 

@@ -10,6 +10,7 @@ steps, and the no-speech token's probability is read at the start-of-transcript 
 decoder prompt (transformers computes it only with its no-speech fallback, which can drop a chunk's text).
 """
 
+import threading
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -21,6 +22,7 @@ from transformers import WhisperForConditionalGeneration, WhisperProcessor
 from deployments.config import WhisperModelConfig
 from deployments.transcriber._model_store import cache_dir, resolve_hf_model
 from deployments.transcriber.engines.base import Stopwatch
+from deployments.transcriber.engines.batch_memory import BatchMemory, default_budget_mb
 from deployments.transcriber.segmenting import fit_in_chunk
 from deployments.types import SAMPLE_RATE, ChunkOptions, ChunkTranscript, Segment, Word
 
@@ -58,16 +60,34 @@ class TransformersEngine:
         self.lang_codes = {
             token_id: token[2:-2] for token, token_id in (getattr(generation, "lang_to_id", None) or {}).items()
         }
+        self.memory = BatchMemory(
+            "transformers",
+            int(self.model.config.d_model),
+            2 if use_cuda else 4,
+            config.max_batch_memory_mb or default_budget_mb(config.device),
+            config.parallel_batches,
+        )
+        self.memory.log()
+        self.running = threading.BoundedSemaphore(config.parallel_batches)
 
     def _features(self, chunks: list[np.ndarray]) -> torch.Tensor:
         extracted = self.processor.feature_extractor(chunks, sampling_rate=SAMPLE_RATE, return_tensors="pt")
         features: torch.Tensor = extracted.input_features.to(self.device, self.dtype)
         return features
 
-    @torch.inference_mode()
     def transcribe_batch(self, chunks: list[np.ndarray], options: ChunkOptions) -> list[ChunkTranscript]:
+        """The chunks in batches that fit the memory budget (`batch_memory.py`), at most `parallel_batches` of
+        them in `generate` at once (PyTorch would run every caller's batch together)."""
         if options.task == "translate" and not self.multilingual:
             raise ValueError("an English-only Whisper model cannot translate (the Transcriber's callers check first)")
+        transcripts: list[ChunkTranscript] = []
+        for batch in self.memory.batches(chunks):
+            with self.running:
+                transcripts += self._transcribe_batch(batch, options)
+        return transcripts
+
+    @torch.inference_mode()
+    def _transcribe_batch(self, chunks: list[np.ndarray], options: ChunkOptions) -> list[ChunkTranscript]:
         beams = options.beam_size or self.config.beam_size
         kwargs: dict[str, Any] = {
             "return_timestamps": options.segment_timestamps,
