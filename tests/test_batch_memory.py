@@ -69,5 +69,6 @@ def test_the_engine_reads_a_batch_over_its_budget_in_batches_that_fit(
 
 @pytest.mark.parametrize("budget", [None, 2048])
 def test_the_setting_reaches_the_engine(budget: int | None) -> None:
-    config = WhisperModelConfig(model="embedded:tiny.en", max_batch_memory_mb=budget)
-    assert (config.max_batch_memory_mb or default_budget_mb(config.device)) == (budget or 1024)
+    config = WhisperModelConfig(model="embedded:tiny.en", max_batch_memory_mb=budget, parallel_batches=4)
+    memory = BatchMemory.for_replica("ctranslate2", 384, 4, config)
+    assert memory.budget_mb == (budget or 1024) and memory.share_mb == memory.budget_mb / 4

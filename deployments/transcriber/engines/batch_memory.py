@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from math import floor
 from typing import TypeVar
 
+from deployments.config import WhisperModelConfig
+
 logger = logging.getLogger("ray.serve")
 
 FRAMES_PER_SECOND = 50
@@ -55,6 +57,19 @@ class BatchMemory:
     budget_mb: float
     concurrent_batches: int
 
+    @classmethod
+    def for_replica(cls, engine: str, width: int, value_bytes: int, config: WhisperModelConfig) -> "BatchMemory":
+        """The budget `config` sets (else the device's default), shared by its `parallel_batches`; logged once."""
+        budget = config.max_batch_memory_mb or default_budget_mb(config.device)
+        memory = cls(engine, width, value_bytes, budget, config.parallel_batches)
+        memory.log()
+        return memory
+
+    @property
+    def share_mb(self) -> float:
+        """What one of the batches running at once may take."""
+        return self.budget_mb / self.concurrent_batches
+
     def item_mb(self, window_s: float = WHISPER_WINDOW_S) -> float:
         """The estimated peak memory of one item read in a `window_s` window."""
         frames = window_s * FRAMES_PER_SECOND
@@ -62,8 +77,7 @@ class BatchMemory:
 
     def most_items(self, window_s: float = WHISPER_WINDOW_S) -> int:
         """The most items a batch read in `window_s` may hold: its share of the budget, at least one."""
-        share = self.budget_mb / self.concurrent_batches
-        return max(1, floor(share / self.item_mb(window_s)))
+        return max(1, floor(self.share_mb / self.item_mb(window_s)))
 
     def batches(self, items: Sequence[T], window_s: float = WHISPER_WINDOW_S) -> list[list[T]]:
         """`items` in order, cut into batches that fit."""
@@ -72,23 +86,21 @@ class BatchMemory:
 
     def log(self) -> None:
         """Say what the budget allows, once, when the engine loads."""
-        most = self.most_items()
-        share = self.budget_mb / self.concurrent_batches
-        if self.item_mb() > share:
+        if self.item_mb() > self.share_mb:
             logger.warning(
                 "whisper.max_batch_memory_mb %.0f leaves %.0f MB per batch, less than one 30 s chunk of this model"
                 " needs (about %.0f MB): chunks are read one at a time and may take more",
                 self.budget_mb,
-                share,
+                self.share_mb,
                 self.item_mb(),
             )
         logger.info(
             "Transcriber batches: at most %d chunks read in 30 s (%.0f MB each), %d in 10 s, within %.0f MB per"
             " batch (%d at once, whisper.max_batch_memory_mb %.0f)",
-            most,
+            self.most_items(),
             self.item_mb(),
             self.most_items(10.0),
-            share,
+            self.share_mb,
             self.concurrent_batches,
             self.budget_mb,
         )

@@ -36,12 +36,7 @@ from deployments.config import WhisperModelConfig
 from deployments.transcriber._model_store import cache_dir, resolve_ctranslate2_model
 from deployments.transcriber.engines._ct2_results import OneItemAlignment, chunk_transcript
 from deployments.transcriber.engines.base import Stopwatch
-from deployments.transcriber.engines.batch_memory import (
-    WHISPER_WINDOW_S,
-    BatchMemory,
-    default_budget_mb,
-    value_bytes,
-)
+from deployments.transcriber.engines.batch_memory import WHISPER_WINDOW_S, BatchMemory, value_bytes
 from deployments.transcriber.engines.short_window import (
     COMPRESSION_RATIO_THRESHOLD,
     MAX_TOKENS_PER_S,
@@ -66,14 +61,7 @@ class CTranslate2Engine:
             num_workers=config.parallel_batches,  # concurrent calls from two threads run in parallel
             local_files_only=config.model.startswith("embedded:"),
         )
-        self.memory = BatchMemory(
-            "ctranslate2",
-            self._width(),
-            value_bytes(config.compute_type),
-            config.max_batch_memory_mb or default_budget_mb(config.device),
-            config.parallel_batches,
-        )
-        self.memory.log()
+        self.memory = BatchMemory.for_replica("ctranslate2", self._width(), value_bytes(config.compute_type), config)
 
     def _width(self) -> int:
         """The model's d_model, from the encoder's output for one second (CTranslate2 does not say it otherwise)."""

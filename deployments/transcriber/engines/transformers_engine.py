@@ -22,7 +22,7 @@ from transformers import WhisperForConditionalGeneration, WhisperProcessor
 from deployments.config import WhisperModelConfig
 from deployments.transcriber._model_store import cache_dir, resolve_hf_model
 from deployments.transcriber.engines.base import Stopwatch
-from deployments.transcriber.engines.batch_memory import BatchMemory, default_budget_mb
+from deployments.transcriber.engines.batch_memory import BatchMemory
 from deployments.transcriber.segmenting import fit_in_chunk
 from deployments.types import SAMPLE_RATE, ChunkOptions, ChunkTranscript, Segment, Word
 
@@ -60,14 +60,8 @@ class TransformersEngine:
         self.lang_codes = {
             token_id: token[2:-2] for token, token_id in (getattr(generation, "lang_to_id", None) or {}).items()
         }
-        self.memory = BatchMemory(
-            "transformers",
-            int(self.model.config.d_model),
-            2 if use_cuda else 4,
-            config.max_batch_memory_mb or default_budget_mb(config.device),
-            config.parallel_batches,
-        )
-        self.memory.log()
+        width, value_bytes = int(self.model.config.d_model), 2 if use_cuda else 4  # float16 on GPU, else float32
+        self.memory = BatchMemory.for_replica("transformers", width, value_bytes, config)
         self.running = threading.BoundedSemaphore(config.parallel_batches)
 
     def _features(self, chunks: list[np.ndarray]) -> torch.Tensor:
