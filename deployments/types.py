@@ -40,6 +40,17 @@ SEGMENT_TIMESTAMPS_DOC = (
 )
 
 
+CHANNEL_DOC = "The audio channel it was heard on (multichannel only; absent otherwise)."
+
+
+def _absent(value: object) -> bool:
+    return value is None
+
+
+def _one(value: object) -> bool:
+    return value == 1
+
+
 class TranscriptionOptions(BaseModel):
     """What a client may ask of the Whisper engine for one request."""
 
@@ -47,6 +58,9 @@ class TranscriptionOptions(BaseModel):
     task: WhisperTask = Field("transcribe", description=TASK_DOC)
     word_timestamps: bool = False
     segment_timestamps: bool = Field(True, description=SEGMENT_TIMESTAMPS_DOC)
+    multichannel: bool = Field(
+        False, description="Each channel transcribed on its own, segments and words tagged with their channel."
+    )
     prompt: str | None = None
     temperature: float = 0.0
     profanity_filter: bool = Field(
@@ -92,6 +106,23 @@ class KnownSpeaker(BaseModel):
     )
 
 
+class KnownVoice(BaseModel):
+    """An enrolled voice (deployments/voices/): its name and the speaker encoder's embedding of its clip."""
+
+    voice_id: str
+    name: str
+    embedding: list[float] = Field(description="The speaker encoder's unit vector for the enrolled speech.")
+    encoder: str = Field(description="The encoder that made it: a vector of another compares with nothing.")
+
+
+class VoicePrint(BaseModel):
+    """What an enrolment clip gives: its speech's embedding, and how much speech that was."""
+
+    embedding: list[float]
+    speech_s: float
+    encoder: str
+
+
 class DiarizationOptions(BaseModel):
     """What a client may ask of the diarization pipeline for one request."""
 
@@ -101,6 +132,12 @@ class DiarizationOptions(BaseModel):
     setting: DiarizationSetting = DiarizationSetting.general
     known_speakers: list[KnownSpeaker] = Field(
         default_factory=list, description="Name the diarized speakers whose voice matches one of these clips."
+    )
+    within_channels: bool = Field(
+        False, description="multichannel: speakers told apart within each channel (else a channel is a speaker)."
+    )
+    known_voices: list[KnownVoice] = Field(
+        default_factory=list, description="Name the diarized speakers whose voice matches one of these enrolled voices."
     )
 
     @model_validator(mode="after")
@@ -186,6 +223,7 @@ class Word(BaseModel):
     start: float
     end: float
     prob: float | None = Field(None, description="The word's probability, where the engine computes one.")
+    channel: int | None = Field(None, description=CHANNEL_DOC, exclude_if=_absent)
 
 
 class Segment(BaseModel):
@@ -204,6 +242,7 @@ class Segment(BaseModel):
     language: str | None = Field(
         None, description="ISO-639-1 code of the language the segment was decoded in (its chunk's), in a file's result."
     )
+    channel: int | None = Field(None, description=CHANNEL_DOC, exclude_if=_absent)
 
 
 class ComputeSeconds(BaseModel):
@@ -260,15 +299,24 @@ class Transcript(BaseModel):
     segments: list[Segment]
     words: list[Word] = Field(default_factory=list, description="Empty unless word timestamps were asked.")
     analysis: "Analysis | None" = Field(None, description="What the Analyzer found, when the request asked for any.")
+    channels: int = Field(
+        1, description="Channels transcribed, each on its own (multichannel); 1 otherwise.", exclude_if=_one
+    )
 
     @property
     def text(self) -> str:
         return "".join(segment.text for segment in self.segments).strip()
 
+    @property
+    def billed_seconds(self) -> float:
+        """What the transcript is charged as: each channel transcribed is charged (as Deepgram's multichannel)."""
+        return self.duration * self.channels
+
 
 class SpeakerSummary(BaseModel):
     speaker: str = Field(description="The speaker's label: speaker_0, speaker_1, ... in order of first appearance.")
     speaking_time: float = Field(description="Seconds this speaker speaks, overlapped speech included.")
+    channel: int | None = Field(None, description=CHANNEL_DOC, exclude_if=_absent)
 
 
 class DiarizedWord(Word):
@@ -295,6 +343,7 @@ class DiarizedSegment(BaseModel):
     text: str
     speaker: str
     words: list[DiarizedWord] = Field(default_factory=list, description="The segment's words, with its speaker.")
+    channel: int | None = Field(None, description=CHANNEL_DOC, exclude_if=_absent)
     decoding: SegmentDecoding | None = Field(
         None, description="The Whisper segment this stretch overlaps most: its decoding figures."
     )
@@ -315,6 +364,14 @@ class DiarizedTranscript(BaseModel):
         description="Who speaks when, as the diarizer found it: overlapping where people talk at once.",
     )
     analysis: "Analysis | None" = Field(None, description="What the Analyzer found, when the request asked for any.")
+    channels: int = Field(
+        1, description="Channels transcribed, each on its own (multichannel); 1 otherwise.", exclude_if=_one
+    )
+
+    @property
+    def billed_seconds(self) -> float:
+        """What the transcript is charged as: each channel transcribed is charged (as Deepgram's multichannel)."""
+        return self.duration * self.channels
 
 
 PipelineResult = Annotated[Transcript | DiarizedTranscript, Field(discriminator="task")]

@@ -96,3 +96,17 @@ def make_long_flac(path: Path, hours: float, speech_every_s: float = 1800.0) -> 
             container.mux(stream.encode(frame))
             written += len(block)
         container.mux(stream.encode(None))
+
+
+def encode_channels(channels: list[np.ndarray], sample_rate: int = 16_000) -> bytes:
+    """A WAV file (16-bit) holding each of `channels` (mono float32 samples, one length) as one channel."""
+    layout = {1: "mono", 2: "stereo", 3: "2.1", 4: "quad"}[len(channels)]
+    interleaved = (np.clip(np.stack(channels, axis=1), -1, 1) * 32767).astype(np.int16).reshape(1, -1)
+    buffer = io.BytesIO()
+    with av.open(buffer, mode="w", format="wav") as container:
+        stream = container.add_stream("pcm_s16le", rate=sample_rate, layout=layout)
+        frame = av.AudioFrame.from_ndarray(interleaved, format="s16", layout=layout)
+        frame.sample_rate = sample_rate
+        container.mux(stream.encode(frame))
+        container.mux(stream.encode(None))
+    return buffer.getvalue()

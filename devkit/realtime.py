@@ -37,9 +37,15 @@ def pcm24k(samples: np.ndarray) -> bytes:
 
 
 async def transcription_session(
-    base_url: str, key: str, pcm: bytes, until_completed_s: float | None = None
+    base_url: str,
+    key: str,
+    pcm: bytes,
+    until_completed_s: float | None = None,
+    session: RealtimeTranscriptionSessionCreateRequestParam = SESSION,
+    speed: float = 1.0,
 ) -> tuple[list[tuple[float, Any]], float]:
-    """The server's events with when each came (seconds since the first audio), and when the last audio was sent.
+    """The server's events with when each came (seconds since the first audio), and when the last audio was sent
+    (`speed` times faster than real time).
 
     `until_completed_s` None: after the commit, the session runs until the server ends it (its idle timeout ends
     input); else the client closes once every committed item is completed and nothing more came for that long (at
@@ -47,7 +53,7 @@ async def transcription_session(
     client = openai_client(base_url, key)
     received: list[tuple[float, Any]] = []
     async with client.realtime.connect(extra_query={"intent": "transcription"}) as connection:
-        await connection.session.update(session=SESSION)
+        await connection.session.update(session=session)
         loop = asyncio.get_running_loop()
         started = loop.time()
 
@@ -59,7 +65,7 @@ async def transcription_session(
         step = int(24_000 * CHUNK_S) * 2
         for index, offset in enumerate(range(0, len(pcm), step)):
             await connection.input_audio_buffer.append(audio=base64.b64encode(pcm[offset : offset + step]).decode())
-            await asyncio.sleep(max(0.0, started + (index + 1) * CHUNK_S - loop.time()))
+            await asyncio.sleep(max(0.0, started + (index + 1) * CHUNK_S / speed - loop.time()))
         sent_at = loop.time() - started
         await connection.input_audio_buffer.commit()
         try:

@@ -30,6 +30,7 @@ from deployments.config import (
     StrictModel,
     UrlInputConfig,
     VocabularyConfig,
+    VoicesConfig,
     WhisperModelConfig,
 )
 
@@ -80,6 +81,7 @@ class AppConfig(StrictModel):
     live: LiveConfig = LiveConfig()
     analysis: AnalysisConfig = AnalysisConfig()
     callbacks: CallbacksConfig = CallbacksConfig()
+    voices: VoicesConfig = VoicesConfig()
     vocabulary: VocabularyConfig = Field(
         VocabularyConfig(),
         description="Domain vocabulary (`hotwords`, `dictionary`): operators' dictionaries, the terms' share of"

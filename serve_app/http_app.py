@@ -18,6 +18,7 @@ from serve_app.deepgram import routes as deepgram
 from serve_app.live import route as live
 from serve_app.realtime import route as realtime
 from serve_app.rest import routes as rest
+from serve_app.voices import routes as voices
 from serve_app.web import route as web
 
 EDGES: tuple[Edge, ...] = (
@@ -26,6 +27,7 @@ EDGES: tuple[Edge, ...] = (
     Edge(live.router),  # the nexara live WebSocket
     Edge(realtime.router),  # OpenAI realtime transcription sessions
     Edge(admin.router),  # API keys managed at run time
+    Edge(voices.router),  # enrolled voices, named in diarized transcripts
     asr_webservice.EDGE,  # whisper-asr-webservice's /asr for subtitle tools (off unless enabled)
     assemblyai.EDGE,  # AssemblyAI's API: uploads, transcripts on our jobs, LeMUR on our Analyzer
     deepgram.EDGE,  # Deepgram's /v1/listen, pre-recorded and live

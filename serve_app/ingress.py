@@ -14,6 +14,7 @@ from deployments.jobs.reader import JobReader
 from deployments.jobs.tracker import get_or_create_tracker
 from deployments.keys.store import KeyStore
 from deployments.transcriber.languages import whisper_language_names
+from deployments.voices.store import VoiceStore
 from serve_app.callbacks.sender import CallbackSender
 from serve_app.common.auth import AdminKeys, ApiKeys, configured_keys
 from serve_app.common.services import Services
@@ -51,6 +52,7 @@ class Ingress:
             live=live,
             admin_keys=AdminKeys(secrets.admin_key_list()),
             key_store=key_store,
+            voice_store=VoiceStore(config.storage),
             callback_secret=secrets.callback_secret,
             asr_webservice_key=secrets.asr_webservice_key,
         )

@@ -7,7 +7,18 @@ from typing import Any, NamedTuple
 
 import httpx
 
-from stt_cli.wire import AdminKey, AdminKeyPage, Balance, CreatedKey, CreditResult, JobCreated, JobObject, ModelList
+from stt_cli.wire import (
+    AdminKey,
+    AdminKeyPage,
+    Balance,
+    CreatedKey,
+    CreditResult,
+    JobCreated,
+    JobObject,
+    ModelList,
+    Voice,
+    VoiceList,
+)
 
 TRANSCRIPTIONS = "/v1/audio/transcriptions"
 
@@ -70,6 +81,25 @@ class SttApi:
 
     def balance(self) -> Balance:
         return Balance.model_validate(self._checked(self.http.get("/v1/billing/balance")).json())
+
+    def add_voice(self, name: str, clip: Path) -> Voice:
+        with clip.open("rb") as upload:
+            answer = self.http.post("/v1/voices", data={"name": name}, files={"file": (clip.name, upload)})
+        return Voice.model_validate(self._checked(answer).json())
+
+    def voices(self) -> Iterator[Voice]:
+        """Every voice of this key, page after page."""
+        after: str | None = None
+        while True:
+            params: dict[str, str | int] = {"limit": 100} | ({"after": after} if after else {})
+            page = VoiceList.model_validate(self._checked(self.http.get("/v1/voices", params=params)).json())
+            yield from page.data
+            if not page.has_more or page.last_id is None:
+                return
+            after = page.last_id
+
+    def remove_voice(self, voice_id: str) -> None:
+        self._checked(self.http.delete(f"/v1/voices/{voice_id}"))
 
     def _post(self, path: str, source: str | Upload, form: dict[str, str]) -> httpx.Response:
         if isinstance(source, Upload):

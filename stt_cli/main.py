@@ -5,6 +5,7 @@ stt transcribe meeting.mp3 call.wav --format srt --diarize
 stt jobs | stt models | stt balance
 stt wyoming --uri tcp://0.0.0.0:10300
 stt batch recordings/ transcripts/ --response-format srt   (Ray Data, no service: docs/batch.md)
+stt voices add "Dr. Ivanova" clip.wav | list | rm VOICE_ID   (then: stt transcribe visit.mp3 --diarize --voice VOICE_ID)
 STT_ADMIN_KEY=... stt admin keys create "team a" --balance 10 | list | credit KEY_ID 5 | revoke KEY_ID
 """
 
@@ -21,21 +22,18 @@ from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import urlparse
 
-import httpx
 import typer
-from pydantic import ValidationError
-from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Column, Table
 
 from stt_cli.api import AdminApi, ApiError, SttApi, is_url
 from stt_cli.settings import AdminCliSettings, CliSettings
 from stt_cli.state import JobStateFile, SubmittedJob
+from stt_cli.terminal import cli_settings, connect, console, errors, exiting_on_errors
+from stt_cli.voices import voices_app
 from stt_cli.wire import ResponseFormat
 
 app = typer.Typer(help="Speech-to-text from the terminal: files and URLs in, transcripts out.", no_args_is_help=True)
-console = Console()
-errors = Console(stderr=True, soft_wrap=True)  # a message stays one line: grep and logs read it whole
 
 EXTENSIONS = {"text": "txt", "json": "json", "verbose_json": "json", "srt": "srt", "vtt": "vtt"}
 POLL_INTERVAL_S = 1.0
@@ -46,14 +44,6 @@ class WyomingTransport(StrEnum):
 
     live = "live"
     rest = "rest"
-
-
-def _settings() -> CliSettings:
-    try:
-        return CliSettings()
-    except ValidationError:
-        errors.print("[red]error:[/] set STT_API_KEY (and STT_BASE_URL, default http://127.0.0.1:8000)")
-        raise typer.Exit(2) from None
 
 
 def _output_path(source: str, extension: str, out_dir: Path | None) -> Path:
@@ -78,6 +68,12 @@ def transcribe(
         ResponseFormat.text
     ),
     diarize: Annotated[bool, typer.Option(help="Who spoke when: results are JSON with speakers.")] = False,
+    voice: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="With --diarize: an enrolled voice's id (`stt voices list`) that names its speaker; repeat it."
+        ),
+    ] = None,
     language: Annotated[str | None, typer.Option(help="ISO 639-1 code, e.g. en; detected when left out.")] = None,
     out: Annotated[
         Path | None, typer.Option("--out", "-o", help="Directory for results (default: beside inputs).")
@@ -86,7 +82,7 @@ def transcribe(
 ) -> None:
     """Transcribe files and URLs, as jobs by default (all at once, with progress); results are written beside
     the inputs. Interrupted? Run the same command again: it waits on the jobs already submitted."""
-    settings = _settings()
+    settings = cli_settings()
     missing = [source for source in sources if not is_url(source) and not Path(source).is_file()]
     if missing:
         errors.print(f"[red]error:[/] no such file: {', '.join(missing)}")
@@ -94,6 +90,8 @@ def transcribe(
     form = {"response_format": response_format.value}
     if diarize:
         form["task"] = "diarize"
+    if voice:
+        form["voices"] = ",".join(voice)
     if language:
         form["language"] = language
     extension = "json" if diarize else EXTENSIONS[response_format.value]
@@ -204,7 +202,7 @@ def _wait_for_jobs(api: SttApi, state: JobStateFile, jobs: dict[str, SubmittedJo
 @app.command()
 def jobs() -> None:
     """The jobs this CLI submitted in the last 12 hours, with their state now."""
-    settings = _settings()
+    settings = cli_settings()
     table = Table("job", "input", "status", "progress", "result")
     with connect(settings) as api:
         for job in JobStateFile(settings.state_file).load():
@@ -237,7 +235,7 @@ def batch(context: typer.Context) -> None:
 @app.command()
 def models() -> None:
     """The model ids the service accepts."""
-    with connect(_settings()) as api:
+    with connect(cli_settings()) as api:
         listed = api.models()
     table = Table("model", "owned by")
     for model in listed.data:
@@ -248,7 +246,7 @@ def models() -> None:
 @app.command()
 def balance() -> None:
     """What is left to spend on this key, and its price per minute of audio."""
-    with connect(_settings()) as api:
+    with connect(cli_settings()) as api:
         funds = api.balance()
     if funds.unlimited:
         console.print(f"unlimited key: {-funds.balance:.4f} {funds.currency} used, {funds.rate_per_min} per minute")
@@ -280,7 +278,7 @@ def wyoming(
     from stt_cli.wyoming.server import serve  # the wyoming package loads only for this command
     from stt_cli.wyoming.service import Service
 
-    settings = _settings()
+    settings = cli_settings()
     with connect(settings) as api:
         models = [model.id for model in api.models().data]
     service = Service(settings.base_url, settings.api_key.get_secret_value())
@@ -297,6 +295,7 @@ admin_app = typer.Typer(
 keys_app = typer.Typer(help="API keys: create, list, credit, revoke.", no_args_is_help=True)
 admin_app.add_typer(keys_app, name="keys")
 app.add_typer(admin_app, name="admin")
+app.add_typer(voices_app, name="voices")
 
 AdminKeyOption = Annotated[
     str | None, typer.Option("--admin-key", help="An admin key; default: $STT_ADMIN_KEY.", show_default=False)
@@ -368,29 +367,8 @@ def admin_connect(admin_key: str | None) -> Iterator[AdminApi]:
     if not key:
         errors.print("[red]error:[/] set STT_ADMIN_KEY or pass --admin-key")
         raise typer.Exit(2)
-    with _exiting_on_errors(settings.base_url), AdminApi(settings.base_url, key) as api:
+    with exiting_on_errors(settings.base_url), AdminApi(settings.base_url, key) as api:
         yield api
-
-
-@contextmanager
-def connect(settings: CliSettings) -> Iterator[SttApi]:
-    """The API client for one command. A server error prints its `detail` and exits 1, as does a service
-    that cannot be reached."""
-    with _exiting_on_errors(settings.base_url), SttApi(settings.base_url, settings.api_key.get_secret_value()) as api:
-        yield api
-
-
-@contextmanager
-def _exiting_on_errors(base_url: str) -> Iterator[None]:
-    """A server error prints its `detail` and exits 1, as does a service that cannot be reached."""
-    try:
-        yield
-    except ApiError as error:
-        errors.print(f"[red]error {error.status}:[/] {error.detail}")
-        raise typer.Exit(1) from None
-    except httpx.TransportError as error:
-        errors.print(f"[red]error:[/] cannot reach {base_url} ({error}); check STT_BASE_URL")
-        raise typer.Exit(1) from None
 
 
 def _name(source: str) -> str:

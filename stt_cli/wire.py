@@ -94,3 +94,16 @@ class CreditResult(WireModel):
     id: str
     credited: float
     balance: KeyBalance
+
+
+class Voice(WireModel):
+    id: str
+    name: str
+    created_at: int
+    speech_s: float
+
+
+class VoiceList(WireModel):
+    data: list[Voice]
+    last_id: str | None = None
+    has_more: bool = False

@@ -63,13 +63,30 @@ def test_files_become_jobs_whose_results_are_written_to_out(service: Service, cl
     assert listed.exit_code == 0 and listed.output.count("complete") == 2
 
 
-def test_sync_diarize_writes_json_with_speakers_beside_the_input(service: Service, clips: dict, tmp_path: Path) -> None:
+def test_sync_diarize_names_an_enrolled_voice_in_json_beside_the_input(
+    service: Service, clips: dict, tmp_path: Path
+) -> None:
+    env = _env(service, tmp_path)
+    samples = decode_audio(clips["call"]).samples
+    alone = [samples[int(start * 16_000) : int(end * 16_000)] for start, end in ((10.6, 14.4), (18.7, 21.4))]
+    (tmp_path / "alice.wav").write_bytes(encode(np.concatenate(alone), "wav"))  # sample.rttm's speaker90 alone
+    added = CliRunner().invoke(app, ["voices", "add", "Alice", str(tmp_path / "alice.wav")], env=env)
+    assert added.exit_code == 0, added.output
+    voice_id = added.output.split()[0]
+    assert voice_id.startswith("voice_") and "Alice" in added.output
+
     source = tmp_path / "call.flac"
     shutil.copy(clips["call"], source)
-    run = CliRunner().invoke(app, ["transcribe", str(source), "--sync", "--diarize"], env=_env(service, tmp_path))
+    run = CliRunner().invoke(app, ["transcribe", str(source), "--sync", "--diarize", "--voice", voice_id], env=env)
     assert run.exit_code == 0, run.output
     result = json.loads((tmp_path / "call.json").read_text())
-    assert len({segment["speaker"] for segment in result["segments"]}) == 2
+    speakers = {segment["speaker"] for segment in result["segments"]}
+    assert len(speakers) == 2 and "Alice" in speakers  # the other speaker keeps speaker_N
+
+    listed = CliRunner().invoke(app, ["voices", "list"], env=env)
+    assert listed.exit_code == 0 and voice_id in listed.output
+    removed = CliRunner().invoke(app, ["voices", "rm", voice_id], env=env)
+    assert removed.exit_code == 0 and voice_id not in CliRunner().invoke(app, ["voices", "list"], env=env).output
 
 
 def test_errors_print_the_servers_detail(service: Service, clips: dict, tmp_path: Path) -> None:

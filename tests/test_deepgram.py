@@ -32,7 +32,7 @@ from deployments.live.events import (
     TranscriptEvent,
     TurnEnded,
 )
-from deployments.types import TranscriptionOptions
+from deployments.types import DiarizationOptions, TranscriptionOptions
 from serve_app.common.auth import ApiKey
 from serve_app.deepgram._live_events import DeepgramEvents
 from serve_app.deepgram._live_params import live_options
@@ -89,6 +89,10 @@ def test_parameters_map_to_the_pipelines_options() -> None:
     assert options(profanity_filter="true").transcription_options().profanity_filter
     assert options(smart_format="true").punctuated and options(smart_format="true").with_paragraphs
     assert options(redact="false", multichannel="false", numerals="0").model == DEEPGRAM_MODELS[0]
+    chosen = options(multichannel="true", diarize="true")  # each channel on its own, speakers within each
+    assert chosen.transcription_options().multichannel and chosen.diarization_options() == DiarizationOptions(
+        within_channels=True
+    )
     assert options(tag="a", extra="k:v").extra == {"k": "v"}
 
 
@@ -99,7 +103,6 @@ def test_parameters_map_to_the_pipelines_options() -> None:
         ({"keywords": "Acme:-2"}, "keywords"),
         ({"redact": "pci"}, "redact"),
         ({"summarize": "v2"}, "summarize"),
-        ({"multichannel": "true"}, "multichannel"),
         ({"callback_method": "put"}, "callback_method"),
         ({"model": "nova-9"}, "nova-9"),
         ({"language": "xx"}, "language"),

@@ -9,6 +9,7 @@ from pyannote.core import Annotation, Segment
 
 from deployments.config import ResegmentationConfig
 from deployments.diarization._resegmentation import FRAMES_PER_SECOND, resegment
+from deployments.diarization._voice_split import split_voices
 
 VOICES = {"A": np.array([1.0, 0.0, 0.0]), "B": np.array([0.0, 1.0, 0.0]), "C": np.array([0.0, 0.0, 1.0])}
 
@@ -95,3 +96,24 @@ def test_no_speaker_is_added_even_for_a_voice_the_pipeline_never_named() -> None
         annotation(pipeline), annotation(pipeline), len(frames), fake_encoder(frames), ResegmentationConfig()
     )
     assert set(turns.labels()) <= {"A", "B"}
+
+
+def test_an_enrolled_voice_merged_into_another_speaker_is_split_out_and_named() -> None:
+    """One speaker A holds B's 6-12 s too (the clustering merged them); B's enrolled voice matched no speaker, so
+    its windows are looked for inside A and become a speaker of their own, named by it. A stranger's voice (C)
+    wins nothing."""
+    truth = [(0, 6, "A"), (6, 12, "B"), (12, 20, "A")]
+    pipeline = [(0, 20, "SPEAKER_00")]
+    frames = voices_by_frame(truth, 20)
+    turns, exclusive, names = split_voices(
+        annotation(pipeline), annotation(pipeline), len(frames), fake_encoder(frames),
+        {"Bob": VOICES["B"], "Carol": VOICES["C"]}, ResegmentationConfig(),
+    )  # fmt: skip
+    assert list(names.values()) == ["Bob"]
+    (label,) = names
+    b_spans = spans(exclusive, label)
+    assert len(b_spans) == 1 and abs(b_spans[0][0] - 6) <= 0.5 and abs(b_spans[0][1] - 12) <= 0.5
+    assert spans(turns, label) == b_spans and "SPEAKER_00" in turns.labels()
+    assert split_voices(annotation(pipeline), annotation(pipeline), len(frames), fake_encoder(frames),
+                        {"Carol": VOICES["C"]}, ResegmentationConfig()) == (
+        annotation(pipeline), annotation(pipeline), {})  # fmt: skip

@@ -7,7 +7,8 @@ Each owner gets its own object, from its own module here: the Transcriber a `Whi
 `UrlInputConfig` and `VocabularyConfig` (`pipeline`), the Diarizer a `DiarizationConfig` (`diarization`), the
 job tracker, ledger and rate limiter a `JobsConfig` (`jobs`) and all of them a `StorageConfig` (`storage`),
 the LiveTranscriber a `LiveConfig` (`live`), the Analyzer an `AnalysisConfig` (`analysis`), the callback sender
-a `CallbacksConfig` (`callbacks`). Import them from here: `from deployments.config import LiveConfig`.
+a `CallbacksConfig` (`callbacks`), the voice store and enrolment a `VoicesConfig` (`voices`). Import them from
+here: `from deployments.config import LiveConfig`.
 """
 
 from deployments.config.analysis import AnalysisConfig
@@ -25,6 +26,7 @@ from deployments.config.pipeline import (
 )
 from deployments.config.storage import StorageConfig
 from deployments.config.transcriber import MAX_LANE_BATCHES, BatchingConfig, WhisperModelConfig
+from deployments.config.voices import VoicesConfig
 
 __all__ = [
     "MAX_LANE_BATCHES",
@@ -44,5 +46,6 @@ __all__ = [
     "StrictModel",
     "UrlInputConfig",
     "VocabularyConfig",
+    "VoicesConfig",
     "WhisperModelConfig",
 ]

@@ -82,6 +82,13 @@ class LiveConfig(StrictModel):
         description="A session reads its buffer every delay_ms of new audio, or less often while its readings come"
         " back slowly (a loaded replica): at least three times the last readings' time apart, at most this much.",
     )
+    voice_threshold: float = Field(
+        0.55,
+        gt=0,
+        lt=1,
+        description="Cosine similarity of a live speaker's centroid to an enrolled voice (`voices`) from which the"
+        " speaker takes its name (as diarization.known_speaker_threshold for files).",
+    )
     speaker_threshold: float = Field(
         0.45,
         gt=0,

@@ -58,6 +58,11 @@ class StorageConfig(StrictModel):
         return self.state_path / "spool"
 
     @property
+    def recordings_dir(self) -> Path:
+        """Finished diarized jobs' recordings, kept as long as the job (a speaker may be enrolled from one)."""
+        return self.state_path / "recordings"
+
+    @property
     def database_path(self) -> Path:
         """Jobs and the usage ledger (two tables, two owners), when no database_url is set."""
         return self.state_path / "jobs.sqlite3"

@@ -1,18 +1,21 @@
-"""Known speakers: name the diarized speakers whose voice matches a client's reference clip
-(OpenAI's `known_speaker_names[]` + `known_speaker_references[]`).
+"""Known speakers: name the diarized speakers whose voice matches a client's reference clip (OpenAI's
+`known_speaker_names[]` + `known_speaker_references[]`) or an enrolled voice (`voices`, deployments/voices/).
 
 Each diarized speaker gets a centroid: the mean of the speaker encoder's embeddings of their exclusive turns,
-weighted by length. Each reference clip is embedded whole by the same encoder. A speaker and a reference are
-paired by the assignment that maximises the summed cosine similarity (Hungarian), so two speakers never get
-the same name; a pair is kept only above the threshold (`DiarizationConfig.known_speaker_threshold`).
+weighted by length. Each reference clip is embedded whole by the same encoder; an enrolled voice brings its
+embedding. Speakers and names are paired by the assignment that maximises the summed cosine similarity
+(Hungarian), so two speakers never get the same name; a pair is kept only above the threshold
+(`DiarizationConfig.known_speaker_threshold`).
 """
 
 from collections.abc import Callable
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
+from deployments.diarization.names import match_speakers
 from deployments.types import SAMPLE_RATE, SpeakerTurn
+
+__all__ = ["match_speakers", "speaker_centroids"]
 
 Embed = Callable[[np.ndarray], np.ndarray]
 """16 kHz samples of one voice -> its L2-normalised embedding."""
@@ -37,27 +40,3 @@ def speaker_centroids(samples: np.ndarray, turns: list[SpeakerTurn], embed: Embe
             weighted = embed(window) * len(window)
             sums[turn.speaker] = sums[turn.speaker] + weighted if turn.speaker in sums else weighted
     return {speaker: total / np.linalg.norm(total) for speaker, total in sums.items()}
-
-
-def similarities(centroids: dict[str, np.ndarray], references: list[np.ndarray]) -> np.ndarray:
-    """(speakers, references) cosine similarities, speakers in `centroids`' order."""
-    if not centroids or not references:
-        return np.zeros((len(centroids), len(references)))
-    matrix: np.ndarray = np.stack(list(centroids.values())) @ np.stack(references).T
-    return matrix
-
-
-def match_speakers(
-    centroids: dict[str, np.ndarray], references: list[np.ndarray], names: list[str], threshold: float
-) -> dict[str, str]:
-    """Diarizer label -> known name, for the best one-to-one pairing whose similarity reaches `threshold`."""
-    scores = similarities(centroids, references)
-    if scores.size == 0:
-        return {}
-    labels = list(centroids)
-    rows, columns = linear_sum_assignment(scores, maximize=True)
-    return {
-        labels[row]: names[column]
-        for row, column in zip(rows, columns, strict=True)
-        if scores[row, column] >= threshold
-    }

@@ -4,6 +4,7 @@ By default the pipeline is pyannote's own `SpeakerDiarization` on the embedded m
 (`deployments/diarization/_models.py`); any other pyannote pipeline can be configured instead.
 """
 
+import logging
 import os
 from functools import cached_property
 from pathlib import Path
@@ -26,14 +27,17 @@ from deployments.diarization._models import (
     UnusedPLDA,
 )
 from deployments.diarization._resegmentation import resegment
+from deployments.diarization._voice_split import split_voices
 from deployments.types import (
     SAMPLE_RATE,
     Diarization,
     DiarizationOptions,
     DiarizationSetting,
-    KnownSpeaker,
     SpeakerTurn,
+    VoicePrint,
 )
+
+logger = logging.getLogger("ray.serve")
 
 SETTING_HINTS: dict[DiarizationSetting, dict[str, int]] = {
     DiarizationSetting.general: {},  # any number of speakers, found by clustering
@@ -83,6 +87,7 @@ class DiarizationPipeline:
         self.resegmentation = config.resegmentation
         self.known_speaker_threshold = config.known_speaker_threshold
         self.embedding: SpeakerFramesEmbedding | None = None
+        self.embedding_name = config.embedding if config.pipeline == "embedded" else "campplus"
         if config.pipeline == "embedded":
             self.embedding = EMBEDDINGS[config.embedding]()
             self.pipeline: Pipeline = SpeakerDiarization(
@@ -156,11 +161,10 @@ class DiarizationPipeline:
                 turns, exclusive = counted_turns, counted_exclusive
         if self.resegmentation.enabled:
             turns, exclusive = self.resegment(samples, turns, exclusive)
-        diarization = Diarization(turns=_turns(turns), exclusive_turns=_turns(exclusive))
-        if options.known_speakers:
-            names = self.known_speaker_names(samples, diarization.exclusive_turns, options.known_speakers)
-            diarization = diarization.model_copy(update={"names": names})
-        return diarization
+        names: dict[str, str] = {}
+        if options.known_speakers or options.known_voices:
+            turns, exclusive, names = self.name_known_speakers(samples, turns, exclusive, options)
+        return Diarization(turns=_turns(turns), exclusive_turns=_turns(exclusive), names=names)
 
     def annotate_counting(self, samples: np.ndarray, hints: dict[str, int]) -> tuple[Annotation, Annotation]:
         """`annotate` with the counting clustering (deployments/diarization/_clustering.py) in pyannote's place.
@@ -181,15 +185,55 @@ class DiarizationPipeline:
         with torch.inference_mode():
             return encoder.embed(encoder.frames(torch.from_numpy(np.ascontiguousarray(samples)))).numpy()
 
-    def known_speaker_names(
-        self, samples: np.ndarray, exclusive: list[SpeakerTurn], known: list[KnownSpeaker]
-    ) -> dict[str, str]:
-        """Speaker label -> name of the known speaker whose clip (decoded 16 kHz float32 at its path) matches
-        the speaker's voice (deployments/diarization/_known_speakers.py)."""
-        references = [self.embed_voice(np.fromfile(speaker.reference_path, dtype=np.float32)) for speaker in known]
-        centroids = speaker_centroids(samples, exclusive, self.embed_voice)
-        names = [speaker.name for speaker in known]
-        return match_speakers(centroids, references, names, self.known_speaker_threshold)
+    @property
+    def encoder_name(self) -> str:
+        """Which speaker encoder embeds voices: an enrolled voice's vector compares only with its own encoder's."""
+        return self.embedding_name
+
+    def voice_print(self, samples: np.ndarray) -> VoicePrint:
+        """An enrolment clip's speech (16 kHz, VAD already applied) as a voice."""
+        embedding = self.embed_voice(samples)
+        unit = embedding / (np.linalg.norm(embedding) + 1e-9)
+        return VoicePrint(embedding=unit.tolist(), speech_s=len(samples) / SAMPLE_RATE, encoder=self.encoder_name)
+
+    def name_known_speakers(
+        self, samples: np.ndarray, turns: Annotation, exclusive: Annotation, options: DiarizationOptions
+    ) -> tuple[Annotation, Annotation, dict[str, str]]:
+        """(turns, exclusive turns, speaker label -> name) for the known speakers whose clip (decoded 16 kHz
+        float32 at its path) or enrolled voice matches a speaker's voice (deployments/diarization/_known_speakers.py).
+        Voices that match no speaker are looked for inside the speakers found, by short windows, and split out
+        where they are heard (`_voice_split`). A voice of another encoder than this pipeline's is left out (logged):
+        its vector does not compare with ours."""
+        references: dict[str, list[np.ndarray]] = {}
+        for speaker in options.known_speakers:
+            clip = np.fromfile(speaker.reference_path, dtype=np.float32)
+            references.setdefault(speaker.name, []).append(self.embed_voice(clip))
+        for voice in options.known_voices:
+            if voice.encoder != self.encoder_name:
+                logger.warning("voice %s was enrolled with %s, not %s: left out", voice.voice_id, voice.encoder,
+                               self.encoder_name)  # fmt: skip
+                continue
+            references.setdefault(voice.name, []).append(np.asarray(voice.embedding, dtype=np.float32))
+        names = [name for name, vectors in references.items() for _ in vectors]
+        vectors = [vector for group in references.values() for vector in group]
+        centroids = speaker_centroids(samples, _turns(exclusive), self.embed_voice)
+        matched = match_speakers(centroids, vectors, names, self.known_speaker_threshold)
+        unmatched = {
+            name: _unit(np.mean(group, axis=0)) for name, group in references.items() if name not in matched.values()
+        }
+        embedding = self.embedding
+        if unmatched and embedding is not None:
+            waveform = torch.from_numpy(np.ascontiguousarray(samples))
+            turns, exclusive, split = split_voices(
+                turns,
+                exclusive,
+                embedding.frame_count(len(samples)),
+                lambda bounds: embedding.embed_windows(waveform, bounds),
+                unmatched,
+                self.resegmentation,
+            )
+            matched |= split
+        return turns, exclusive, matched
 
     def resegment(self, samples: np.ndarray, turns: Annotation, exclusive: Annotation) -> tuple[Annotation, Annotation]:
         """The pipeline's turns corrected by the speaker encoder on short windows
@@ -213,6 +257,11 @@ def _meets(speakers: int, hints: dict[str, int]) -> bool:
     if "num_speakers" in hints:
         return speakers == hints["num_speakers"]
     return hints.get("min_speakers", 1) <= speakers <= hints.get("max_speakers", speakers)
+
+
+def _unit(vector: np.ndarray) -> np.ndarray:
+    unit: np.ndarray = vector / max(float(np.linalg.norm(vector)), 1e-9)
+    return unit
 
 
 def _turns(annotation: Annotation) -> list[SpeakerTurn]:

@@ -38,25 +38,31 @@ def resegment(
     labels = sorted(turns.labels())
     if len(labels) < 2:
         return turns, exclusive
-    owner = _frame_owner(exclusive, labels, frame_count)
+    owner = frame_owner(exclusive, labels, frame_count)
+    bounds, initial_labels = speech_windows(owner, len(labels), config)
+    if not len(bounds):
+        return turns, exclusive
+    assigned = _kmeans(embed_windows(bounds), initial_labels, len(labels), config.max_iterations)
+    moved = moved_frames(owner, bounds, initial_labels, assigned, len(labels))
+    return redraw(turns, moved, labels)
+
+
+def speech_windows(owner: np.ndarray, speakers: int, config: ResegmentationConfig) -> tuple[np.ndarray, np.ndarray]:
+    """((windows, 2) [start, end) frames, (windows,) the speaker most of each window's speech is): the windows
+    of `config.window_s` every `config.step_s` that hold at least `config.min_speech` of one speaker's speech."""
     width = round(config.window_s * FRAMES_PER_SECOND)
     step = round(config.step_s * FRAMES_PER_SECOND)
     starts, initial = [], []
-    for start in range(0, max(frame_count - width, 0) + 1, step):
+    for start in range(0, max(len(owner) - width, 0) + 1, step):
         spoken = owner[start : start + width]
         spoken = spoken[spoken >= 0]
         if len(spoken) >= config.min_speech * width:
             starts.append(start)
-            initial.append(np.bincount(spoken, minlength=len(labels)).argmax())
-    if not starts:
-        return turns, exclusive
-    bounds, initial_labels = np.array([(start, start + width) for start in starts]), np.array(initial)
-    assigned = _kmeans(embed_windows(bounds), initial_labels, len(labels), config.max_iterations)
-    moved = _moved_frames(owner, bounds, initial_labels, assigned, len(labels))
-    return _redraw(turns, moved, labels)
+            initial.append(int(np.bincount(spoken, minlength=speakers).argmax()))
+    return np.array([(start, start + width) for start in starts]).reshape(-1, 2), np.array(initial, dtype=int)
 
 
-def _frame_owner(exclusive: Annotation, labels: list[str], frame_count: int) -> np.ndarray:
+def frame_owner(exclusive: Annotation, labels: list[str], frame_count: int) -> np.ndarray:
     """(frames,) the index of the speaker each frame's exclusive turn names, -1 where nobody speaks."""
     owner = np.full(frame_count, -1)
     index = {label: number for number, label in enumerate(labels)}
@@ -80,7 +86,7 @@ def _kmeans(embeddings: np.ndarray, initial: np.ndarray, speakers: int, max_iter
     return assigned
 
 
-def _moved_frames(
+def moved_frames(
     owner: np.ndarray, bounds: np.ndarray, initial: np.ndarray, assigned: np.ndarray, speakers: int
 ) -> np.ndarray:
     """The frame owners after the move: a spoken frame goes to another speaker only where more than half of
@@ -97,7 +103,7 @@ def _moved_frames(
     return moved
 
 
-def _redraw(turns: Annotation, owner: np.ndarray, labels: list[str]) -> tuple[Annotation, Annotation]:
+def redraw(turns: Annotation, owner: np.ndarray, labels: list[str]) -> tuple[Annotation, Annotation]:
     """Overlapped speech (two or more speakers at once in `turns`) keeps its labels; elsewhere each frame
     is its owner's."""
     speaking = np.zeros(len(owner), dtype=int)

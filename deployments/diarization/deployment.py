@@ -13,7 +13,7 @@ from ray import serve
 
 from deployments.config import DiarizationConfig
 from deployments.metrics import DiarizerMetrics
-from deployments.types import Diarization, DiarizationOptions
+from deployments.types import Diarization, DiarizationOptions, VoicePrint
 
 
 @serve.deployment(max_ongoing_requests=8)
@@ -39,6 +39,13 @@ class Diarizer:
         """Speaker embeddings of short windows, for live sessions' speaker labels. Not behind the lock: the
         encoder's forward pass is re-entrant, and a live word must not wait for a whole file's diarization."""
         return await asyncio.to_thread(self.pipeline.embed_voices, windows)
+
+    async def voice_print_file(self, path: str) -> VoicePrint:
+        """The voice of an enrolment clip's speech, decoded 16 kHz float32 at `path` (read here, as files are)."""
+        return await asyncio.to_thread(self._voice_print_file, path)
+
+    def _voice_print_file(self, path: str) -> VoicePrint:
+        return self.pipeline.voice_print(np.fromfile(path, dtype=np.float32))
 
     def _diarize_file(self, path: str, options: DiarizationOptions) -> Diarization:
         return self.pipeline.diarize(np.fromfile(path, dtype=np.float32), options)

@@ -112,9 +112,14 @@ class SpeechChunker:
     def chunks(self, samples: np.ndarray) -> list[Pieces]:
         if self.vad_options is None:
             return fixed_windows(len(samples), self.max_samples)
+        return merge_speech(self.speech(samples), self.max_samples, self.max_span_samples)
+
+    def speech(self, samples: np.ndarray) -> list[tuple[int, int]]:
+        """(start, end) sample ranges of the speech Silero VAD finds, padded; with VAD off, all of it."""
+        if self.vad_options is None:
+            return [(0, len(samples))] if len(samples) else []
         speech = get_speech_timestamps(samples, self.vad_options, sampling_rate=SAMPLE_RATE)
-        ranges = [(int(region["start"]), int(region["end"])) for region in speech]
-        return merge_speech(ranges, self.max_samples, self.max_span_samples)
+        return [(int(region["start"]), int(region["end"])) for region in speech]
 
 
 @dataclass(frozen=True)

@@ -53,6 +53,21 @@ def declared_duration(path: str | Path) -> float | None:
     return None
 
 
+def open_audio(source: str | Path | bytes) -> av.container.InputContainer:
+    """The container, which has an audio stream (its first is the one read), or the AudioDecodeError that tells
+    the client why not."""
+    try:
+        container = av.open(
+            io.BytesIO(source) if isinstance(source, bytes) else str(source), mode="r", metadata_errors="ignore"
+        )
+    except av.FFmpegError as error:
+        raise decode_failed(f"the file is not a readable audio or video container ({error.strerror})") from None
+    if not container.streams.audio:
+        container.close()
+        raise decode_failed("the file has no audio track")
+    return container
+
+
 def decode_windows(
     source: str | Path | bytes, window_s: float = WINDOW_S, max_duration_s: float | None = None
 ) -> Generator[np.ndarray, None, None]:
@@ -65,15 +80,8 @@ def decode_windows(
     """
     window = max(1, int(window_s * SAMPLE_RATE))
     limit = None if max_duration_s is None else int(max_duration_s * SAMPLE_RATE)
-    try:
-        container = av.open(
-            io.BytesIO(source) if isinstance(source, bytes) else str(source), mode="r", metadata_errors="ignore"
-        )
-    except av.FFmpegError as error:
-        raise decode_failed(f"the file is not a readable audio or video container ({error.strerror})") from None
+    container = open_audio(source)
     with container:
-        if not container.streams.audio:
-            raise decode_failed("the file has no audio track")
         stream = container.streams.audio[0]
         resampler = av.AudioResampler(format="flt", layout="mono", rate=SAMPLE_RATE)
         pending: list[np.ndarray] = []

@@ -25,11 +25,22 @@ from typing import Any
 from ray import serve
 from ray.serve.handle import DeploymentHandle
 
-from deployments.config import PipelineConfig
+from deployments.config import PipelineConfig, VoicesConfig
+from deployments.files._channels import channels_result
 from deployments.files._chunking import SpeechChunker
+from deployments.files._enrolment import enrolment_speech
 from deployments.files._file_run import FileRun, ask_analyzer
 from deployments.files._url_fetch import check_url
-from deployments.types import Analysis, AnalysisOptions, PipelineProgress, PipelineRequest, PipelineResult, PipelineText
+from deployments.storage.spool import decoded_copy_path
+from deployments.types import (
+    Analysis,
+    AnalysisOptions,
+    PipelineProgress,
+    PipelineRequest,
+    PipelineResult,
+    PipelineText,
+    VoicePrint,
+)
 from deployments.vocabulary.dictionaries import check_dictionaries
 
 PipelineEvent = PipelineProgress | PipelineText | PipelineResult
@@ -69,15 +80,37 @@ class TranscriptionPipeline:
         past transcripts), by this deployment's Analyzer handle, so the edge needs none of its own."""
         return await ask_analyzer(self.analyzer, transcript, options)
 
+    async def voice_print(
+        self, path: str, config: VoicesConfig, spans: list[tuple[float, float]] | None = None, field: str = "file"
+    ) -> VoicePrint:
+        """An enrolment clip spooled at `path` (or `spans` of a job's recording) as a voice: its speech
+        (`_enrolment`) written beside it for the Diarizer's speaker encoder, which reads it; AudioRejectedError
+        naming `field` for too little speech."""
+        speech = await asyncio.to_thread(enrolment_speech, path, config, spans, field)
+        copy = decoded_copy_path(path)
+        try:
+            await asyncio.to_thread(speech.tofile, copy)
+            del speech
+            voice: VoicePrint = await self.diarizer.voice_print_file.remote(str(copy))
+            return voice
+        finally:
+            copy.unlink(missing_ok=True)
+
     async def transcribe(self, request: PipelineRequest) -> PipelineResult:
         """The whole result at once: for synchronous requests."""
+        if request.options.multichannel:
+            return await channels_result(self, request)
         return await FileRun(self, request).result()
 
     async def transcribe_streaming(self, request: PipelineRequest) -> AsyncIterator[PipelineEvent]:
         """Progress (and with `stream_text` the text, chunk by chunk) while it works, then the result: for
         jobs and streamed responses (`handle.options(stream=True)`)."""
         events: asyncio.Queue[PipelineProgress | PipelineText] = asyncio.Queue()
-        run = asyncio.ensure_future(FileRun(self, request, on_event=events.put_nowait).result())
+        run = asyncio.ensure_future(
+            channels_result(self, request, events.put_nowait)
+            if request.options.multichannel
+            else FileRun(self, request, on_event=events.put_nowait).result()
+        )
         try:
             while not run.done():
                 waiter = asyncio.ensure_future(events.get())

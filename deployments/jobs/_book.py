@@ -2,11 +2,13 @@
 it, the per-key count of running jobs its caps are checked against, and the retention sweep."""
 
 import logging
+import os
 import time
 import uuid
 from collections import Counter
 from collections.abc import Callable
 from datetime import datetime
+from pathlib import Path
 
 from deployments.config import JobsConfig
 from deployments.errors import StorageError
@@ -28,8 +30,16 @@ PROGRESS_SAVE_STEP = 0.1
 class JobBook:
     """`on_change` is called when records leave the book (for the tracker's gauge)."""
 
-    def __init__(self, config: JobsConfig, store: JobStore, clock: Clock, on_change: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        config: JobsConfig,
+        store: JobStore,
+        clock: Clock,
+        on_change: Callable[[], None],
+        recordings_dir: Path | None = None,
+    ) -> None:
         self.config = config
+        self.recordings_dir = recordings_dir  # where finished diarized jobs' recordings are kept (None: not kept)
         self.store = store
         self.clock = clock
         self.on_change = on_change
@@ -101,7 +111,7 @@ class JobBook:
                 "progress": 1.0,
                 "transcript": transcript,
                 "error": error,
-                "audio_seconds": transcript.duration if transcript is not None else None,
+                "audio_seconds": transcript.billed_seconds if transcript is not None else None,
             }
         )
         self.jobs[job.job_id] = finished
@@ -123,6 +133,8 @@ class JobBook:
             self.unsaved[job.job_id] = job
             return
         self.unsaved.pop(job.job_id, None)
+        if self.recordings_dir is not None and keeps_recording(job):
+            keep_recording(job, self.recordings_dir)
         remove_spooled(job.request.source_path)
 
     def counts(self) -> Counter[str]:
@@ -155,7 +167,28 @@ class JobBook:
         for job in jobs:
             self.jobs.pop(job.job_id, None)
             self.unsaved.pop(job.job_id, None)
+            if self.recordings_dir is not None:
+                recording_path(self.recordings_dir, job.job_id).unlink(missing_ok=True)
         self.on_change()
+
+
+def keeps_recording(job: Job) -> bool:
+    """A finished diarized job keeps its recording as long as the job is kept, so that one of its speakers can
+    be enrolled as a voice from it (`POST /v1/voices` with `job_id`); every other input goes when the job ends."""
+    return job.status == JobStatus.complete and job.request.diarization is not None
+
+
+def recording_path(recordings_dir: Path, job_id: str) -> Path:
+    return recordings_dir / job_id
+
+
+def keep_recording(job: Job, recordings_dir: Path) -> None:
+    """Move the job's spooled input to the kept recordings (the same filesystem: both are under `state_dir`)."""
+    try:
+        recordings_dir.mkdir(parents=True, exist_ok=True)
+        os.replace(job.request.source_path, recording_path(recordings_dir, job.job_id))
+    except OSError as error:  # the job is done all the same; only enrolling from it will not work
+        logger.warning("job %s: its recording is not kept (%s)", job.job_id, error)
 
 
 def _started_over(job: Job) -> Job:

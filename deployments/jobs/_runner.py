@@ -135,7 +135,7 @@ class QueueRunner:
             return
         details = request.charge or ChargeDetails(task="diarize" if request.diarization is not None else "transcribe")
         details = details.completed(result.language, request.source_path).analyzed(result.analysis)
-        await charge(self.ledger, job.job_id, job.owner, result.duration, details)  # once, by job id
+        await charge(self.ledger, job.job_id, job.owner, result.billed_seconds, details)  # once, by job id
         self._finish(job, transcript=result)
 
     @property

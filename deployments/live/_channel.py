@@ -74,7 +74,11 @@ class ChannelTranscriber:
         self.turns = TurnTracker(settings.turn_detection, models.turn_probability, self.recent, emit, channel)
         self.turns.before_end = self._close_group  # a turn's end is its group's: read it again now
         self.speakers = (
-            WordSpeakers(config.speaker_threshold, models.embed_voices, self.recent) if settings.diarize else None
+            WordSpeakers(
+                config.speaker_threshold, models.embed_voices, self.recent, settings.voices, config.voice_threshold
+            )
+            if settings.diarize
+            else None
         )
         self.language = settings.language  # else detected on the first long enough reading, then kept
         self.vocabulary = AppliedVocabulary.of(settings.vocabulary, models.vocabulary, None)  # prompt, correction
@@ -298,7 +302,12 @@ class ChannelTranscriber:
                 groups.append((speaker, [word], [live]))
         return [
             TranscriptEvent(
-                text="".join(word.text for word in timed), words=live, speaker=speaker, channel=self.channel, turn=turn
+                text="".join(word.text for word in timed),
+                words=live,
+                speaker=speaker,
+                speaker_name=self._name(speaker),
+                channel=self.channel,
+                turn=turn,
             )
             for speaker, timed, live in groups
         ]
@@ -310,13 +319,16 @@ class ChannelTranscriber:
             return words
         return self.vocabulary.correct_items(words, [s.word.text for s in words], _merged, self.language)
 
+    def _name(self, speaker: int | None) -> str | None:
+        return self.speakers.name_of(speaker) if self.speakers is not None else None
+
     def _live_word(self, word: TimedWord, speaker: int | None) -> LiveWord:
-        live = _on_grid(word, speaker, self.last_word_end_ms)
+        live = _on_grid(word, speaker, self.last_word_end_ms, self._name(speaker))
         self.last_word_end_ms = live.end
         return live
 
     def _final_word(self, spoken: SpokenWord) -> LiveWord:
-        live = _on_grid(spoken.word, spoken.speaker, self.last_final_end_ms)
+        live = _on_grid(spoken.word, spoken.speaker, self.last_final_end_ms, self._name(spoken.speaker))
         self.last_final_end_ms = live.end
         return live
 
@@ -331,11 +343,11 @@ async def _tail_final_words(reading: asyncio.Task[tuple[list[TranscriptEvent], F
     return final
 
 
-def _on_grid(word: TimedWord, speaker: int | None, after_ms: int) -> LiveWord:
+def _on_grid(word: TimedWord, speaker: int | None, after_ms: int, speaker_name: str | None = None) -> LiveWord:
     """Times on the 80 ms grid, never before the previous word's end (`after_ms`)."""
     start = max(round(word.start * 1000 / FRAME_MS) * FRAME_MS, after_ms)
     end = max(round(word.end * 1000 / FRAME_MS) * FRAME_MS, start + FRAME_MS)
-    return LiveWord(text=word.text.strip(), start=start, end=end, speaker=speaker)
+    return LiveWord(text=word.text.strip(), start=start, end=end, speaker=speaker, speaker_name=speaker_name)
 
 
 def _merged(first: SpokenWord, last: SpokenWord, text: str) -> SpokenWord:

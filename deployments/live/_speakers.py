@@ -11,11 +11,12 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from deployments.diarization.names import match_speakers
 from deployments.live._buffer import RecentAudio
 from deployments.live._local_agreement import TimedWord
 from deployments.live._models import EmbedVoices
 from deployments.live.events import MAX_SPEAKERS
-from deployments.types import SAMPLE_RATE
+from deployments.types import SAMPLE_RATE, KnownVoice
 
 SPEAKER_WINDOW_S = 1.5
 """Audio around a word's middle that its speaker embedding hears."""
@@ -27,6 +28,9 @@ DOUBT = 0.1
 """A word less than this above the threshold is doubtful. A call's first seconds, two people saying hello in
 turns under 1.5 s, make the first centroid a blend of both, which the second voice then only just missed or
 only just met: met, the two merged into one label for the whole call (one CI run in five, the call at 2x)."""
+MIN_NAMING_WORDS = 6
+"""Embedded words a speaker has before they are compared with the enrolled voices: a few seconds of their voice,
+so that a name is given to a steady centroid, not to a first word's."""
 DOUBTFUL_RUN = 3
 """Doubtful words in a row that are a new speaker (one or two are a turn's blended edge)."""
 
@@ -36,6 +40,7 @@ class OnlineSpeakers:
         self.threshold = threshold
         self.max_speakers = max_speakers
         self.sums: list[np.ndarray] = []  # per speaker, the sum of their unit-length embeddings
+        self.counts: list[int] = []  # per speaker, how many embeddings that sum holds
         self.doubtful: list[np.ndarray] = []  # the run of doubtful words just labelled
 
     def assign(self, embedding: np.ndarray) -> int:
@@ -47,6 +52,7 @@ class OnlineSpeakers:
             if similarity[best] >= self.threshold + DOUBT or len(self.sums) >= self.max_speakers:
                 self.doubtful = []
                 self.sums[best] = self.sums[best] + voice
+                self.counts[best] += 1
                 return best
             if similarity[best] >= self.threshold:
                 self.doubtful.append(voice)
@@ -57,16 +63,51 @@ class OnlineSpeakers:
 
     def _new(self, voices: list[np.ndarray]) -> int:
         self.sums.append(np.sum(voices, axis=0))
+        self.counts.append(len(voices))
         self.doubtful = []
         return len(self.sums) - 1
 
 
+class VoiceNames:
+    """Live speakers named by enrolled voices (`voices`): once a speaker has MIN_NAMING_WORDS embedded words,
+    their centroid is compared with the voices not yet given to anyone, as a file's speakers are
+    (`deployments.diarization.names.match_speakers`: one name per speaker, from `threshold` up). A name, once
+    given, stays: the events already sent carry it."""
+
+    def __init__(self, voices: list[KnownVoice], threshold: float) -> None:
+        self.voices = voices
+        self.threshold = threshold
+        self.names: dict[int, str] = {}
+
+    def update(self, speakers: OnlineSpeakers) -> None:
+        taken = set(self.names.values())
+        free = [voice for voice in self.voices if voice.name not in taken]
+        ready = {
+            str(label): total / np.linalg.norm(total)
+            for label, (total, count) in enumerate(zip(speakers.sums, speakers.counts, strict=True))
+            if count >= MIN_NAMING_WORDS and label not in self.names
+        }
+        if not free or not ready:
+            return
+        vectors = [np.asarray(voice.embedding) for voice in free]
+        matched = match_speakers(ready, vectors, [voice.name for voice in free], self.threshold)
+        self.names |= {int(label): name for label, name in matched.items()}
+
+
 class WordSpeakers:
     """Labels a channel's final words with their speakers, from the last 8 s heard (which a cut of the buffer at a
-    pause does not shorten)."""
+    pause does not shorten), and names them by the session's enrolled voices."""
 
-    def __init__(self, threshold: float, embed_voices: EmbedVoices, recent: RecentAudio) -> None:
+    def __init__(
+        self,
+        threshold: float,
+        embed_voices: EmbedVoices,
+        recent: RecentAudio,
+        voices: list[KnownVoice] | None = None,
+        voice_threshold: float = 0.55,
+    ) -> None:
         self.speakers = OnlineSpeakers(threshold)
+        self.voice_names = VoiceNames(voices or [], voice_threshold)
         self.embed_voices = embed_voices
         self.recent = recent
         self.last_middle = -SAMPLE_RATE  # of the last word embedded (samples)
@@ -88,4 +129,10 @@ class WordSpeakers:
             if window is not None:
                 self.last_label = self.speakers.assign(next(embeddings))
             labels.append(self.last_label)
+        if self.voice_names.voices:
+            self.voice_names.update(self.speakers)
         return labels
+
+    def name_of(self, label: int | None) -> str | None:
+        """The enrolled voice's name of a speaker label, once matched."""
+        return None if label is None else self.voice_names.names.get(label)

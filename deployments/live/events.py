@@ -8,6 +8,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, Field
 
 from deployments.billing.ledger import ChargeDetails
+from deployments.types import KnownVoice
 from deployments.vocabulary.terms import Vocabulary
 
 Encoding = Literal["pcm_s16le", "pcm_f32le", "pcm_mulaw", "pcm_alaw"]
@@ -45,6 +46,9 @@ class SessionSettings(BaseModel):
     preroll_ms: int = Field(300, ge=0, le=2000, description="Audio kept before speech starts.")
     language: str | None = Field(None, description="Whisper's language; None: detected on the first 3 s of speech.")
     vocabulary: Vocabulary | None = Field(None, description="Terms the session will contain (hotwords, dictionary).")
+    voices: list[KnownVoice] = Field(
+        default_factory=list, description="With `diarize`: enrolled voices that name the speakers they match."
+    )
     read_again: bool = Field(
         True,
         description="Whether groups of utterances are read again for the final transcript (`live.final_pass`): off"
@@ -72,6 +76,7 @@ class LiveWord(BaseModel):
     start: int
     end: int
     speaker: int | None = None
+    speaker_name: str | None = Field(None, description="The enrolled voice that names `speaker`, once matched.")
 
 
 class TranscriptEvent(BaseModel):
@@ -81,6 +86,9 @@ class TranscriptEvent(BaseModel):
     text: str = Field(description="The words as the model wrote them, leading space included.")
     words: list[LiveWord]
     speaker: int | None = None
+    speaker_name: str | None = Field(
+        None, description="The enrolled voice (`voices`) that names `speaker`, once matched."
+    )
     channel: int | None = None
     turn: int | None = None
 

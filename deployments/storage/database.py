@@ -1,6 +1,7 @@
 """The database that holds job records (the tracker's) and their callbacks' outbox, the usage ledger (the
-ledger's) and the keys managed by the admin API (deployments/keys/store.py's): tables of several owners, one
-schema. SQLite, one file under `storage.state_dir`, is the embedded default; a cluster sets
+ledger's), the keys managed by the admin API (deployments/keys/store.py's) and the enrolled voices
+(deployments/voices/store.py's): tables of several owners, one schema. SQLite, one file under
+`storage.state_dir`, is the embedded default; a cluster sets
 `storage.database_url` to a PostgreSQL server, since SQLite's locking is not safe on the network volume a
 cluster would share. Both go through SQLAlchemy Core, so each query is written once.
 
@@ -147,6 +148,22 @@ key_audit = Table(
     sqlite_autoincrement=True,
 )
 
+voices = Table(
+    "voices",
+    metadata,
+    Column("seq", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True),
+    Column("voice_id", Text, unique=True, nullable=False),
+    Column("owner", Text, nullable=False, comment="SHA-256 hex of the key that enrolled it: only it sees the voice."),
+    Column("name", Text, nullable=False),
+    Column("created_at", Double, nullable=False),
+    Column("speech_s", Double, nullable=False, comment="Seconds of speech the embedding was computed from."),
+    Column("embedding", Text, nullable=False, comment="The speaker encoder's unit vector, JSON; never the audio."),
+    Column("encoder", Text, nullable=False, comment="Which encoder made it: another one's vectors do not compare."),
+    Index("voices_by_owner", "owner", "seq"),
+    sqlite_autoincrement=True,
+)
+"""Enrolled voices (deployments/voices/store.py)."""
+
 CHARGES_COLUMNS_ADDED = {  # columns that versions before `schema_version` added to a SQLite `charges` table
     "model": "TEXT",
     "language": "TEXT",
@@ -195,7 +212,12 @@ def _callbacks_outbox(connection: Connection) -> None:
     callbacks.create(connection, checkfirst=True)
 
 
-MIGRATIONS: list[Callable[[Connection], None]] = [_baseline, _api_keys, _callbacks_outbox]
+def _voices(connection: Connection) -> None:
+    """Version 4: enrolled voices."""
+    voices.create(connection, checkfirst=True)
+
+
+MIGRATIONS: list[Callable[[Connection], None]] = [_baseline, _api_keys, _callbacks_outbox, _voices]
 """Step n brings the schema from version n-1 to n; append, never edit."""
 
 

@@ -61,8 +61,10 @@ def transcript_object(job: Job, stored: Stored, callback: CallbackState | None) 
         "words": words,
         "confidence": mean_confidence(words),
         "audio_duration": math.ceil(result.duration),
-        "utterances": utterances(result, stored) if stored.speaker_labels else None,
+        "utterances": utterances(result, stored) if stored.speaker_labels or stored.multichannel else None,
     }
+    if stored.multichannel:
+        body["audio_channels"] = result.channels
     return body
 
 
@@ -96,10 +98,16 @@ def list_item(job: Job, stored: Stored, resource_url: str) -> dict[str, Any]:
 
 
 def speaker_letters(result: PipelineResult) -> dict[str, str]:
-    """speaker_0, speaker_1, ... as A, B, ... (AA, AB, ... past Z), in order of first appearance."""
+    """speaker_0, speaker_1, ... as A, B, ... (AA, AB, ... past Z), in order of first appearance; a channel that
+    is a speaker (multichannel) as its channel's number, 1, 2, ..., as AssemblyAI labels them."""
     if not isinstance(result, DiarizedTranscript):
         return {}
-    return {summary.speaker: _letters(index) for index, summary in enumerate(result.speakers)}
+    return {
+        summary.speaker: str(summary.channel + 1)
+        if summary.channel is not None and summary.speaker == f"channel_{summary.channel}"
+        else _letters(index)
+        for index, summary in enumerate(result.speakers)
+    }
 
 
 def _letters(index: int) -> str:
@@ -124,6 +132,7 @@ def _word(word: Word, punctuate: bool, letters: dict[str, str]) -> dict[str, Any
         "end": max(ms(word.end), start + 1),
         "confidence": round(word.prob, 4) if word.prob is not None else 1.0,
         "speaker": letters.get(speaker) if speaker is not None else None,
+        **({} if word.channel is None else {"channel": str(word.channel + 1)}),
     }
 
 
@@ -145,7 +154,7 @@ def mean_confidence(words: Sequence[dict[str, Any]]) -> float:
 
 
 def _span(words: list[dict[str, Any]], text: str, speaker: str | None) -> dict[str, Any]:
-    return {
+    span = {
         "text": text,
         "start": words[0]["start"],
         "end": words[-1]["end"],
@@ -153,6 +162,9 @@ def _span(words: list[dict[str, Any]], text: str, speaker: str | None) -> dict[s
         "speaker": speaker,
         "words": words,
     }
+    if "channel" in words[0]:
+        span["channel"] = words[0]["channel"]
+    return span
 
 
 def utterances(result: PipelineResult, stored: Stored) -> list[dict[str, Any]]:

@@ -16,8 +16,7 @@ REFUSED: dict[str, str] = {
     "disfluencies": "filler words (um, uh) are not transcribed",
     "audio_start_from": "transcribing part of a file is not supported: cut the file first",
     "audio_end_at": "transcribing part of a file is not supported: cut the file first",
-    "dual_channel": "channels are mixed into one: use speaker_labels",
-    "multichannel": "channels are mixed into one: use speaker_labels",
+    "dual_channel": "dual_channel is deprecated: send multichannel: true",
 }
 """Fields with a reason of their own; any other field the service does not read is refused as not supported
 (auto_chapters, entity_detection, redact_pii, summarization, sentiment_analysis, iab_categories, content_safety,
@@ -67,6 +66,7 @@ class TranscriptParams(BaseModel):
     language_detection: bool | None = None
     punctuate: bool | None = None
     speaker_labels: bool | None = None
+    multichannel: bool | None = None
     speakers_expected: int | None = Field(None, ge=1, le=32)
     speaker_options: SpeakerOptions | None = None
     filter_profanity: bool | None = None

@@ -32,6 +32,7 @@ class Stored(BaseModel):
     """As given (or AssemblyAI's default); None: detected."""
     punctuate: bool
     speaker_labels: bool
+    multichannel: bool = False
     webhook_header: tuple[str, str] | None = None
 
     def render(self) -> dict[str, Any]:
@@ -55,16 +56,21 @@ class AudioForm:
             profanity_filter=bool(self.params.filter_profanity),
             temperature=self.params.temperature or 0.0,
             vocabulary=self.vocabulary,
+            multichannel=bool(self.params.multichannel),
         )
 
     def diarization_options(self) -> DiarizationOptions | None:
+        """With `multichannel` each channel is a speaker (its utterances), or with `speaker_labels` too, speakers
+        are told apart within each channel."""
+        multichannel = bool(self.params.multichannel)
         if not self.params.speaker_labels:
-            return None
+            return DiarizationOptions() if multichannel else None
         bounds = self.params.speaker_options
         return DiarizationOptions(
             num_speakers=self.params.speakers_expected,
             min_speakers=bounds.min_speakers_expected if bounds else None,
             max_speakers=bounds.max_speakers_expected if bounds else None,
+            within_channels=multichannel,
         )
 
     def analysis_options(self) -> AnalysisOptions | None:
@@ -80,6 +86,7 @@ class AudioForm:
             language_code=self.language_code,
             punctuate=params.punctuate is not False,
             speaker_labels=bool(params.speaker_labels),
+            multichannel=bool(params.multichannel),
             webhook_header=header if header[0] is not None and header[1] is not None else None,
         )
 

@@ -36,4 +36,4 @@ class Charge:
 
     async def __call__(self, result: PipelineResult) -> None:
         details = self.details.completed(result.language, self.source).analyzed(result.analysis)
-        await pricing.charge(self.ledger, self.request_id, self.owner, result.duration, details)
+        await pricing.charge(self.ledger, self.request_id, self.owner, result.billed_seconds, details)

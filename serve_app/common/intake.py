@@ -3,7 +3,7 @@ the form (read and checked by the protocol's reader), the request it starts (a `
 `JobRequest`) and how it is billed.
 
     with Intake(config, price) as intake:
-        form = await read_transcription_form(request, intake, max_file_bytes, synchronous=True)
+        form = await read_transcription_form(request, intake, max_file_bytes, synchronous=True, voices=...)
         result = await pipeline.transcribe.remote(intake.pipeline_request(form))
         await intake.charge(ledger, owner, form)(result)
 

@@ -13,6 +13,7 @@ from ray.serve.handle import DeploymentHandle
 
 from deployments.jobs.reader import JobReader
 from deployments.keys.store import KeyStore
+from deployments.voices.store import VoiceStore
 from serve_app.common.auth import AdminKeys, ApiKey, ApiKeys
 from serve_app.common.finished_jobs import FinishedJobs
 from serve_app.common.request_leases import RequestLeases
@@ -41,6 +42,8 @@ class Services:
     """The keys of the admin API (none: it answers 401)."""
     key_store: KeyStore | None = None
     """The keys the admin API manages (None: no admin API; `api_keys` reads the same store)."""
+    voice_store: VoiceStore | None = None
+    """Enrolled voices (`/v1/voices`, and `voices` on requests); None: none are kept."""
     finished_jobs: FinishedJobs = field(default_factory=FinishedJobs)
     """Poll answers of finished jobs, kept by this replica (see `serve_app.common.finished_jobs`)."""
     callback_secret: SecretStr | None = None

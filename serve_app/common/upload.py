@@ -45,9 +45,11 @@ KNOWN_SPEAKER_REFERENCES = FieldAllowance(
 VOCABULARY_TERMS = FieldAllowance("hotwords", max_parts=256, max_bytes=16 * 1024, part="fields")
 """A vocabulary's terms, one part each (`deployments.vocabulary.MAX_TERMS` of them, so the vocabulary's own
 check names the limit), or one comma-separated list of them all."""
+VOICE_IDS = FieldAllowance("voices", max_parts=64, max_bytes=256, part="voice ids")
+"""Enrolled voices' ids, one part each (the request's limit, `voices.max_per_request`, is checked and named later)."""
 FIELD_ALLOWANCES = {
     name: allowance
-    for allowance in (KNOWN_SPEAKER_REFERENCES, VOCABULARY_TERMS)
+    for allowance in (KNOWN_SPEAKER_REFERENCES, VOCABULARY_TERMS, VOICE_IDS)
     for name in (allowance.name, f"{allowance.name}[]")
 }
 FORM_OVERHEAD_BYTES = MAX_FIELDS * MAX_FIELD_BYTES + sum(

@@ -39,7 +39,6 @@ REFUSED = {
     "encoding": "send audio in a container (wav, mp3, flac, ogg, m4a, webm, ...): raw `encoding` is for live streams",
     "sample_rate": "send audio in a container: `sample_rate` is for raw audio",
     "channels": "send audio in a container: `channels` is for raw audio",
-    "multichannel": "channels are not transcribed separately; send multichannel=false (channels are mixed)",
 }
 """Parameters refused when given a value that asks for something, and why."""
 PASSED = {
@@ -83,6 +82,7 @@ class ListenOptions(BaseModel):
     punctuate: bool = False
     smart_format: bool = False
     diarize: bool = False
+    multichannel: bool = Field(False, description="Each channel transcribed on its own; billed per channel.")
     utterances: bool = False
     utt_split: float = Field(DEFAULT_UTT_SPLIT_S, gt=0)
     paragraphs: bool = False
@@ -106,10 +106,12 @@ class ListenOptions(BaseModel):
             word_timestamps=True,
             profanity_filter=self.profanity_filter,
             vocabulary=self.vocabulary,
+            multichannel=self.multichannel,
         )
 
     def diarization_options(self) -> DiarizationOptions | None:
-        return DiarizationOptions() if self.diarize else None
+        """With `multichannel`, Deepgram's diarize tells speakers apart within each channel."""
+        return DiarizationOptions(within_channels=self.multichannel) if self.diarize else None
 
 
 def asked(
@@ -151,7 +153,15 @@ def listen_options(query: Iterable[tuple[str, str]], models: list[str]) -> Liste
                 values["model"] = offered_model(last, models)
             case "language":
                 values["language"] = whisper_language(last)
-            case "detect_language" | "punctuate" | "smart_format" | "diarize" | "utterances" | "paragraphs":
+            case (
+                "detect_language"
+                | "punctuate"
+                | "smart_format"
+                | "diarize"
+                | "utterances"
+                | "paragraphs"
+                | "multichannel"
+            ):
                 values[name] = flag(name, last)
             case "profanity_filter":
                 values[name] = flag(name, last)

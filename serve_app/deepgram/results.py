@@ -1,7 +1,8 @@
-"""A transcript as Deepgram's pre-recorded response: `metadata`, and `results.channels[0].alternatives[0]`
-with its words (`word` lower-case and bare, `punctuated_word` as written when punctuation is asked, `speaker`
-when diarized), `paragraphs` (asked, or with smart_format, as Deepgram does) and `results.utterances`.
-The same body answers a synchronous request and is POSTed to a callback."""
+"""A transcript as Deepgram's pre-recorded response: `metadata`, and `results.channels[c].alternatives[0]` (one
+channel, or one per channel with `multichannel`) with its words (`word` lower-case and bare, `punctuated_word` as
+written when punctuation is asked, `speaker` when diarized), `paragraphs` (asked, or with smart_format, as
+Deepgram does) and `results.utterances`. The same body answers a synchronous request and is POSTed to a
+callback."""
 
 import bisect
 import re
@@ -64,7 +65,38 @@ class SpeakerShares:
 def render_listen(
     result: PipelineResult, options: ListenOptions, request_id: str, created: str, sha256: str | None, version: str
 ) -> dict[str, Any]:
-    """The whole response body."""
+    """The whole response body: one `results.channels[]` entry per channel transcribed (multichannel), and the
+    utterances of all of them in time order, each with its channel."""
+    channels: list[dict[str, Any]] = []
+    spoken: list[dict[str, Any]] = []
+    for number, view in enumerate(by_channel(result)):
+        channel, words = _channel(view, options)
+        channels.append(channel)
+        if options.utterances:
+            spoken += utterances(words, options, number)
+    results: dict[str, Any] = {"channels": channels}
+    if options.utterances:
+        results["utterances"] = sorted(spoken, key=lambda utterance: (utterance["start"], utterance["channel"]))
+    body = metadata(result.duration, options, request_id, created, sha256, version, result.channels)
+    return {"metadata": body, "results": results}
+
+
+def by_channel(result: PipelineResult) -> list[PipelineResult]:
+    """The result as each channel's (multichannel), or itself."""
+    if result.channels == 1:
+        return [result]
+    views = []
+    for number in range(result.channels):
+        segments = [segment for segment in result.segments if segment.channel == number]
+        update: dict[str, Any] = {"segments": segments, "words": [w for w in result.words if w.channel == number]}
+        if isinstance(result, DiarizedTranscript):
+            update["text"] = " ".join(segment.text for segment in segments).strip()
+        views.append(result.model_copy(update=update))
+    return views
+
+
+def _channel(result: PipelineResult, options: ListenOptions) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """One `results.channels[]` entry, and its rendered words."""
     words = [_word(word, options) for word in result.words]
     if isinstance(result, DiarizedTranscript):
         shares = SpeakerShares(result.turns)
@@ -80,14 +112,17 @@ def render_listen(
     channel: dict[str, Any] = {"alternatives": [alternative]}
     if options.detect_language:
         channel["detected_language"] = result.language
-    results: dict[str, Any] = {"channels": [channel]}
-    if options.utterances:
-        results["utterances"] = utterances(words, options)
-    return {"metadata": metadata(result.duration, options, request_id, created, sha256, version), "results": results}
+    return channel, words
 
 
 def metadata(
-    duration: float, options: ListenOptions, request_id: str, created: str, sha256: str | None, version: str
+    duration: float,
+    options: ListenOptions,
+    request_id: str,
+    created: str,
+    sha256: str | None,
+    version: str,
+    channels: int = 1,
 ) -> dict[str, Any]:
     model_id = model_uuid(options.model)
     body: dict[str, Any] = {
@@ -95,7 +130,7 @@ def metadata(
         "request_id": request_id,
         "created": created,
         "duration": round(duration, 3),
-        "channels": 1,
+        "channels": channels,
         "models": [model_id],
         "model_info": {model_id: {"name": options.model, "version": version, "arch": ARCH}},
     }
@@ -134,7 +169,7 @@ def _confidence(words: list[dict[str, Any]]) -> float:
     return round(fmean(word["confidence"] for word in words), 4) if words else 0.0
 
 
-def utterances(words: list[dict[str, Any]], options: ListenOptions) -> list[dict[str, Any]]:
+def utterances(words: list[dict[str, Any]], options: ListenOptions, channel: int = 0) -> list[dict[str, Any]]:
     """Words cut at every pause of `utt_split` or more, and at every change of speaker."""
     groups: list[list[dict[str, Any]]] = []
     for word in words:
@@ -152,7 +187,7 @@ def utterances(words: list[dict[str, Any]], options: ListenOptions) -> list[dict
             "start": group[0]["start"],
             "end": group[-1]["end"],
             "confidence": _confidence(group),
-            "channel": 0,
+            "channel": channel,
             "transcript": _text(group, options),
             "words": group,
             "id": str(uuid.uuid4()),

@@ -16,6 +16,7 @@ from fastapi import WebSocket
 
 from deployments.billing.pricing import Funds
 from deployments.live.events import MAX_SPEAKERS, ErrorReason, SessionFailed
+from deployments.types import KnownVoice
 from serve_app.common.auth import ApiKey
 from serve_app.common.services import Services
 from serve_app.live.schemas import LiveSessionQuery, RealtimeAudioInfo, RealtimeDiarizationInfo, RealtimeSessionCreated
@@ -28,10 +29,16 @@ SPEAKER_LATENCY_MS = 750
 
 class LiveConnection:
     def __init__(
-        self, websocket: WebSocket, services: Services, key: ApiKey, query: LiveSessionQuery, funds: Funds
+        self,
+        websocket: WebSocket,
+        services: Services,
+        key: ApiKey,
+        query: LiveSessionQuery,
+        funds: Funds,
+        voices: list[KnownVoice] | None = None,
     ) -> None:
         self.services, self.query = services, query
-        self.settings = query.settings()
+        self.settings = query.settings().model_copy(update={"voices": voices or []})
         self.session = LiveSessionRunner(websocket, services, key, funds, ClientSocket(websocket), self._model)
 
     @staticmethod

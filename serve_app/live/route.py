@@ -12,6 +12,7 @@ from pydantic import ValidationError
 from deployments.vocabulary import unknown_dictionary
 from serve_app.common.auth import BEARER_SUBPROTOCOL
 from serve_app.common.dependencies import ServicesDependency
+from serve_app.common.voices import known_voices
 from serve_app.live.connection import LiveConnection
 from serve_app.live.schemas import LiveSessionQuery
 from serve_app.sessions.admission import claim_session, deny_upgrade, funded_key
@@ -38,7 +39,11 @@ async def transcribe_live(websocket: WebSocket, services: ServicesDependency) ->
             return await LiveConnection.refuse(websocket, "invalid_config", problems)
         if (unknown := unknown_dictionary(query.dictionary, services.config.vocabulary)) is not None:
             return await LiveConnection.refuse(websocket, "invalid_config", f"dictionary: {unknown}")
-        await LiveConnection(websocket, services, key, query, funds).run()
+        try:
+            voices = await known_voices(services, key.owner, query.voice_ids)
+        except HTTPException as refusal:
+            return await LiveConnection.refuse(websocket, "invalid_config", str(refusal.detail))
+        await LiveConnection(websocket, services, key, query, funds, voices).run()
 
 
 async def _refuse(websocket: WebSocket, refusal: HTTPException) -> None:

@@ -34,14 +34,25 @@ class LiveSessionQuery(BaseModel):
         " characters.",
     )
     dictionary: str | None = Field(None, max_length=64, description="A named term list, e.g. `medical`.")
+    voices: list[str] = Field(
+        default_factory=list,
+        description="With diarize=true: ids of voices enrolled with this key (POST /v1/voices); a speaker whose voice"
+        " matches one carries its name (`speaker_name`) once matched. Repeated `voices` parameters, or one"
+        " comma-separated value.",
+    )
 
     @classmethod
     def from_query(cls, query: QueryParams) -> "LiveSessionQuery":
-        """The query string, its repeated `hotwords` kept (the nexara SDK sends none; other clients may)."""
-        values: dict[str, Any] = {name: value for name, value in query.items() if name != "hotwords[]"}
-        hotwords = [*query.getlist("hotwords"), *query.getlist("hotwords[]")]
-        if hotwords:
-            values["hotwords"] = hotwords
+        """The query string, its repeated `hotwords` and `voices` kept (the nexara SDK sends neither; other clients
+        may)."""
+        repeated = ("hotwords", "voices")
+        values: dict[str, Any] = {
+            name: value for name, value in query.items() if name.removesuffix("[]") not in repeated
+        }
+        for name in repeated:
+            given = [*query.getlist(name), *query.getlist(f"{name}[]")]
+            if given:
+                values[name] = given
         return cls.model_validate(values)
 
     @field_validator("dictionary")
@@ -72,11 +83,17 @@ class LiveSessionQuery(BaseModel):
     def two_channels_to_split(self) -> "LiveSessionQuery":
         if self.multichannel and self.channels != 2:
             raise ValueError("multichannel needs channels=2")
+        if self.voices and not self.diarize:
+            raise ValueError("voices needs diarize=true: they name the speakers it finds")
         return self
+
+    @property
+    def voice_ids(self) -> list[str]:
+        return [part.strip() for value in self.voices for part in value.split(",") if part.strip()]
 
     def settings(self) -> SessionSettings:
         return SessionSettings(
-            **self.model_dump(exclude={"client_id", "hotwords", "dictionary"}), vocabulary=self.vocabulary
+            **self.model_dump(exclude={"client_id", "hotwords", "dictionary", "voices"}), vocabulary=self.vocabulary
         )
 
     @property

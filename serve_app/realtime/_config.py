@@ -51,7 +51,7 @@ class SemanticVad(BaseModel):
 TurnDetection = Annotated[ServerVad | SemanticVad, Field(discriminator="type")]
 
 
-VOCABULARY_FIELDS = ("hotwords", "dictionary")
+OWN_FIELDS = ("hotwords", "dictionary", "voices")
 """This service's fields beside OpenAI's in `input_audio_transcription` / `audio.input.transcription` (the SDK
 sends a session as the dict given, and its typed events keep unknown fields); shown only when set."""
 
@@ -64,6 +64,9 @@ class Transcription(BaseModel):
     prompt: str | None = None
     hotwords: list[str] | None = Field(None, description="Terms the session will contain (this service's field).")
     dictionary: str | None = Field(None, max_length=64, description="A named term list, e.g. `medical`.")
+    voices: list[str] | None = Field(
+        None, description="Ids of voices enrolled with this key: the speakers are labelled and named (this service's)."
+    )
 
     @field_validator("dictionary")
     @classmethod
@@ -86,7 +89,7 @@ class Transcription(BaseModel):
     def shown(self) -> dict[str, Any]:
         """As the session events show it: OpenAI's fields always, ours when set."""
         shown = self.model_dump()
-        return {name: value for name, value in shown.items() if name not in VOCABULARY_FIELDS or value}
+        return {name: value for name, value in shown.items() if name not in OWN_FIELDS or value}
 
     @field_validator("language")
     @classmethod
@@ -115,6 +118,7 @@ class TranscriptionConfig(BaseModel):
             "sample_rate": rate,
             "language": self.transcription.language,
             "vocabulary": self.transcription.vocabulary,
+            "diarize": bool(self.transcription.voices),  # the voices name speakers: they are told apart first
         }
         match self.turn_detection:
             case ServerVad() as vad:

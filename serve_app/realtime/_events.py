@@ -69,21 +69,25 @@ class ItemEvents:
                 ]
             case SpeechEnded(turn=turn, end=end) if self.vad_events:
                 return [server_event("input_audio_buffer.speech_stopped", audio_end_ms=end, item_id=self.item_id(turn))]
-            case TranscriptEvent(text=text, turn=turn) if turn is not None:
+            case TranscriptEvent(text=text, turn=turn, speaker=speaker, speaker_name=name) if turn is not None:
                 said = self.texts.setdefault(turn, [])
                 delta = text if said else text.lstrip()
                 said.append(delta)
-                return [self._delta(turn, delta)]
+                return [self._delta(turn, delta, None if speaker is None else name or f"speaker_{speaker}")]
             case TurnEnded() as ended:
                 return self._completed(ended)
         return []
 
-    def _delta(self, turn: int, delta: str) -> dict[str, Any]:
+    def _delta(self, turn: int, delta: str, speaker: str | None) -> dict[str, Any]:
+        """A delta; with `transcription.voices`, this service's `speaker`: the enrolled voice's name once the
+        speaker is matched, else `speaker_N`."""
+        speaking = {} if speaker is None else {"speaker": speaker}
         return server_event(
             "conversation.item.input_audio_transcription.delta",
             item_id=self.item_id(turn),
             content_index=0,
             delta=delta,
+            **speaking,
         )
 
     def _completed(self, ended: TurnEnded) -> list[dict[str, Any]]:

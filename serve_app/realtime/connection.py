@@ -21,14 +21,16 @@ import json
 import uuid
 from typing import Any
 
-from fastapi import WebSocket
+from fastapi import HTTPException, WebSocket
 from pydantic import ValidationError
 
 from deployments.billing.pricing import Funds
 from deployments.live.events import BYTES_PER_SAMPLE, CLOSE_CODES, SessionFailed, SessionSettings
+from deployments.types import KnownVoice
 from deployments.vocabulary import unknown_dictionary
 from serve_app.common.auth import ApiKey
 from serve_app.common.services import Services
+from serve_app.common.voices import known_voices
 from serve_app.realtime._config import TranscriptionConfig
 from serve_app.realtime._events import ItemEvents, error_event, failure_event, server_event
 from serve_app.sessions.frames import ClientFrames
@@ -57,7 +59,9 @@ class RealtimeConnection:
         self.limits = services.config.live
         self.config = TranscriptionConfig()
         self.id = f"sess_{uuid.uuid4().hex[:20]}"
+        self.key = key
         self.session = LiveSessionRunner(websocket, services, key, funds, self.socket, self._model)
+        self.voices: list[KnownVoice] = []  # the enrolled voices `transcription.voices` names
         self.settings: SessionSettings | None = None  # once the LiveTranscriber's session is open
         self.frames: ClientFrames | None = None
         self.items: ItemEvents | None = None
@@ -140,10 +144,15 @@ class RealtimeConnection:
         ) is not None:
             param = "transcription.dictionary"
             return await self._error("invalid_value", f"{param}: {unknown}", param=param, event=client_event_id)
+        try:
+            voices = await known_voices(self.services, self.key.owner, config.transcription.voices or [])
+        except HTTPException as refusal:
+            param = "transcription.voices"
+            return await self._error("invalid_value", str(refusal.detail), param=param, event=client_event_id)
         if self.settings is not None and config.settings() != self.settings:
             message = "the audio format, turn detection, language and vocabulary cannot change once audio has been sent"
             return await self._error("session_locked", message, param="session", event=client_event_id)
-        self.config = config
+        self.config, self.voices = config, voices
         await self.socket.send(self._session_event("updated"))
 
     async def _append(self, event: dict[str, Any], client_event_id: str | None) -> SessionFailed | None:
@@ -199,7 +208,8 @@ class RealtimeConnection:
         settings = self.config.settings()
         vad_events = self.config.turn_detection is not None
         items = ItemEvents(self.beta, vad_events, self.config.prefix_padding_ms)
-        if (failure := await self.session.open(settings, lambda _: items.translate)) is not None:
+        opened = settings.model_copy(update={"voices": self.voices})
+        if (failure := await self.session.open(opened, lambda _: items.translate)) is not None:
             return failure
         self.settings, self.items, self.frames = settings, items, self.session.frames
         return None

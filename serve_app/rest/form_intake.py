@@ -2,12 +2,14 @@
 streamed in (the file to the spool), those a flat model cannot read parsed first (`openai_fields`), then
 validated; the model checked, and a transcription's analysis fields read (`analysis_fields`)."""
 
+from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 from fastapi import HTTPException, Request, status
 from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
 
+from deployments.types import KnownVoice
 from serve_app.common.errors import body_issues
 from serve_app.common.intake import Intake
 from serve_app.common.upload import ReceivedForm
@@ -22,6 +24,8 @@ LIST_FIELDS = {
     "timestamp_granularities": "timestamp_granularities[]",
     "hotwords[]": "hotwords[]",
     "hotwords": "hotwords[]",
+    "voices[]": "voices[]",
+    "voices": "voices[]",
 }
 FORM_FIELDS = frozenset(
     {field.alias or name for name, field in TranscriptionForm.model_fields.items()}
@@ -37,10 +41,16 @@ def unsupported_fields(error: ValidationError) -> list[str]:
     return [str(issue["loc"][0]) for issue in error.errors() if issue["type"] == "extra_forbidden"]
 
 
+VoiceLookup = Callable[[list[str]], Awaitable[list[KnownVoice]]]
+"""The caller's enrolled voices of the given ids, or a 400 naming an id it has none of
+(`serve_app.common.voices.known_voices` for the calling key)."""
+
+
 async def read_transcription_form(
-    request: Request, intake: Intake, max_file_bytes: int, synchronous: bool
+    request: Request, intake: Intake, max_file_bytes: int, synchronous: bool, voices: VoiceLookup
 ) -> TranscriptionForm:
-    """The transcription form, validated, its model checked, with its known speakers and analysis options."""
+    """The transcription form, validated, its model checked, with its known speakers, enrolled voices and
+    analysis options."""
     received = await intake.receive(request, max_file_bytes)
     chunking_given, detection = pop_chunking_strategy(received.fields)
     known_speakers = pop_known_speakers(received.fields, intake.spool_path)
@@ -61,7 +71,8 @@ async def read_transcription_form(
         )
     intake.check_model(form.model)
     analysis = analysis_options(form, intake.config.analysis, synchronous)
-    form.complete(known_speakers, analysis, vocabulary(form, intake.config.vocabulary))
+    known_voices = await voices(split_ids(form.voices)) if form.voices else []
+    form.complete(known_speakers, analysis, vocabulary(form, intake.config.vocabulary), known_voices)
     return form
 
 
@@ -74,6 +85,11 @@ async def read_translation_form(request: Request, intake: Intake) -> Translation
     form = validated(TranslationForm, values, "/v1/audio/translations", f"a translation takes {fields}")
     intake.check_model(form.model)
     return form
+
+
+def split_ids(values: list[str]) -> list[str]:
+    """Repeated fields or one comma-separated value: the ids, in order."""
+    return [part.strip() for value in values for part in value.split(",") if part.strip()]
 
 
 def form_values(received: ReceivedForm, known: frozenset[str], list_fields: dict[str, str]) -> dict[str, object]:

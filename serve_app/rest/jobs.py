@@ -2,6 +2,7 @@
 
 import asyncio
 from datetime import timedelta
+from functools import partial
 
 from fastapi import APIRouter, HTTPException, Request, Response, status
 from fastapi.responses import JSONResponse
@@ -14,6 +15,7 @@ from serve_app.common.dependencies import CurrentKey, FundedKey, ServicesDepende
 from serve_app.common.errors import UPLOAD_ERRORS, ErrorResponse
 from serve_app.common.intake import Intake
 from serve_app.common.job_submission import Submission, submit_job
+from serve_app.common.voices import known_voices
 from serve_app.rendering.job_answer import JobObject, job_answer
 from serve_app.rest.form_intake import read_transcription_form
 from serve_app.rest.schemas.audio_form import multipart_request_body
@@ -40,7 +42,10 @@ async def create_job(request: Request, key: FundedKey, services: ServicesDepende
     config = services.config
 
     async def read(intake: Intake) -> Submission:
-        form = await read_transcription_form(request, intake, config.jobs.max_job_upload_bytes, synchronous=False)
+        voices = partial(known_voices, services, key.owner)
+        form = await read_transcription_form(
+            request, intake, config.jobs.max_job_upload_bytes, synchronous=False, voices=voices
+        )
         if form.stream:
             raise HTTPException(
                 status.HTTP_400_BAD_REQUEST, "stream=true is for POST /v1/audio/transcriptions; poll jobs instead"

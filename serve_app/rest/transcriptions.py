@@ -10,6 +10,7 @@ from serve_app.common.auth import FUNDS_ERROR
 from serve_app.common.dependencies import FundedKey, ServicesDependency
 from serve_app.common.errors import ANALYSIS_ERRORS, UPLOAD_ERRORS
 from serve_app.common.synchronous import transcribe_synchronously
+from serve_app.common.voices import known_voices
 from serve_app.rendering.bodies import (
     DiarizedTranscription,
     LLMResult,
@@ -47,7 +48,8 @@ router = APIRouter(tags=["transcriptions"])
 async def create_transcription(request: Request, key: FundedKey, services: ServicesDependency) -> Response:
     """Spool the upload (or later the URL's file), let the pipeline deployment transcribe it, charge, render."""
     max_file_bytes = services.config.limits.max_sync_upload_bytes
-    read = partial(read_transcription_form, request, max_file_bytes=max_file_bytes, synchronous=True)
+    voices = partial(known_voices, services, key.owner)
+    read = partial(read_transcription_form, request, max_file_bytes=max_file_bytes, synchronous=True, voices=voices)
     return await transcribe_synchronously(
         services, key, read, _render, stream=lambda form: stream_transcription if form.stream else None
     )

@@ -10,6 +10,7 @@ from deployments.types import (
     DiarizationOptions,
     DiarizationSetting,
     KnownSpeaker,
+    KnownVoice,
     SpeechDetection,
     TranscriptionOptions,
 )
@@ -162,6 +163,24 @@ class TranscriptionForm(AudioForm):
     )
     hotwords: list[str] = Field(default_factory=list, alias="hotwords[]", description=HOTWORDS_FIELD_DOC)
     dictionary: str | None = Field(None, max_length=64, description=DICTIONARY_FIELD_DOC)
+    multichannel: bool = Field(
+        False,
+        description="Transcribe each channel of the audio on its own (a call with one party per channel): segments"
+        " and words carry `channel`; with task=diarize each channel is a speaker, channel_0, channel_1, ... Each"
+        " channel is charged. A mono file is a 400.",
+    )
+    diarize_within_channels: bool = Field(
+        False,
+        description="multichannel with task=diarize: tell speakers apart within each channel (labels name their"
+        " channel: channel_1_speaker_0) instead of one speaker per channel.",
+    )
+    voices: list[str] = Field(
+        default_factory=list,
+        alias="voices[]",
+        description="task=diarize (implied by diarized_json): ids of voices enrolled with this key (POST /v1/voices)."
+        " A speaker whose voice matches one is named by it; others keep speaker_N. Repeated `voices` (or `voices[]`)"
+        " fields, or one comma-separated value.",
+    )
     callback_url: str | None = Field(
         None,
         description="Jobs only (POST /v1/audio/transcriptions/async): an http(s) address to which the job object is"
@@ -169,6 +188,8 @@ class TranscriptionForm(AudioForm):
     )
     _known_speakers: list[KnownSpeaker] = PrivateAttr(default_factory=list)
     """The known speakers, their clips spooled (serve_app/rest/openai_fields.py reads the two fields above)."""
+    _known_voices: list[KnownVoice] = PrivateAttr(default_factory=list)
+    """The enrolled voices `voices` names, read from the voice store (serve_app/common/voices.py)."""
     _vocabulary: Vocabulary | None = PrivateAttr(None)
     """The hotwords and dictionary, checked (serve_app/rest/vocabulary_fields.py)."""
     _analysis: AnalysisOptions | None = PrivateAttr(None)
@@ -206,7 +227,7 @@ class TranscriptionForm(AudioForm):
             raise ValueError("timestamp_granularities[]=sentence is for task=transcribe; diarized segments"
                              " already follow the speakers")  # fmt: skip
         if self.task != Task.diarize:
-            for name in ("num_speakers", "min_speakers", "max_speakers", "diarization_setting"):
+            for name in ("num_speakers", "min_speakers", "max_speakers", "diarization_setting", "voices"):
                 if name in self.model_fields_set:
                     raise ValueError(f"{name} requires task=diarize")
         if self.min_speakers is not None and self.max_speakers is not None and self.min_speakers > self.max_speakers:
@@ -219,6 +240,10 @@ class TranscriptionForm(AudioForm):
             raise ValueError("subtitle_word_highlights requires response_format=vtt")
         if self.subtitle_speakers and self.task != Task.diarize:
             raise ValueError("subtitle_speakers requires task=diarize: speakers are known only then")
+        if self.diarize_within_channels and not (self.multichannel and self.task == Task.diarize):
+            raise ValueError("diarize_within_channels requires multichannel=true and task=diarize")
+        if self.stream and self.multichannel:
+            raise ValueError("stream=true sends one text in time order: leave multichannel out, or stream=false")
         if self.stream and self.response_format not in TEXT_ONLY_FORMATS:
             raise ValueError("stream=true sends text as it is transcribed: use response_format json or text")
         return self
@@ -232,11 +257,17 @@ class TranscriptionForm(AudioForm):
         return TimestampGranularity.sentence in self.timestamp_granularities
 
     def complete(
-        self, known_speakers: list[KnownSpeaker], analysis: AnalysisOptions | None, vocabulary: Vocabulary | None = None
+        self,
+        known_speakers: list[KnownSpeaker],
+        analysis: AnalysisOptions | None,
+        vocabulary: Vocabulary | None = None,
+        known_voices: list[KnownVoice] | None = None,
     ) -> None:
         """What the intake read besides the fields (`serve_app/rest/form_intake.py`), set once, before the form is
-        used: the known speakers (checked against `task` already), the analysis options and the vocabulary."""
+        used: the known speakers (checked against `task` already), the analysis options, the vocabulary and the
+        enrolled voices `voices` names."""
         self._known_speakers = known_speakers
+        self._known_voices = known_voices or []
         self._analysis = analysis
         self._vocabulary = vocabulary
 
@@ -280,6 +311,7 @@ class TranscriptionForm(AudioForm):
             if isinstance(self.chunking_strategy, ServerVadChunking)
             else None,
             vocabulary=self._vocabulary,
+            multichannel=self.multichannel,
         )
 
     def diarization_options(self) -> DiarizationOptions | None:
@@ -291,6 +323,8 @@ class TranscriptionForm(AudioForm):
             max_speakers=self.max_speakers,
             setting=self.diarization_setting,
             known_speakers=self._known_speakers,
+            known_voices=self._known_voices,
+            within_channels=self.diarize_within_channels,
         )
 
     def analysis_options(self) -> AnalysisOptions | None:

@@ -1,0 +1,1 @@
+"""Enrolled voices: speakers named across recordings (docs/voices.md)."""
