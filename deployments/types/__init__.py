@@ -1,13 +1,23 @@
 """Values that travel between deployments and actors: a request in, a transcript out. The HTTP edge
-renders these domain objects; workers never build HTTP bodies."""
+renders these domain objects; workers never build HTTP bodies. The speakers' values (`_speakers.py`) and the
+analysis' (`_analysis.py`) are kept apart and exported from here: import everything from `deployments.types`."""
 
 from dataclasses import dataclass
-from enum import StrEnum
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field
 
+from deployments.types._analysis import Analysis as Analysis
+from deployments.types._analysis import AnalysisOptions as AnalysisOptions
+from deployments.types._analysis import Emotion as Emotion
+from deployments.types._speakers import Diarization as Diarization
+from deployments.types._speakers import DiarizationOptions as DiarizationOptions
+from deployments.types._speakers import DiarizationSetting as DiarizationSetting
+from deployments.types._speakers import KnownSpeaker as KnownSpeaker
+from deployments.types._speakers import KnownVoice as KnownVoice
+from deployments.types._speakers import SpeakerTurn as SpeakerTurn
+from deployments.types._speakers import VoicePrint as VoicePrint
 from deployments.vocabulary.terms import Vocabulary
 
 SAMPLE_RATE = 16_000
@@ -83,88 +93,6 @@ class SpeechDetection(BaseModel):
     threshold: float = Field(0.5, gt=0, lt=1, description="Speech probability above which a window is speech.")
     prefix_padding_ms: int = Field(200, ge=0, description="Audio kept around each stretch of speech.")
     silence_duration_ms: int = Field(100, ge=0, description="A pause at least this long ends a stretch of speech.")
-
-
-# The enums below carry no docstring on purpose: pydantic would put it into the HTTP API's schema.
-
-
-# What kind of conversation a diarized recording is: a preset of speaker-count hints for the pipeline
-# (deployments/diarization/_pyannote.py); the edge's `diarization_setting` form field.
-class DiarizationSetting(StrEnum):
-    general = "general"
-    meeting = "meeting"
-    telephonic = "telephonic"
-
-
-class KnownSpeaker(BaseModel):
-    """A speaker the client names, and a short clip of their voice (OpenAI's `known_speaker_names[]` with
-    `known_speaker_references[]`)."""
-
-    name: str
-    reference_path: str = Field(
-        description="The clip as sent, spooled beside the request's input; for the Diarizer, its decoded 16 kHz copy."
-    )
-
-
-class KnownVoice(BaseModel):
-    """An enrolled voice (deployments/voices/): its name and the speaker encoder's embedding of its clip."""
-
-    voice_id: str
-    name: str
-    embedding: list[float] = Field(description="The speaker encoder's unit vector for the enrolled speech.")
-    encoder: str = Field(description="The encoder that made it: a vector of another compares with nothing.")
-
-
-class VoicePrint(BaseModel):
-    """What an enrolment clip gives: its speech's embedding, and how much speech that was."""
-
-    embedding: list[float]
-    speech_s: float
-    encoder: str
-
-
-class DiarizationOptions(BaseModel):
-    """What a client may ask of the diarization pipeline for one request."""
-
-    num_speakers: int | None = Field(None, ge=1, description="Exact number of speakers, when known.")
-    min_speakers: int | None = Field(None, ge=1, description="At least this many speakers; num_speakers wins.")
-    max_speakers: int | None = Field(None, ge=1, description="At most this many speakers; num_speakers wins.")
-    setting: DiarizationSetting = DiarizationSetting.general
-    known_speakers: list[KnownSpeaker] = Field(
-        default_factory=list, description="Name the diarized speakers whose voice matches one of these clips."
-    )
-    within_channels: bool = Field(
-        False, description="multichannel: speakers told apart within each channel (else a channel is a speaker)."
-    )
-    known_voices: list[KnownVoice] = Field(
-        default_factory=list, description="Name the diarized speakers whose voice matches one of these enrolled voices."
-    )
-
-    @model_validator(mode="after")
-    def bounds_in_order(self) -> "DiarizationOptions":
-        if self.min_speakers is not None and self.max_speakers is not None and self.min_speakers > self.max_speakers:
-            raise ValueError("min_speakers must not exceed max_speakers")
-        return self
-
-
-class SpeakerTurn(BaseModel):
-    """A stretch of time in which a speaker is speaking."""
-
-    speaker: str
-    start: float
-    end: float
-
-
-class Diarization(BaseModel):
-    """Who speaks when, as a pyannote pipeline says it."""
-
-    turns: list[SpeakerTurn] = Field(description="Every speaker's turns; they overlap where people talk at once.")
-    exclusive_turns: list[SpeakerTurn] = Field(
-        description="The same with overlaps given to one speaker only: what assigning words to speakers needs."
-    )
-    names: dict[str, str] = Field(
-        default_factory=dict, description="Speaker label -> the known speaker's name, for speakers matched to one."
-    )
 
 
 class ChunkOptions(BaseModel):
@@ -414,53 +342,6 @@ class PipelineText(BaseModel):
 
 EMOTION_LABELS: tuple[str, ...] = ("angry", "sad", "neutral", "positive")
 """The labels an emotion can have (the nexara API's set)."""
-
-
-class AnalysisOptions(BaseModel):
-    """What a client asked the LLM to do with a transcript (deployments/analysis/)."""
-
-    prompt: str | None = Field(None, description="An instruction the LLM answers over the transcript.")
-    json_schema: dict[str, Any] | None = Field(
-        None, description="A parsed JSON Schema the answer to `prompt` must satisfy; the answer is then an object."
-    )
-    roles: Literal["auto"] | list[str] | dict[str, str] | None = Field(
-        None,
-        description="Tag each diarized speaker with a role: 'auto' (short labels the LLM chooses), a list of role"
-        " names, or a dict of role name -> description; 'unknown' is always allowed.",
-    )
-    emotions: bool = Field(False, description="Label each segment angry, sad, neutral or positive.")
-    timeout_s: float | None = Field(
-        None, gt=0, description="A budget shorter than `analysis.timeout_s` (a synchronous request's); None: that."
-    )
-    max_output_tokens: int | None = Field(
-        None, ge=1, description="A shorter longest answer to `prompt` than `analysis.max_output_tokens`; None: that."
-    )
-
-    @property
-    def wanted(self) -> bool:
-        return self.prompt is not None or self.roles is not None or self.emotions
-
-
-class Emotion(BaseModel):
-    """One segment's emotion: its label, how sure the judge is, and the probability of each label."""
-
-    label: Literal["angry", "sad", "neutral", "positive"]
-    confidence: float = Field(ge=0, le=1)
-    probs: dict[str, float] = Field(description="One entry per label of EMOTION_LABELS; they sum to 1.")
-
-
-class Analysis(BaseModel):
-    """What the Analyzer found in a transcript; fields the request did not ask for stay empty."""
-
-    llm_output: str | dict[str, Any] | None = Field(
-        None, description="The answer to `prompt`: text, or with `json_schema` an object valid against it."
-    )
-    roles: dict[str, str] = Field(default_factory=dict, description="Speaker label -> role.")
-    emotions: list[Emotion | None] = Field(
-        default_factory=list, description="One per transcript segment, in order; None where none was judged."
-    )
-    llm_input_tokens: int = 0
-    llm_output_tokens: int = 0
 
 
 TranscriptionOptions.model_rebuild()
