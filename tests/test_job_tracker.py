@@ -19,6 +19,7 @@ from deployments.jobs.records import JobRequest, JobStatus
 from deployments.jobs.tracker import JobTracker, TooManyJobsError
 from deployments.storage.spool import decoded_copy_path
 from deployments.types import (
+    DiarizationOptions,
     PipelineProgress,
     PipelineRequest,
     Segment,
@@ -487,3 +488,24 @@ def test_stalled_jobs_are_reported_with_the_workers_stacks(tmp_path: Path, caplo
         assert "job a-silent-job: no progress for 120 s; worker 0:" in caplog.text
 
     asyncio.run(scenario())
+
+
+def test_a_diarized_jobs_recording_is_kept_as_long_as_the_job_unless_turned_off(tmp_path: Path) -> None:
+    """So that one of its speakers can be enrolled as a voice (POST /v1/voices with job_id)."""
+
+    async def scenario(keep: bool) -> None:
+        clock, state = Clock(), tmp_path / f"keep-{keep}"
+        state.mkdir()
+        tracker = _tracker(state, clock=clock, keep_diarized_recordings=keep)
+        diarized = _request(state, "call.wav").model_copy(update={"diarization": DiarizationOptions()})
+        job = await _until_finished(tracker, (await tracker.submit("alice", diarized)).job_id)
+        plain = await _until_finished(tracker, (await tracker.submit("alice", _request(state))).job_id)
+        kept = state / "recordings" / job.job_id
+        assert kept.exists() == keep and (not keep or kept.read_bytes() == b"audio")
+        assert not (state / "call.wav").exists() and not (state / "clip.wav").exists()  # the spool is empty
+        assert not (state / "recordings" / plain.job_id).exists()
+        clock.now += timedelta(hours=12)
+        assert await tracker.sweep() == 2 and not kept.exists()  # gone with the job
+
+    asyncio.run(scenario(True))
+    asyncio.run(scenario(False))

@@ -17,6 +17,12 @@ class JobsConfig(StrictModel):
     max_concurrent_jobs: int = Field(2, ge=1, description="Jobs the tracker feeds to the pipeline at once.")
     retention_s: float = Field(12 * 3600, gt=0, description="How long finished jobs and results are kept.")
     sweep_interval_s: float = Field(60, gt=0, description="How often the tracker deletes expired jobs.")
+    keep_diarized_recordings: bool = Field(
+        True,
+        description="Keep a finished diarized job's recording as long as the job (`retention_s`), so that one of its"
+        " speakers can be enrolled as a voice (POST /v1/voices with job_id); false: every input is deleted when its"
+        " job ends.",
+    )
     retry_interval_s: float = Field(
         5,
         gt=0,

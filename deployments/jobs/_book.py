@@ -133,7 +133,7 @@ class JobBook:
             self.unsaved[job.job_id] = job
             return
         self.unsaved.pop(job.job_id, None)
-        if self.recordings_dir is not None and keeps_recording(job):
+        if self.recordings_dir is not None and self.config.keep_diarized_recordings and keeps_recording(job):
             keep_recording(job, self.recordings_dir)
         remove_spooled(job.request.source_path)
 

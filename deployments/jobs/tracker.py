@@ -67,7 +67,11 @@ class JobTracker:
         self.config = config
         self.metrics = JobMetrics()
         self.book = JobBook(
-            config, store or SQLJobStore(storage), clock, self._publish_counts, recordings_dir=storage.recordings_dir
+            config,
+            store or SQLJobStore(storage),
+            clock,
+            self._publish_counts,
+            recordings_dir=storage.recordings_dir,
         )
         self.runner = QueueRunner(config, pipeline, ledger, self.book, self.metrics, self._publish_counts)
         self.watchdog = Watchdog(self.runner)
