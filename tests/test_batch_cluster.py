@@ -26,6 +26,7 @@ pytestmark = pytest.mark.slow  # a Ray cluster of its own, whose nodes it remove
 
 ROOT = Path(__file__).resolve().parents[1]
 FILES = 12
+LOSE_A_NODE_AFTER_S = 20
 
 
 @pytest.fixture(scope="module")
@@ -77,11 +78,14 @@ def test_a_lost_worker_node_loses_no_file_and_writes_none_twice(
 
     first_written: dict[str, int] = {}  # each marker's mtime when first seen: a file written again would change it
     lost = None
-    deadline = time.monotonic() + 600
+    started = time.monotonic()
+    deadline = started + 600
     while batch.is_alive() and time.monotonic() < deadline:
         for marker in (output / "_done").glob("*.json") if (output / "_done").exists() else []:
             first_written.setdefault(marker.name, marker.stat().st_mtime_ns)
-        if lost is None and len(first_written) >= 3:
+        # Mid-run: once a file is done, or 20 s in (the engines are up and reading by then; outputs may come in
+        # blocks, so waiting for three of them raced the batch's end in one CI run).
+        if lost is None and (len(first_written) >= 1 or time.monotonic() - started > LOSE_A_NODE_AFTER_S):
             lost = cluster.list_all_nodes()[1]  # a worker: each holds one of the two actors (one CPU each), mid-file
             cluster.remove_node(lost, allow_graceful=False)  # a lost VM
             cluster.add_node(num_cpus=1)  # the autoscaler's replacement

@@ -20,8 +20,8 @@ from tests.test_deepgram_service import KEY as DEEPGRAM_KEY
 from tests.test_deepgram_service import deepgram_client
 
 RATE = 16_000
-CALL_S = 22.0
-"""The call's first 22 s: both speakers, several turns each."""
+CALL_S = 16.0
+"""The call's first 16 s: both speakers, three turns each."""
 SHARED_STEREO = Path(__file__).resolve().parents[2] / "shared" / "audio" / "stereo_diarization.wav"
 
 
@@ -107,17 +107,32 @@ def test_assemblyais_sdk_gets_words_and_utterances_with_their_channel(service: S
     assert utterances and all(u.channel == u.speaker for u in utterances)
 
 
-@pytest.mark.skipif(
-    not SHARED_STEREO.exists(), reason="../shared/audio/stereo_diarization.wav is not beside the project"
-)
+@pytest.mark.skipif(not SHARED_STEREO.exists(), reason="../shared/audio/stereo_diarization.wav is not there")
 def test_the_shared_stereo_recording_gives_each_word_its_channels_speaker(service: Service) -> None:
+    """Through our route, Deepgram's SDK (with diarize: speakers told apart within each channel) and AssemblyAI's
+    SDK."""
+    audio = SHARED_STEREO.read_bytes()
     with service.client() as client:
         response = client.post(
             "/v1/audio/transcriptions",
-            files={"file": ("stereo.wav", SHARED_STEREO.read_bytes())},
+            files={"file": ("stereo.wav", audio)},
             data={"multichannel": "true", "task": "diarize"},
         )
     assert response.status_code == 200, response.text
     words = response.json()["words"]
     assert words and {w["channel"] for w in words} == {0, 1}
     assert all(w["speaker"] == f"channel_{w['channel']}" for w in words)
+
+    deepgram = deepgram_client(service).listen.v1.media.transcribe_file(
+        request=audio, model="nova-3", multichannel=True, diarize=True
+    )
+    assert isinstance(deepgram, ListenV1Response) and len(deepgram.results.channels) == 2
+    for channel in deepgram.results.channels:
+        (alternative,) = channel.alternatives or []
+        assert alternative.words and all(w.speaker is not None for w in alternative.words)  # diarized within it
+
+    with assemblyai_pointed_at(service.base_url, "test-key-analysis"):
+        transcript = aai.Transcriber(config=aai.TranscriptionConfig(multichannel=True)).transcribe(audio)
+    assert transcript.status == aai.TranscriptStatus.completed, transcript.error
+    assert {w.channel for w in transcript.words or []} == {"1", "2"}
+    assert all(u.speaker == u.channel for u in transcript.utterances or [])

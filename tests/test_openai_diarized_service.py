@@ -1,7 +1,8 @@
 """The `openai` SDK's diarized_json call, unchanged but for `base_url`, against the running service: the
-two-speaker call (pyannote's sample.wav) with both speakers known from reference clips, each cut from a
-stretch where only that speaker talks (sample.rttm: speaker90 alone over 10.6-14.4 s, speaker91 over
-21.8-27.8 s), and both named right; and a clip that is not audio refused, naming it."""
+two-speaker call (pyannote's sample.wav) with one speaker known from a reference clip and the other from an
+enrolled voice (`voices`), each cut from a stretch where only that speaker talks (sample.rttm: speaker90 alone
+over 10.6-14.4 s, speaker91 over 21.8-27.8 s), and both named right; and a clip that is not audio refused,
+naming it."""
 
 import base64
 
@@ -11,6 +12,7 @@ import pytest
 from openai.types.audio import TranscriptionDiarized
 
 from devkit.media import encode
+from tests.conftest import Service
 
 RATE = 16_000
 SOLO = {"alice": (11.0, 14.0), "bob": (22.0, 26.0)}
@@ -28,18 +30,27 @@ def speaker_at(result: TranscriptionDiarized, start: float, end: float) -> str:
     return max(result.segments, key=lambda s: min(end, s.end) - max(start, s.start)).speaker
 
 
-def test_diarized_json_names_both_known_speakers(openai_client: openai.OpenAI, call_samples: np.ndarray) -> None:
-    result = openai_client.audio.transcriptions.create(
-        file=("call.flac", encode(call_samples, "flac")),
-        model="gpt-4o-transcribe-diarize",
-        response_format="diarized_json",
-        chunking_strategy="auto",
-        known_speaker_names=["alice", "bob"],
-        known_speaker_references=[
-            reference(call_samples, *SOLO["alice"], "wav"),
-            reference(call_samples, *SOLO["bob"], "flac"),
-        ],
-    )
+def test_diarized_json_names_a_speaker_by_clip_and_one_by_enrolled_voice(
+    openai_client: openai.OpenAI, service: Service, call_samples: np.ndarray
+) -> None:
+    """alice from a reference clip (OpenAI's fields), bob from a voice enrolled before (`voices`, this service's):
+    both kinds name speakers in one request, one name each."""
+    bob_clip = encode(call_samples[int(SOLO["bob"][0] * RATE) : int(SOLO["bob"][1] * RATE)], "flac")
+    with service.client() as client:
+        bob = client.post("/v1/voices", data={"name": "bob"}, files={"file": ("bob.flac", bob_clip)}).json()["id"]
+    try:
+        result = openai_client.audio.transcriptions.create(
+            file=("call.flac", encode(call_samples, "flac")),
+            model="gpt-4o-transcribe-diarize",
+            response_format="diarized_json",
+            chunking_strategy="auto",
+            known_speaker_names=["alice"],
+            known_speaker_references=[reference(call_samples, *SOLO["alice"], "wav")],
+            extra_body={"voices": [bob]},
+        )
+    finally:
+        with service.client() as client:
+            client.delete(f"/v1/voices/{bob}")
     assert isinstance(result, TranscriptionDiarized) and result.task == "transcribe"
     assert result.usage is not None and result.usage.type == "duration" and abs(result.usage.seconds - 30.0) < 0.1
     assert all(segment.type == "transcript.text.segment" for segment in result.segments)

@@ -1,9 +1,9 @@
 """Enrolled voices through the running service: enrol two speakers of pyannote's two-speaker call (each from
-stretches where only they talk, sample.rttm), list and page them, name the call's speakers with them in a
-synchronous request (the `openai` SDK, `voices` in `extra_body`) and a job, enrol one from that job's speaker,
-rename and delete; another key's voice and a deleted one are unknown (404 on the voices API, a 400 naming the
-id on a request); a clip of silence is a 400 naming `file`; a live session (nexara's, `voices` in its query)
-names its speakers once matched, and an OpenAI realtime session (`transcription.voices`, the `openai` SDK)
+stretches where only they talk, sample.rttm), list and page them, name the call's speakers with them in a job (a
+synchronous request does with the `openai` SDK: tests/test_openai_diarized_service.py), enrol one from that job's
+speaker, rename and delete; another key's voice and a deleted one are unknown (404 on the voices API, a 400
+naming the id on a request); a clip of silence is a 400 naming `file`; a live session (nexara's, `voices` in its
+query) names its speakers once matched, and an OpenAI realtime session (`transcription.voices`, the `openai` SDK)
 labels its deltas with them."""
 
 import asyncio
@@ -12,8 +12,6 @@ from typing import Any
 
 import httpx
 import numpy as np
-import openai
-from openai.types.audio import TranscriptionDiarized
 
 from devkit.jobs import JobClient, nothing_before_the_end
 from devkit.media import encode
@@ -40,9 +38,7 @@ def speaker_at(segments: list, start: float, end: float) -> str:
     return str(best["speaker"])
 
 
-def test_voices_are_enrolled_once_and_name_speakers_in_files_and_jobs(
-    service: Service, openai_client: openai.OpenAI, call_samples: np.ndarray
-) -> None:
+def test_voices_are_enrolled_once_and_name_speakers_in_jobs(service: Service, call_samples: np.ndarray) -> None:
     call = encode(call_samples, "flac")
     with service.client() as client, service.client(API_KEYS[1]) as other:
         alice = enrol(client, "Alice", clip(call_samples, SOLO["alice"]))
@@ -58,20 +54,8 @@ def test_voices_are_enrolled_once_and_name_speakers_in_files_and_jobs(
         after = client.get("/v1/voices", params={"after": first["last_id"]}).json()
         assert first["last_id"] not in [v["id"] for v in after["data"]]
 
-        # synchronous, through the openai SDK: the speakers are named
-        result = openai_client.audio.transcriptions.create(
-            file=("call.flac", call),
-            model="gpt-4o-transcribe-diarize",
-            response_format="diarized_json",
-            chunking_strategy="auto",
-            extra_body={"voices": [voice["id"], bob["id"]]},
-        )
-        assert isinstance(result, TranscriptionDiarized)
-        segments = [segment.model_dump() for segment in result.segments]
-        assert speaker_at(segments, 10.6, 14.4) == "Alice" and speaker_at(segments, 21.8, 27.8) == "Bob"
-        assert speaker_at(segments, 14.8, 17.8) == "Bob"  # speaker91's other turn, not enrolled from
-
-        # a job names them too; a speaker of the finished job is enrolled from its recording
+        # (a synchronous request names them too: tests/test_openai_diarized_service.py, with the openai SDK)
+        # a job names them; a speaker of the finished job is enrolled from its recording
         with JobClient(service.base_url, service.api_key, timeout_s=300) as jobs:
             job = jobs.submit(call, "call.flac", response_format="verbose_json", task="diarize", voices=voice["id"])
             done = jobs.wait(job["job_id"], 240, while_running=nothing_before_the_end)
@@ -166,7 +150,9 @@ def test_an_openai_realtime_session_names_its_speakers_by_their_voices(
     session["audio"]["input"]["transcription"]["voices"] = [alice]
     try:
         received, _ = asyncio.run(
-            transcription_session(service.base_url, service.api_key, pcm24k(call_samples), 5.0, session, speed=3.0)
+            transcription_session(
+                service.base_url, service.api_key, pcm24k(call_samples[: 22 * RATE]), 3.0, session, 4.0
+            )
         )
         refused = asyncio.run(unknown_voice(service))
     finally:

@@ -31,6 +31,14 @@ NOT_FOUND = "no voice with this id is enrolled with this key"
 MAX_CLIP_BYTES = 50 * 1024 * 1024
 """An enrolment clip's upload limit: a minute of speech in any container, with room to spare."""
 VOICE_ERRORS: dict[int | str, dict[str, Any]] = {404: {"model": ErrorResponse, "description": NOT_FOUND}}
+ENROLMENT_ERRORS: dict[int | str, dict[str, Any]] = {
+    **UPLOAD_ERRORS,
+    403: {"model": ErrorResponse, "description": "Enrolment is off on this service (voices.max_per_key: 0)."},
+    409: {"model": ErrorResponse, "description": "The key keeps as many voices as it may: delete one first."},
+}
+LIST_ERRORS: dict[int | str, dict[str, Any]] = {
+    400: {"model": ErrorResponse, "description": "`after` is not one of this key's voices."}
+}
 
 router = APIRouter(prefix="/v1/voices", tags=["voices"], **API_KEY_REQUIRED)
 
@@ -52,7 +60,7 @@ async def _blocking(call: Callable[..., T], *args: Any) -> T:
     "",
     status_code=status.HTTP_201_CREATED,
     response_model=Voice,
-    responses=UPLOAD_ERRORS,
+    responses=ENROLMENT_ERRORS,
     openapi_extra={
         "requestBody": {
             "content": {
@@ -115,7 +123,7 @@ async def _clip_voice_print(request: Request, services: Services) -> tuple[str, 
         remove_spooled(spool_path)
 
 
-@router.get("", response_model=VoiceList)
+@router.get("", response_model=VoiceList, responses=LIST_ERRORS)
 async def list_voices(
     key: CurrentKey,
     store: Store,
