@@ -13,6 +13,7 @@ speaker found there). Speakers whose enrolment clip held >= 5 s of their voice a
 Strangers: the voices enrolled from each first recording are tried on every recording of other people (no
 shared speaker, sample.wav included); the share of their speech time given a name at all (the goal: <= 5%).
 
+First it prints what naming costs: the pairs' recordings diarized with and without the voices, side by side.
 Each setting runs the Diarizer's own call (`DiarizationPipeline.diarize` with the voices), at each threshold
 of `--thresholds` (the service's `diarization.known_speaker_threshold` is marked) and each of
 `--window-thresholds` (`_voice_split.WINDOW_THRESHOLD`: voices split out of a speaker that merged two):
@@ -23,6 +24,7 @@ how the thresholds were chosen.
 
 import argparse
 import tempfile
+import time
 from collections import defaultdict
 from pathlib import Path
 
@@ -84,6 +86,23 @@ def voices_of(enrolled: dict[str, np.ndarray], encoder: str) -> list[KnownVoice]
             for name, vector in enrolled.items()]  # fmt: skip
 
 
+def cost(
+    pipeline: DiarizationPipeline, audio: dict[str, np.ndarray], enrolled: dict[str, dict[str, np.ndarray]]
+) -> None:
+    """What naming costs the Diarizer: each pair's second recording diarized without voices and with them,
+    alternately, twice (the same process, side by side)."""
+    plain = named_s = 0.0
+    for _ in range(2):
+        for source, target in PAIRS:
+            voices = DiarizationOptions(known_voices=voices_of(enrolled[source], pipeline.encoder_name))
+            started = time.perf_counter()
+            pipeline.diarize(audio[target], DiarizationOptions())
+            middle = time.perf_counter()
+            pipeline.diarize(audio[target], voices)
+            plain, named_s = plain + middle - started, named_s + time.perf_counter() - middle
+    print(f"\ncost: diarizing with the voices {named_s:.1f} s, without {plain:.1f} s: {named_s / plain:.2f}x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--thresholds", type=float, nargs="+", default=[0.5, 0.55, 0.6, 0.65])
@@ -124,6 +143,7 @@ def main() -> None:
         diarization = pipeline.diarize(audio[target], options)
         return diarization.exclusive_turns, diarization.names
 
+    cost(pipeline, audio, enrolled)
     print(f"\nthreshold / window | pair | named right / wrong / unnamed (speakers >= {LONG_ENROLMENT_S:g} s; all)")
     for window_threshold in args.window_thresholds:
         _voice_split.WINDOW_THRESHOLD = window_threshold

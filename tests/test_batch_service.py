@@ -12,6 +12,7 @@ import numpy as np
 import openai
 import pytest
 
+from deployments.files.decoding import decode_audio
 from devkit.media import SHARED_AUDIO, encode
 from tests.conftest import Service
 
@@ -102,8 +103,9 @@ def test_a_manifest_with_per_row_choices(service: Service, recordings: Path, tmp
     listing.write_text(
         f"path,id,language,task,num_speakers\n{recordings / 'jfk.flac'},kennedy,en,,\ncalls/call.wav,call,,diarize,2\n"
     )
-    (tmp_path / "calls").mkdir()
-    (tmp_path / "calls" / "call.wav").write_bytes((recordings / "calls" / "call.wav").read_bytes())
+    (tmp_path / "calls").mkdir()  # the call's first 16 s: both speakers, three turns each
+    call = decode_audio(recordings / "calls" / "call.wav").samples[: 16 * 16_000]
+    (tmp_path / "calls" / "call.wav").write_bytes(encode(call, "wav"))
     output = tmp_path / "out"
     run = stt_batch(listing, output, "--config", service.process.workdir / "config.yaml")
     assert run.returncode == 0, run.stderr[-3000:]

@@ -151,7 +151,7 @@ def test_an_openai_realtime_session_names_its_speakers_by_their_voices(
     try:
         received, _ = asyncio.run(
             transcription_session(
-                service.base_url, service.api_key, pcm24k(call_samples[: 22 * RATE]), 3.0, session, 4.0
+                service.base_url, service.api_key, pcm24k(call_samples[: 15 * RATE]), 2.0, session, speed=4.0
             )
         )
         refused = asyncio.run(unknown_voice(service))
