@@ -30,7 +30,8 @@ def test_a_key_sees_only_its_own_voices(storage: StorageConfig) -> None:
     renamed = store.rename("owner-a", alice.voice_id, "Alice B.")
     assert renamed is not None and renamed.name == "Alice B." and renamed.embedding == EMBEDDING
     assert store.rename("owner-b", alice.voice_id, "x") is None
-    assert store.known("owner-a", alice.voice_id).name == "Alice B."  # what a request names speakers with
+    stored = store.get("owner-a", alice.voice_id)
+    assert stored is not None and stored.known().name == "Alice B."  # what a request names speakers with
     assert not store.delete("owner-b", alice.voice_id) and store.delete("owner-a", alice.voice_id)
     assert store.get("owner-a", alice.voice_id) is None and not store.delete("owner-a", alice.voice_id)
 

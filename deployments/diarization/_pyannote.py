@@ -87,7 +87,8 @@ class DiarizationPipeline:
         self.resegmentation = config.resegmentation
         self.known_speaker_threshold = config.known_speaker_threshold
         self.embedding: SpeakerFramesEmbedding | None = None
-        self.embedding_name = config.embedding if config.pipeline == "embedded" else "campplus"
+        self.encoder_name = config.embedding if config.pipeline == "embedded" else "campplus"
+        """Which speaker encoder embeds voices: an enrolled voice's vector compares only with its own encoder's."""
         if config.pipeline == "embedded":
             self.embedding = EMBEDDINGS[config.embedding]()
             self.pipeline: Pipeline = SpeakerDiarization(
@@ -185,15 +186,9 @@ class DiarizationPipeline:
         with torch.inference_mode():
             return encoder.embed(encoder.frames(torch.from_numpy(np.ascontiguousarray(samples)))).numpy()
 
-    @property
-    def encoder_name(self) -> str:
-        """Which speaker encoder embeds voices: an enrolled voice's vector compares only with its own encoder's."""
-        return self.embedding_name
-
     def voice_print(self, samples: np.ndarray) -> VoicePrint:
         """An enrolment clip's speech (16 kHz, VAD already applied) as a voice."""
-        embedding = self.embed_voice(samples)
-        unit = embedding / (np.linalg.norm(embedding) + 1e-9)
+        unit = _unit(self.embed_voice(samples))
         return VoicePrint(embedding=unit.tolist(), speech_s=len(samples) / SAMPLE_RATE, encoder=self.encoder_name)
 
     def name_known_speakers(

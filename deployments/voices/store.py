@@ -63,13 +63,6 @@ class VoiceStore:
             row = connection.execute(query).first()
         return None if row is None else _stored(row)
 
-    def known(self, owner: str, voice_id: str) -> KnownVoice:
-        """The owner's voice as a request names speakers with it; KeyError when the owner has no such voice."""
-        voice = self.get(owner, voice_id)
-        if voice is None:
-            raise KeyError(voice_id)
-        return voice.known()
-
     def many(self, owner: str, voice_ids: list[str]) -> dict[str, StoredVoice]:
         """The owner's voices among `voice_ids`, by id (unknown ids and other keys' are missing)."""
         if not voice_ids:

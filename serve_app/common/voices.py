@@ -10,6 +10,11 @@ from serve_app.common.services import Services
 MAX_VOICE_ID_CHARS = 64
 
 
+def split_ids(values: list[str]) -> list[str]:
+    """Ids given as repeated fields or parameters, or as one comma-separated value: the ids, in order."""
+    return [part.strip() for value in values for part in value.split(",") if part.strip()]
+
+
 async def known_voices(services: Services, owner: str, voice_ids: list[str], field: str = "voices") -> list[KnownVoice]:
     """The caller's voices of `voice_ids`, in the order given (an id given twice counts once)."""
     ids = list(dict.fromkeys(voice_id.strip() for voice_id in voice_ids if voice_id.strip()))

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from deployments.vocabulary import unknown_dictionary
 from serve_app.common.auth import BEARER_SUBPROTOCOL
 from serve_app.common.dependencies import ServicesDependency
-from serve_app.common.voices import known_voices
+from serve_app.common.voices import known_voices, split_ids
 from serve_app.live.connection import LiveConnection
 from serve_app.live.schemas import LiveSessionQuery
 from serve_app.sessions.admission import claim_session, deny_upgrade, funded_key
@@ -40,7 +40,7 @@ async def transcribe_live(websocket: WebSocket, services: ServicesDependency) ->
         if (unknown := unknown_dictionary(query.dictionary, services.config.vocabulary)) is not None:
             return await LiveConnection.refuse(websocket, "invalid_config", f"dictionary: {unknown}")
         try:
-            voices = await known_voices(services, key.owner, query.voice_ids)
+            voices = await known_voices(services, key.owner, split_ids(query.voices))
         except HTTPException as refusal:
             return await LiveConnection.refuse(websocket, "invalid_config", str(refusal.detail))
         await LiveConnection(websocket, services, key, query, funds, voices).run()

@@ -87,10 +87,6 @@ class LiveSessionQuery(BaseModel):
             raise ValueError("voices needs diarize=true: they name the speakers it finds")
         return self
 
-    @property
-    def voice_ids(self) -> list[str]:
-        return [part.strip() for value in self.voices for part in value.split(",") if part.strip()]
-
     def settings(self) -> SessionSettings:
         return SessionSettings(
             **self.model_dump(exclude={"client_id", "hotwords", "dictionary", "voices"}), vocabulary=self.vocabulary

@@ -13,6 +13,7 @@ from deployments.types import KnownVoice
 from serve_app.common.errors import body_issues
 from serve_app.common.intake import Intake
 from serve_app.common.upload import ReceivedForm
+from serve_app.common.voices import split_ids
 from serve_app.rest.analysis_fields import analysis_options
 from serve_app.rest.openai_fields import openai_field_names, pop_chunking_strategy, pop_known_speakers
 from serve_app.rest.schemas.transcription_form import ServerVadChunking, Task, TranscriptionForm
@@ -85,11 +86,6 @@ async def read_translation_form(request: Request, intake: Intake) -> Translation
     form = validated(TranslationForm, values, "/v1/audio/translations", f"a translation takes {fields}")
     intake.check_model(form.model)
     return form
-
-
-def split_ids(values: list[str]) -> list[str]:
-    """Repeated fields or one comma-separated value: the ids, in order."""
-    return [part.strip() for value in values for part in value.split(",") if part.strip()]
 
 
 def form_values(received: ReceivedForm, known: frozenset[str], list_fields: dict[str, str]) -> dict[str, object]:
