@@ -35,14 +35,20 @@ def build_app(raw_args: dict[str, Any]) -> Application:
     transcriber = _deployment(Transcriber).bind(args.whisper)
     diarizer = _deployment(Diarizer).bind(args.diarization)
     pipeline_config = PipelineConfig(
-        chunking=args.chunking, limits=args.limits, url_input=args.url_input, vocabulary=args.vocabulary
+        chunking=args.chunking,
+        limits=args.limits,
+        url_input=args.url_input,
+        vocabulary=args.vocabulary,
+        redaction=args.redaction_config(),
     )
     analyzer = _deployment(Analyzer).bind(args.analysis, _llm_deployment(args))
     audio_emotions = None  # without the setting there is no such deployment, and nothing loads torch for it
     if args.analysis.audio_emotion_model is not None:
         audio_emotions = _deployment(AudioEmotions).bind(args.analysis.audio_emotion_model)
     pipeline = _deployment(TranscriptionPipeline).bind(transcriber, diarizer, pipeline_config, analyzer, audio_emotions)
-    live = _deployment(LiveTranscriber).bind(transcriber, diarizer, args.live, args.vocabulary, args.storage)
+    live = _deployment(LiveTranscriber).bind(
+        transcriber, diarizer, args.live, args.vocabulary, args.storage, args.redaction_config()
+    )
     return _deployment(Ingress).bind(pipeline, live, args)
 
 

@@ -26,6 +26,7 @@ from deployments.config import (
     JobsConfig,
     LimitsConfig,
     LiveConfig,
+    RedactionConfig,
     StorageConfig,
     StrictModel,
     UrlInputConfig,
@@ -82,11 +83,21 @@ class AppConfig(StrictModel):
     analysis: AnalysisConfig = AnalysisConfig()
     callbacks: CallbacksConfig = CallbacksConfig()
     voices: VoicesConfig = VoicesConfig()
+    redaction: RedactionConfig = Field(
+        RedactionConfig(),
+        description="`redact` (docs/redaction.md): the key of `redact_mode=hash`, from the environment or a file.",
+    )
     vocabulary: VocabularyConfig = Field(
         VocabularyConfig(),
         description="Domain vocabulary (`hotwords`, `dictionary`): operators' dictionaries, the terms' share of"
         " Whisper's prompt and the correction's threshold (docs/vocabulary.md).",
     )
+
+    def redaction_config(self) -> RedactionConfig:
+        """`redaction`, its key file under storage.state_dir unless one is given."""
+        if self.redaction.secret_file is not None:
+            return self.redaction
+        return self.redaction.model_copy(update={"secret_file": str(self.storage.state_path / "redaction.secret")})
 
     @classmethod
     def with_sections(cls, name: str, module: str, sections: Iterable[Section[BaseModel]]) -> type["AppConfig"]:

@@ -142,6 +142,7 @@ COMPONENT_MODULES = {
     "test_live_finals": "Whisper base streamed live in the test process",
     "test_transformers_engine": "Whisper tiny.en in transformers and CTranslate2",
     "test_translations": "Whisper base in transformers and CTranslate2",
+    "test_redaction": "Presidio with spaCy's English model",
 }
 """Modules whose tests load real models (or start a database) in the test process: the `component` tier, with
 what each loads. Their tests take seconds to minutes, not milliseconds."""

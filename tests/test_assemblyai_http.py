@@ -125,7 +125,7 @@ def test_language_detection_profanity_and_punctuate_translate(inprocess) -> None
         ({"custom_spelling": [{"from": [" "], "to": "b"}]}, "custom_spelling"),
         ({"keyterms_prompt_options": {"keyterms_match_strength": "high"}}, "keyterms_prompt_options (the keyterms"),
         ({"auto_chapters": True}, "auto_chapters (not supported"),
-        ({"redact_pii": True, "redact_pii_policies": ["person_name"]}, "redact_pii_policies"),
+        ({"redact_pii": True, "redact_pii_policies": ["medical_condition"]}, "medical_condition"),
         ({"summarization": True}, "summarization"),
         ({"format_text": False}, "format_text"),
         ({"audio_start_from": 1000}, "audio_start_from"),

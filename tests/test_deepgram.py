@@ -32,6 +32,7 @@ from deployments.live.events import (
     TranscriptEvent,
     TurnEnded,
 )
+from deployments.redaction import RedactionClass
 from deployments.types import DiarizationOptions, TranscriptionOptions
 from serve_app.common.auth import ApiKey
 from serve_app.deepgram._live_events import DeepgramEvents
@@ -101,7 +102,9 @@ def test_parameters_map_to_the_pipelines_options() -> None:
     [
         ({"keyterm": "a b c d e f g"}, "keyterm"),
         ({"keywords": "Acme:-2"}, "keywords"),
-        ({"redact": "pci"}, "redact"),
+        ({"redact": "phi"}, "redact"),
+        ({"redact": "passwords"}, "redact"),
+        ({"redact": "pii", "language": "fr"}, "person_name"),
         ({"summarize": "v2"}, "summarize"),
         ({"callback_method": "put"}, "callback_method"),
         ({"model": "nova-9"}, "nova-9"),
@@ -114,6 +117,16 @@ def test_what_cannot_be_honoured_is_a_400_naming_it(query: dict[str, str], named
     with pytest.raises(HTTPException) as refused:
         options(**query)
     assert refused.value.status_code == 400 and named in str(refused.value.detail)
+
+
+def test_redact_groups_are_read_as_entity_classes() -> None:
+    assert options(redact="pci").redact == [RedactionClass.credit_card_number]
+    assert options(redact="true").redact == options(redact="numbers").redact == [RedactionClass.numbers]
+    both = options(redact="pci,ssn")
+    assert both.redact == [RedactionClass.credit_card_number, RedactionClass.us_social_security_number]
+    assert both.transcription_options().redaction.mode == "class"
+    assert RedactionClass.person_name in options(redact="pii").redact and options(redact="false").redact == []
+    assert options(redact="pci", language="fr").redact == [RedactionClass.credit_card_number]  # patterns: any language
 
 
 def test_the_response_parses_as_the_sdks_typed_response() -> None:

@@ -4,6 +4,7 @@ fetching a client's `url`, and the domain vocabulary."""
 from pydantic import Field
 
 from deployments.config.base import Networks, StrictModel
+from deployments.config.redaction import RedactionConfig
 
 
 class ChunkingConfig(StrictModel):
@@ -107,3 +108,4 @@ class PipelineConfig(StrictModel):
     limits: LimitsConfig = LimitsConfig()
     url_input: UrlInputConfig = UrlInputConfig()
     vocabulary: VocabularyConfig = VocabularyConfig()
+    redaction: RedactionConfig = RedactionConfig()

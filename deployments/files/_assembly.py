@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from deployments.files._chunking import Pieces, file_time, speech_samples
 from deployments.files._profanity import mask_text
 from deployments.files._sending import ChunkSender
+from deployments.redaction.redactor import Redactor
 from deployments.types import SAMPLE_RATE, ChunkTranscript, PipelineText, Segment, Transcript, Word
 from deployments.vocabulary.applied import AppliedVocabulary
 
@@ -47,8 +48,10 @@ class TranscriptAssembly:
         vocabulary: AppliedVocabulary | None = None,
         second_reading: bool = False,
         rereads: bool = False,
+        redactor: Redactor | None = None,
     ) -> None:
         self.sender = sender
+        self.redactor = redactor  # streamed text redacted chunk by chunk (an entity is rarely cut by a pause)
         self.options = sender.options
         self.profanity_filter = profanity_filter
         self.on_text = on_text
@@ -193,6 +196,9 @@ class TranscriptAssembly:
             text = "".join(segment.text for segment in transcript.segments)
             if self.profanity_filter:
                 text = mask_text(text, transcript.language)
+            if self.redactor is not None:
+                written_in = "en" if self.options.task == "translate" else transcript.language
+                text = await asyncio.to_thread(self.redactor.text, text, written_in)
             if text and self.on_text is not None:
                 self.on_text(PipelineText(text=text))
 

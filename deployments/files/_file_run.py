@@ -19,8 +19,10 @@ from deployments.files._references import decode_references, remove_decoded
 from deployments.files._sending import ChunkSender, FileProgress
 from deployments.files._url_fetch import fetch_to_file
 from deployments.files.decoding import declared_duration, decode_windows, too_long
+from deployments.redaction.applied import redactor_for
+from deployments.redaction.audio import redacted_spans, write_redacted_audio
 from deployments.retry import retry_on_worker_loss
-from deployments.storage.spool import decoded_copy_path
+from deployments.storage.spool import decoded_copy_path, redacted_audio_path
 from deployments.types import (
     SAMPLE_RATE,
     Analysis,
@@ -65,7 +67,11 @@ class FileRun:
         self.vocabulary = AppliedVocabulary.of(options.vocabulary, pipeline.config.vocabulary, options.prompt)
         rereads = self.vocabulary is not None and not request.stream_text
         second_reading = rereads and self.vocabulary is not None and not self.vocabulary.fits(options.language)
-        needs_decoded = request.diarization is not None or request.options.language is None or rereads
+        redaction = request.options.redaction
+        self.redacted_audio = redaction.audio if redaction is not None else None  # written from the decoded copy
+        needs_decoded = (
+            request.diarization is not None or request.options.language is None or rereads or bool(self.redacted_audio)
+        )
         self.decoded_path = decoded_copy_path(request.source_path) if needs_decoded else None
         self.progress = FileProgress(on_event)
         prompt = options.prompt if self.vocabulary is None else self.vocabulary.first_prompt(options.language)
@@ -82,9 +88,11 @@ class FileRun:
         self.chunker = pipeline.chunker if detection is None else pipeline.chunker.detecting(detection)
         self.known_speakers: list[KnownSpeaker] = []  # their clips' decoded copies, once decoded
         chunking = pipeline.config.chunking
+        self.redactor = redactor_for(request.options.redaction, pipeline.config.redaction)
         self.assembly = TranscriptAssembly(
             self.sender,
             request.options.profanity_filter,
+            redactor=self.redactor,
             stream_text=request.stream_text,
             on_text=on_event,
             rule=LanguageRule(chunking.language_per_chunk, chunking.language_min_probability),
@@ -125,6 +133,8 @@ class FileRun:
                 result = diarized_transcription(transcript, diarization)
             if self.request.options.profanity_filter:
                 result = await asyncio.to_thread(mask_transcript, result)
+            if self.redactor is not None:  # before the analysis: the LLM reads the redacted words
+                result = await self._redacted(result)
             if self.request.analysis is not None and self.request.analysis.wanted:
                 result = result.model_copy(update={"analysis": await self._analyze(result, self.request.analysis)})
             return result
@@ -134,6 +144,17 @@ class FileRun:
             if self.decoded_path is not None:
                 self.decoded_path.unlink(missing_ok=True)
             remove_decoded(self.known_speakers)
+
+    async def _redacted(self, result: PipelineResult) -> PipelineResult:
+        """The result redacted; with `redaction.audio`, its audio too, written beside the input for the job."""
+        assert self.redactor is not None
+        translated = self.request.options.task == "translate"
+        redacted = await asyncio.to_thread(self.redactor.transcript, result, translated)
+        if self.redacted_audio is not None and self.decoded_path is not None:
+            target = redacted_audio_path(self.request.source_path, self.redacted_audio)
+            spans = redacted_spans(result, redacted)
+            await asyncio.to_thread(write_redacted_audio, self.decoded_path, spans, target, self.redacted_audio)
+        return redacted
 
     async def _check_can_translate(self) -> None:
         """Refuse a translation before any work when the Transcriber's model is English-only (a `.en` model): it

@@ -14,7 +14,7 @@ from deployments.config import JobsConfig
 from deployments.errors import StorageError
 from deployments.jobs._store import JobStore
 from deployments.jobs.records import Job, JobRequest, JobStatus
-from deployments.storage.spool import remove_spooled
+from deployments.storage.spool import REDACTED_SUFFIX, redacted_audio_path, remove_spooled
 from deployments.types import PipelineResult
 
 logger = logging.getLogger("ray.serve")  # where Ray shows a replica's or actor's log lines
@@ -135,6 +135,8 @@ class JobBook:
         self.unsaved.pop(job.job_id, None)
         if self.recordings_dir is not None and self.config.keep_diarized_recordings and keeps_recording(job):
             keep_recording(job, self.recordings_dir)
+        if self.recordings_dir is not None and job.status == JobStatus.complete:
+            keep_redacted_audio(job, self.recordings_dir)
         remove_spooled(job.request.source_path)
 
     def counts(self) -> Counter[str]:
@@ -169,6 +171,8 @@ class JobBook:
             self.unsaved.pop(job.job_id, None)
             if self.recordings_dir is not None:
                 recording_path(self.recordings_dir, job.job_id).unlink(missing_ok=True)
+                for redacted in self.recordings_dir.glob(f"{job.job_id}{REDACTED_SUFFIX}.*"):
+                    redacted.unlink(missing_ok=True)
         self.on_change()
 
 
@@ -189,6 +193,29 @@ def keep_recording(job: Job, recordings_dir: Path) -> None:
         os.replace(job.request.source_path, recording_path(recordings_dir, job.job_id))
     except OSError as error:  # the job is done all the same; only enrolling from it will not work
         logger.warning("job %s: its recording is not kept (%s)", job.job_id, error)
+
+
+def redacted_audio_of(recordings_dir: Path, job: Job) -> Path | None:
+    """Where a finished job's redacted audio is kept, if it asked for one (`redaction.audio`)."""
+    redaction = job.request.options.redaction
+    if redaction is None or redaction.audio is None:
+        return None
+    return recordings_dir / f"{job.job_id}{REDACTED_SUFFIX}.{redaction.audio}"
+
+
+def keep_redacted_audio(job: Job, recordings_dir: Path) -> None:
+    """Move the redacted audio the run wrote beside the input to the kept recordings, as long as the job."""
+    kept = redacted_audio_of(recordings_dir, job)
+    if kept is None:
+        return
+    written = redacted_audio_path(job.request.source_path, kept.suffix.lstrip("."))
+    if not written.exists():
+        return
+    try:
+        recordings_dir.mkdir(parents=True, exist_ok=True)
+        os.replace(written, kept)
+    except OSError as error:
+        logger.warning("job %s: its redacted audio is not kept (%s)", job.job_id, error)
 
 
 def _started_over(job: Job) -> Job:

@@ -15,11 +15,14 @@ from typing import Literal
 import numpy as np
 
 from deployments.config import LiveConfig
+from deployments.errors import InputRejectedError
 from deployments.live._audio import InvalidAudioError, PcmDecoder
 from deployments.live._channel import ChannelTranscriber
 from deployments.live._models import Emitted, LiveModels
+from deployments.live._redaction import LiveRedaction
 from deployments.live._second_readings import Outcome, ReplicaLoad, SecondReadings
 from deployments.live.events import LiveEvent, SessionEnded, SessionFailed, SessionSettings
+from deployments.redaction.redactor import Redactor
 from deployments.types import SAMPLE_RATE
 
 logger = logging.getLogger("ray.serve")
@@ -32,9 +35,15 @@ class LiveSession:
     """A session's channels, fed from an inbox of raw PCM frames by one task; events come out of `events`."""
 
     def __init__(
-        self, settings: SessionSettings, config: LiveConfig, models: LiveModels, readings: SecondReadings | None = None
+        self,
+        settings: SessionSettings,
+        config: LiveConfig,
+        models: LiveModels,
+        readings: SecondReadings | None = None,
+        redactor: Redactor | None = None,
     ) -> None:
-        """`readings`: the replica's, shared by its sessions; else the session's own."""
+        """`readings`: the replica's, shared by its sessions; else the session's own. `redactor`: the session's
+        `redaction`, applied to every event before it leaves (`_redaction.py`)."""
         self.settings = settings
         self.config = config
         self.decoder = PcmDecoder(settings)
@@ -47,6 +56,7 @@ class LiveSession:
             )
             for index in range(settings.channels_transcribed)
         ]
+        self.redaction = None if redactor is None else LiveRedaction(redactor, self._language_of)
         self.inbox: asyncio.Queue[list[np.ndarray] | Mark | None] = asyncio.Queue()
         self.queued_samples = 0
         self.arrivals: deque[float] = deque()  # when each frame waiting in the inbox arrived (monotonic)
@@ -84,7 +94,24 @@ class LiveSession:
 
     async def events(self) -> AsyncIterator[LiveEvent]:
         """Every event until the session ends, in order (an event still on its way holds back those after
-        it); the last is `session.ended` or `error`."""
+        it); the last is `session.ended` or `error`. With a redaction, redacted (words held while an entity may
+        be forming)."""
+        async for event in self._events():
+            if self.redaction is None:
+                yield event
+                continue
+            try:
+                redacted = await self.redaction.process(event)
+            except InputRejectedError as refused:  # a named-entity class, and the speech is not English
+                yield SessionFailed(code="invalid_config", message=str(refused))
+                return
+            for out in redacted:
+                yield out
+
+    def _language_of(self, channel: int | None) -> str | None:
+        return self.channels[channel or 0].language
+
+    async def _events(self) -> AsyncIterator[LiveEvent]:
         while (item := await self.outbox.get()) is not None:
             if not isinstance(item, asyncio.Task):
                 yield item

@@ -32,7 +32,7 @@ from ray.serve.handle import DeploymentHandle
 
 from deployments.billing import pricing
 from deployments.billing.ledger import get_or_create_ledger
-from deployments.config import LiveConfig, StorageConfig, VocabularyConfig
+from deployments.config import LiveConfig, RedactionConfig, StorageConfig, VocabularyConfig
 from deployments.live._models import LiveModels
 from deployments.live._routing import SessionAffinityRouter, session_id_on
 from deployments.live._second_readings import Outcome, ReplicaLoad, SecondReadings
@@ -40,6 +40,7 @@ from deployments.live._session import LiveSession
 from deployments.live._smart_turn import SmartTurnModel
 from deployments.live.events import LiveEvent, SessionFailed, SessionReady, SessionSettings
 from deployments.metrics import LiveMetrics
+from deployments.redaction.applied import redactor_for
 from deployments.retry import retry_on_worker_loss
 from deployments.types import BatchHints, ChunkOptions, ChunkTranscript
 
@@ -62,8 +63,10 @@ class LiveTranscriber:
         config: LiveConfig,
         vocabulary: VocabularyConfig | None = None,
         storage: StorageConfig | None = None,
+        redaction: RedactionConfig | None = None,
     ) -> None:
         self.transcriber = transcriber
+        self.redaction = redaction or RedactionConfig(secret_file=str(StorageConfig().state_path / "redaction.secret"))
         self.diarizer = diarizer
         self.config = config
         self.smart_turn = SmartTurnModel()
@@ -88,7 +91,8 @@ class LiveTranscriber:
             message = f"all {self.config.max_sessions} live sessions of this server are in use: retry later"
             return SessionFailed(code="session_full", message=message)
         session_id = session_id_on(serve.get_replica_context().replica_id.unique_id)
-        self.sessions[session_id] = LiveSession(settings, self.config, self.models, self.readings)
+        redactor = redactor_for(settings.redaction, self.redaction)
+        self.sessions[session_id] = LiveSession(settings, self.config, self.models, self.readings, redactor)
         self.received[session_id] = 0
         self.heard[session_id] = time.monotonic()
         if self.reaper is None:

@@ -8,6 +8,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, Field
 
 from deployments.billing.ledger import ChargeDetails
+from deployments.redaction.options import RedactionOptions
 from deployments.types import KnownVoice
 from deployments.vocabulary.terms import Vocabulary
 
@@ -55,6 +56,9 @@ class SessionSettings(BaseModel):
         " for a protocol whose clients never see it (Deepgram's), so that its turn ends wait for nothing.",
     )
 
+    redaction: RedactionOptions | None = Field(
+        None, description="Entities hidden in every event; streamed words held while one may be forming."
+    )
     billing: SessionBilling | None = Field(None, description="Who is charged at the end; None: no one.")
 
     @property

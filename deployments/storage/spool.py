@@ -9,6 +9,7 @@ import uuid
 from pathlib import Path
 
 DECODED_SUFFIX = ".f32"
+REDACTED_SUFFIX = ".redacted"
 
 
 def decoded_copy_path(source_path: str | Path) -> Path:
@@ -23,9 +24,18 @@ def reference_path(source_path: str | Path, index: int) -> Path:
     return source.with_name(f"{source.name}.ref{index}")
 
 
-def remove_spooled(source_path: str | Path) -> None:
-    """The input, its known speakers' clips and every decoded copy, including those of runs that never finished."""
+def redacted_audio_path(source_path: str | Path, audio_format: str) -> Path:
+    """Where a run writes its input's redacted audio, beside it (the job keeps it once the job is done)."""
     source = Path(source_path)
+    return source.with_name(f"{source.name}{REDACTED_SUFFIX}.{audio_format}")
+
+
+def remove_spooled(source_path: str | Path) -> None:
+    """The input, its known speakers' clips, every decoded copy (including those of runs that never finished) and
+    redacted audio not kept."""
+    source = Path(source_path)
+    for redacted in source.parent.glob(f"{source.name}{REDACTED_SUFFIX}.*"):
+        redacted.unlink(missing_ok=True)
     for clip in source.parent.glob(f"{source.name}.ref*"):
         clip.unlink(missing_ok=True)
     for copy in source.parent.glob(f"{source.name}.*{DECODED_SUFFIX}"):

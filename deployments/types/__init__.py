@@ -8,6 +8,7 @@ from typing import Annotated, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from deployments.redaction.options import RedactionOptions
 from deployments.types._analysis import Analysis as Analysis
 from deployments.types._analysis import AnalysisOptions as AnalysisOptions
 from deployments.types._analysis import Emotion as Emotion
@@ -83,6 +84,9 @@ class TranscriptionOptions(BaseModel):
     )
     vocabulary: Vocabulary | None = Field(
         None, description="Terms the recording will contain: Whisper's prompt is biased to them, and words corrected."
+    )
+    redaction: RedactionOptions | None = Field(
+        None, description="Entities to hide in the result, everywhere its words appear (deployments/redaction/)."
     )
 
 

@@ -17,7 +17,7 @@ from deployments.analysis.errors import AnalysisError, AnalysisTimeout, analysis
 from deployments.jobs.records import Job
 from deployments.jobs.tracker import JobRunningError
 from deployments.types import Analysis, AnalysisOptions, PipelineResult
-from serve_app.assemblyai import lemur, rendering
+from serve_app.assemblyai import lemur, redacted_audio, rendering
 from serve_app.assemblyai.config import ASSEMBLYAI
 from serve_app.assemblyai.schemas import (
     LEMUR_FIELDS,
@@ -303,4 +303,7 @@ async def lemur_task(request: Request, key: FundedKey, price: KeyPrice, services
     }
 
 
-EDGE = Edge(router, errors=ErrorShape(("/v2", "/lemur"), error_body), callbacks=(PROTOCOL, webhook), config=ASSEMBLYAI)
+api = APIRouter(include_in_schema=False)
+for part in (router, redacted_audio.router, redacted_audio.files):
+    api.include_router(part)
+EDGE = Edge(api, errors=ErrorShape(("/v2", "/lemur"), error_body), callbacks=(PROTOCOL, webhook), config=ASSEMBLYAI)

@@ -17,9 +17,11 @@ REFUSED: dict[str, str] = {
     "audio_start_from": "transcribing part of a file is not supported: cut the file first",
     "audio_end_at": "transcribing part of a file is not supported: cut the file first",
     "dual_channel": "dual_channel is deprecated: send multichannel: true",
+    "redact_pii_return_unredacted": "an unredacted copy is never kept nor returned once redaction is asked",
+    "redact_pii_audio_options": "redacted audio is beeped: leave redact_pii_audio_options out",
 }
 """Fields with a reason of their own; any other field the service does not read is refused as not supported
-(auto_chapters, entity_detection, redact_pii, summarization, sentiment_analysis, iab_categories, content_safety,
+(auto_chapters, entity_detection, summarization, sentiment_analysis, iab_categories, content_safety,
 auto_highlights, language_codes, speech_understanding, ...)."""
 OFF_VALUES: tuple[object, ...] = (False, "", [], {})
 
@@ -75,6 +77,11 @@ class TranscriptParams(BaseModel):
     word_boost: list[str] | None = None
     boost_param: Literal["low", "default", "high"] | None = None
     custom_spelling: list[CustomSpelling] | None = None
+    redact_pii: bool | None = None
+    redact_pii_policies: list[str] | None = Field(None, max_length=64)
+    redact_pii_sub: Literal["entity_name", "hash"] | None = None
+    redact_pii_audio: bool | None = None
+    redact_pii_audio_quality: Literal["mp3", "wav"] | None = None
     webhook_url: str | None = Field(None, max_length=2048)
     webhook_auth_header_name: str | None = Field(
         None, min_length=1, max_length=256, pattern=r"^[A-Za-z0-9!#$%&'*+.^_`|~-]+$"
@@ -91,6 +98,16 @@ class TranscriptParams(BaseModel):
             raise ValueError("webhook_auth_header_name and webhook_auth_header_value come together")
         if self.webhook_auth_header_name is not None and self.webhook_url is None:
             raise ValueError("webhook_auth_header_name needs a webhook_url")
+        if not self.redact_pii:
+            for name in ("redact_pii_policies", "redact_pii_sub", "redact_pii_audio", "redact_pii_audio_quality"):
+                if getattr(self, name):
+                    raise ValueError(f"{name} needs redact_pii: true")
+        elif not self.redact_pii_policies:
+            raise ValueError("redact_pii needs redact_pii_policies: the entity types to redact")
+        if self.redact_pii_audio and self.multichannel:
+            raise ValueError("redact_pii_audio with multichannel is not supported: one of them")
+        if self.redact_pii_audio_quality and not self.redact_pii_audio:
+            raise ValueError("redact_pii_audio_quality needs redact_pii_audio: true")
         return self
 
 

@@ -6,6 +6,7 @@ from typing import Any, Literal
 from fastapi import HTTPException, status
 from pydantic import BaseModel
 
+from deployments.redaction import RedactionClass, RedactionOptions, unserved_classes
 from deployments.transcriber.languages import is_whisper_language
 from deployments.types import AnalysisOptions, DiarizationOptions, TranscriptionOptions
 from deployments.vocabulary import Vocabulary
@@ -48,6 +49,7 @@ class AudioForm:
         self.language_code = params.language_code or (None if params.language_detection else DEFAULT_LANGUAGE_CODE)
         self.language = whisper_language(self.language_code) if self.language_code else None
         self.vocabulary = vocabulary(params)
+        self.redaction = redaction(params, self.language)
 
     def transcription_options(self) -> TranscriptionOptions:
         return TranscriptionOptions(
@@ -57,6 +59,7 @@ class AudioForm:
             temperature=self.params.temperature or 0.0,
             vocabulary=self.vocabulary,
             multichannel=bool(self.params.multichannel),
+            redaction=self.redaction,
         )
 
     def diarization_options(self) -> DiarizationOptions | None:
@@ -89,6 +92,50 @@ class AudioForm:
             multichannel=bool(params.multichannel),
             webhook_header=header if header[0] is not None and header[1] is not None else None,
         )
+
+
+POLICIES: dict[str, RedactionClass] = {
+    "person_name": RedactionClass.person_name,
+    "location": RedactionClass.location,
+    "location_address": RedactionClass.location,
+    "location_address_street": RedactionClass.location,
+    "location_city": RedactionClass.location,
+    "location_country": RedactionClass.location,
+    "location_state": RedactionClass.location,
+    "organization": RedactionClass.organization,
+    "phone_number": RedactionClass.phone_number,
+    "email_address": RedactionClass.email_address,
+    "credit_card_number": RedactionClass.credit_card_number,
+    "us_social_security_number": RedactionClass.us_social_security_number,
+    "date_of_birth": RedactionClass.date_of_birth,
+    "banking_information": RedactionClass.iban,
+    "ip_address": RedactionClass.ip_address,
+    "number_sequence": RedactionClass.numbers,
+}
+"""AssemblyAI's PII policies this service redacts, as its entity classes; any other policy is a 400 naming it."""
+
+
+def redaction(params: TranscriptParams, language: str | None) -> RedactionOptions | None:
+    """`redact_pii` with its policies; `redact_pii_sub` `hash` is AssemblyAI's `####` (a mask), `entity_name` its
+    `[PERSON_NAME]`; `redact_pii_audio` also writes the audio with a tone over every redacted word."""
+    if not params.redact_pii:
+        return None
+    policies = [policy.strip().lower() for policy in params.redact_pii_policies or []]
+    if unknown := [policy for policy in policies if policy not in POLICIES]:
+        offered = ", ".join(POLICIES)
+        raise HTTPException(
+            status.HTTP_400_BAD_REQUEST,
+            f"redact_pii_policies: {unknown[0][:64]!r} is not supported: the policies served are {offered}",
+        )
+    classes = list(dict.fromkeys(POLICIES[policy] for policy in policies))
+    if unserved := unserved_classes(classes, language):
+        named = ", ".join(cls.value for cls in unserved)
+        raise HTTPException(
+            status.HTTP_400_BAD_REQUEST, f"redact_pii_policies: {named} are served in English only, not {language!r}"
+        )
+    entity_names = params.redact_pii_sub == "entity_name"
+    audio = (params.redact_pii_audio_quality or "mp3") if params.redact_pii_audio else None
+    return RedactionOptions(classes=classes, mode="class" if entity_names else "mask", mask_char="#", audio=audio)
 
 
 def _model(speech_model: str | None, config: AssemblyAIConfig) -> str:

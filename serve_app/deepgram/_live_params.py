@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from pydantic import BaseModel
 
 from deployments.live.events import SAMPLE_RATES, Encoding, SessionSettings
+from deployments.redaction import RedactionOptions
 from serve_app.deepgram._params import (
     REFUSED,
     asked,
@@ -14,6 +15,7 @@ from serve_app.deepgram._params import (
     bad_request,
     flag,
     offered_model,
+    redact_classes,
     vocabulary_of,
     whisper_language,
 )
@@ -100,8 +102,8 @@ def live_options(query: Iterable[tuple[str, str]], models: list[str]) -> LiveOpt
             case "version":
                 if last != "latest":
                     raise bad_request(f"version: only 'latest' is served; got {last[:32]!r}")
-            case "keyterm" | "keywords":
-                pass  # vocabulary_of
+            case "keyterm" | "keywords" | "redact":
+                pass  # vocabulary_of, redact_classes
             case _ if not asks_nothing(values):
                 raise bad_request(f"{name[:64]}: not a parameter this service supports")
     if encoding is None:
@@ -122,6 +124,9 @@ def live_options(query: Iterable[tuple[str, str]], models: list[str]) -> LiveOpt
         turn_detection="vad" if endpointing is not None else "manual",
         silence_ms=endpointing if endpointing is not None else DEFAULT_ENDPOINTING_MS,
         vocabulary=vocabulary_of(given),
+        redaction=RedactionOptions(classes=redacted)
+        if (redacted := redact_classes(given.get("redact", []), language))
+        else None,
         read_again=False,  # Deepgram's clients take is_final words as final: no revision reaches them (issue 61)
     )
     return LiveOptions(

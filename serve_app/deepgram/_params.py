@@ -9,6 +9,7 @@ from typing import Any
 from fastapi import HTTPException, status
 from pydantic import BaseModel, Field
 
+from deployments.redaction import RedactionClass, RedactionOptions, unserved_classes
 from deployments.transcriber.languages import is_whisper_language
 from deployments.types import DiarizationOptions, TranscriptionOptions
 from deployments.vocabulary import Vocabulary
@@ -17,7 +18,6 @@ from serve_app.common.vocabulary import VocabularyRefused, vocabulary_from
 TRUE, FALSE = frozenset({"true", "1", "yes"}), frozenset({"false", "0", "no"})
 OFF = FALSE | {"", "none", "null"}
 REFUSED = {
-    "redact": "redaction is not supported",
     "search": "search is not supported",
     "replace": "find-and-replace is not supported",
     "summarize": "summaries are not supported",
@@ -47,6 +47,39 @@ PASSED = {
 }
 """Parameters accepted whatever their value, with why they change nothing."""
 DEFAULT_UTT_SPLIT_S = 0.8
+NUMBERS = (RedactionClass.numbers,)
+PII = tuple(cls for cls in RedactionClass if cls != RedactionClass.numbers)
+REDACT_GROUPS: dict[str, tuple[RedactionClass, ...]] = {
+    "pci": (RedactionClass.credit_card_number,),
+    "ssn": (RedactionClass.us_social_security_number,),
+    "numbers": NUMBERS,
+    "true": NUMBERS,
+    "aggressive_numbers": NUMBERS,
+    "pii": PII,
+    **{cls.value: (cls,) for cls in RedactionClass},
+}
+"""Deepgram's `redact` values as entity classes: its groups (`numbers` and `true` alike), and this service's class
+names (`person_name`, `email_address`, ...) as single entities."""
+
+
+def redact_classes(values: list[str], language: str | None) -> list[RedactionClass]:
+    """`redact` (repeated, or comma-separated) as classes; a 400 naming a value that is not one, `phi` (medical
+    entities are not detected), or a named-entity class outside English."""
+    classes: dict[RedactionClass, None] = {}
+    for value in (v.strip().lower() for given in values for v in given.split(",")):
+        if value in ("false", ""):
+            continue
+        if value == "phi":
+            raise bad_request("redact: phi is not supported (medical entities are not detected): use pci, ssn,"
+                              " numbers, pii or entity names")  # fmt: skip
+        if value not in REDACT_GROUPS:
+            raise bad_request(f"redact: {value[:32]!r} is not supported: use pci, ssn, numbers, pii or one of"
+                              f" {', '.join(cls.value for cls in RedactionClass)}")  # fmt: skip
+        classes.update(dict.fromkeys(REDACT_GROUPS[value]))
+    if unserved := unserved_classes(list(classes), language):
+        named = ", ".join(cls.value for cls in unserved)
+        raise bad_request(f"redact: {named} can be found in English only, and language is {language!r}")
+    return list(classes)
 
 
 def flag(name: str, value: str) -> bool:
@@ -91,6 +124,7 @@ class ListenOptions(BaseModel):
     tags: list[str] = Field(default_factory=list)
     extra: dict[str, str] = Field(default_factory=dict)
     vocabulary: Vocabulary | None = None
+    redact: list[RedactionClass] = Field(default_factory=list, description="Entities hidden, as `[CLASS]`.")
 
     @property
     def punctuated(self) -> bool:
@@ -107,6 +141,7 @@ class ListenOptions(BaseModel):
             profanity_filter=self.profanity_filter,
             vocabulary=self.vocabulary,
             multichannel=self.multichannel,
+            redaction=RedactionOptions(classes=self.redact) if self.redact else None,
         )
 
     def diarization_options(self) -> DiarizationOptions | None:
@@ -191,13 +226,14 @@ def listen_options(query: Iterable[tuple[str, str]], models: list[str]) -> Liste
             case "alternatives":
                 if last.strip() != "1":
                     raise bad_request("alternatives: one alternative is returned; send alternatives=1 or leave it out")
-            case "keyterm" | "keywords":
-                pass  # vocabulary_of
+            case "keyterm" | "keywords" | "redact":
+                pass  # vocabulary_of, redact_classes
             case _ if not asks_nothing(all_values):
                 raise bad_request(f"{name[:64]}: not a parameter this service supports")
     if values.get("detect_language") and "language" not in given:
         values["language"] = None
     values["vocabulary"] = vocabulary_of(given)
+    values["redact"] = redact_classes(given.get("redact", []), values.get("language", "en"))
     return ListenOptions.model_validate(values)
 
 

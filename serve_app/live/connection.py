@@ -16,6 +16,7 @@ from fastapi import WebSocket
 
 from deployments.billing.pricing import Funds
 from deployments.live.events import MAX_SPEAKERS, ErrorReason, SessionFailed
+from deployments.redaction import RedactionOptions
 from deployments.types import KnownVoice
 from serve_app.common.auth import ApiKey
 from serve_app.common.services import Services
@@ -36,9 +37,10 @@ class LiveConnection:
         query: LiveSessionQuery,
         funds: Funds,
         voices: list[KnownVoice] | None = None,
+        redaction: RedactionOptions | None = None,
     ) -> None:
         self.services, self.query = services, query
-        self.settings = query.settings().model_copy(update={"voices": voices or []})
+        self.settings = query.settings().model_copy(update={"voices": voices or [], "redaction": redaction})
         self.session = LiveSessionRunner(websocket, services, key, funds, ClientSocket(websocket), self._model)
 
     @staticmethod

@@ -12,6 +12,7 @@ from pydantic import ValidationError
 from deployments.vocabulary import unknown_dictionary
 from serve_app.common.auth import BEARER_SUBPROTOCOL
 from serve_app.common.dependencies import ServicesDependency
+from serve_app.common.redaction import redaction_options
 from serve_app.common.voices import known_voices, split_ids
 from serve_app.live.connection import LiveConnection
 from serve_app.live.schemas import LiveSessionQuery
@@ -41,9 +42,10 @@ async def transcribe_live(websocket: WebSocket, services: ServicesDependency) ->
             return await LiveConnection.refuse(websocket, "invalid_config", f"dictionary: {unknown}")
         try:
             voices = await known_voices(services, key.owner, split_ids(query.voices))
+            redaction = redaction_options(query.redact, query.redact_mode, key.owner, None)
         except HTTPException as refusal:
             return await LiveConnection.refuse(websocket, "invalid_config", str(refusal.detail))
-        await LiveConnection(websocket, services, key, query, funds, voices).run()
+        await LiveConnection(websocket, services, key, query, funds, voices, redaction).run()
 
 
 async def _refuse(websocket: WebSocket, refusal: HTTPException) -> None:

@@ -7,6 +7,7 @@ from starlette.datastructures import QueryParams
 
 from deployments.live.events import SAMPLE_RATES, SessionSettings
 from deployments.vocabulary import MAX_TERM_CHARS, MAX_TERM_WORDS, MAX_TERMS, Vocabulary
+from serve_app.common.redaction import REDACT_FIELD_DOC, REDACT_MODE_DOC
 from serve_app.common.vocabulary import dictionary_name, hotword_terms, vocabulary_from
 
 DELAYS_MS = (*range(80, 1201, 80), 2400)
@@ -41,11 +42,17 @@ class LiveSessionQuery(BaseModel):
         " comma-separated value.",
     )
 
+    redact: list[str] = Field(
+        default_factory=list,
+        description=REDACT_FIELD_DOC + " Streamed words are held back only while an entity may still be forming.",
+    )
+    redact_mode: str | None = Field(None, max_length=32, description=REDACT_MODE_DOC)
+
     @classmethod
     def from_query(cls, query: QueryParams) -> "LiveSessionQuery":
-        """The query string, its repeated `hotwords` and `voices` kept (the nexara SDK sends neither; other clients
-        may)."""
-        repeated = ("hotwords", "voices")
+        """The query string, its repeated `hotwords`, `voices` and `redact` kept (the nexara SDK sends none; other
+        clients may)."""
+        repeated = ("hotwords", "voices", "redact")
         values: dict[str, Any] = {
             name: value for name, value in query.items() if name.removesuffix("[]") not in repeated
         }
@@ -89,7 +96,8 @@ class LiveSessionQuery(BaseModel):
 
     def settings(self) -> SessionSettings:
         return SessionSettings(
-            **self.model_dump(exclude={"client_id", "hotwords", "dictionary", "voices"}), vocabulary=self.vocabulary
+            **self.model_dump(exclude={"client_id", "hotwords", "dictionary", "voices", "redact", "redact_mode"}),
+            vocabulary=self.vocabulary,
         )
 
     @property

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from deployments.live.events import Encoding, SessionSettings
 from deployments.transcriber.languages import is_whisper_language
 from deployments.vocabulary import Vocabulary
+from serve_app.common.redaction import REDACT_FIELD_DOC, REDACT_MODE_DOC
 from serve_app.common.vocabulary import dictionary_name, hotword_terms, vocabulary_from
 
 AudioFormat = Literal["pcm16", "g711_ulaw", "g711_alaw"]
@@ -51,7 +52,7 @@ class SemanticVad(BaseModel):
 TurnDetection = Annotated[ServerVad | SemanticVad, Field(discriminator="type")]
 
 
-OWN_FIELDS = ("hotwords", "dictionary", "voices")
+OWN_FIELDS = ("hotwords", "dictionary", "voices", "redact", "redact_mode")
 """This service's fields beside OpenAI's in `input_audio_transcription` / `audio.input.transcription` (the SDK
 sends a session as the dict given, and its typed events keep unknown fields); shown only when set."""
 
@@ -67,6 +68,8 @@ class Transcription(BaseModel):
     voices: list[str] | None = Field(
         None, description="Ids of voices enrolled with this key: the speakers are labelled and named (this service's)."
     )
+    redact: list[str] | None = Field(None, max_length=32, description=REDACT_FIELD_DOC)
+    redact_mode: str | None = Field(None, max_length=32, description=REDACT_MODE_DOC)
 
     @field_validator("dictionary")
     @classmethod

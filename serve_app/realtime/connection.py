@@ -26,9 +26,11 @@ from pydantic import ValidationError
 
 from deployments.billing.pricing import Funds
 from deployments.live.events import BYTES_PER_SAMPLE, CLOSE_CODES, SessionFailed, SessionSettings
+from deployments.redaction import RedactionOptions
 from deployments.types import KnownVoice
 from deployments.vocabulary import unknown_dictionary
 from serve_app.common.auth import ApiKey
+from serve_app.common.redaction import redaction_options
 from serve_app.common.services import Services
 from serve_app.common.voices import known_voices
 from serve_app.realtime._config import TranscriptionConfig
@@ -62,6 +64,7 @@ class RealtimeConnection:
         self.key = key
         self.session = LiveSessionRunner(websocket, services, key, funds, self.socket, self._model)
         self.voices: list[KnownVoice] = []  # the enrolled voices `transcription.voices` names
+        self.redaction: RedactionOptions | None = None  # `transcription.redact`, read
         self.settings: SessionSettings | None = None  # once the LiveTranscriber's session is open
         self.frames: ClientFrames | None = None
         self.items: ItemEvents | None = None
@@ -149,10 +152,19 @@ class RealtimeConnection:
         except HTTPException as refusal:
             param = "transcription.voices"
             return await self._error("invalid_value", str(refusal.detail), param=param, event=client_event_id)
-        if self.settings is not None and config.settings() != self.settings:
-            message = "the audio format, turn detection, language and vocabulary cannot change once audio has been sent"
+        asked = config.transcription
+        try:
+            redaction = redaction_options(asked.redact or [], asked.redact_mode, self.key.owner, asked.language)
+        except HTTPException as refusal:
+            param = "transcription.redact_mode" if "redact_mode" in str(refusal.detail) else "transcription.redact"
+            return await self._error("invalid_value", str(refusal.detail), param=param, event=client_event_id)
+        if self.settings is not None and (config.settings() != self.settings or redaction != self.redaction):
+            message = (
+                "the audio format, turn detection, language, vocabulary and redaction cannot change once audio has"
+                " been sent"
+            )
             return await self._error("session_locked", message, param="session", event=client_event_id)
-        self.config, self.voices = config, voices
+        self.config, self.voices, self.redaction = config, voices, redaction
         await self.socket.send(self._session_event("updated"))
 
     async def _append(self, event: dict[str, Any], client_event_id: str | None) -> SessionFailed | None:
@@ -208,7 +220,7 @@ class RealtimeConnection:
         settings = self.config.settings()
         vad_events = self.config.turn_detection is not None
         items = ItemEvents(self.beta, vad_events, self.config.prefix_padding_ms)
-        opened = settings.model_copy(update={"voices": self.voices})
+        opened = settings.model_copy(update={"voices": self.voices, "redaction": self.redaction})
         if (failure := await self.session.open(opened, lambda _: items.translate)) is not None:
             return failure
         self.settings, self.items, self.frames = settings, items, self.session.frames

@@ -12,6 +12,7 @@ from pydantic import ValidationError
 from deployments.types import KnownVoice
 from serve_app.common.errors import body_issues
 from serve_app.common.intake import Intake
+from serve_app.common.redaction import redaction_options
 from serve_app.common.upload import ReceivedForm
 from serve_app.common.voices import split_ids
 from serve_app.rest.analysis_fields import analysis_options
@@ -27,13 +28,16 @@ LIST_FIELDS = {
     "hotwords": "hotwords[]",
     "voices[]": "voices[]",
     "voices": "voices[]",
+    "redact[]": "redact[]",
+    "redact": "redact[]",
 }
 FORM_FIELDS = frozenset(
     {field.alias or name for name, field in TranscriptionForm.model_fields.items()}
     | set(LIST_FIELDS)
     | openai_field_names()
 )
-TRANSLATION_FIELDS = frozenset(field.alias or name for name, field in TranslationForm.model_fields.items())
+TRANSLATION_FIELDS = frozenset(field.alias or name for name, field in TranslationForm.model_fields.items()) | {"redact"}
+TRANSLATION_LIST_FIELDS = {"redact[]": "redact[]", "redact": "redact[]"}
 OFF_VALUES = frozenset({"false", "0", "none", "null"})
 """A field this service does not know, given one of these values, asks for nothing: it is let through."""
 
@@ -48,10 +52,10 @@ VoiceLookup = Callable[[list[str]], Awaitable[list[KnownVoice]]]
 
 
 async def read_transcription_form(
-    request: Request, intake: Intake, max_file_bytes: int, synchronous: bool, voices: VoiceLookup
+    request: Request, intake: Intake, max_file_bytes: int, synchronous: bool, voices: VoiceLookup, owner: str
 ) -> TranscriptionForm:
-    """The transcription form, validated, its model checked, with its known speakers, enrolled voices and
-    analysis options."""
+    """The transcription form, validated, its model checked, with its known speakers, enrolled voices,
+    analysis options and redaction (hashed within `owner`'s scope)."""
     received = await intake.receive(request, max_file_bytes)
     chunking_given, detection = pop_chunking_strategy(received.fields)
     known_speakers = pop_known_speakers(received.fields, intake.spool_path)
@@ -74,17 +78,19 @@ async def read_transcription_form(
     analysis = analysis_options(form, intake.config.analysis, synchronous)
     known_voices = await voices(split_ids(form.voices)) if form.voices else []
     form.complete(known_speakers, analysis, vocabulary(form, intake.config.vocabulary), known_voices)
+    form.set_redaction(redaction_options(form.redact, form.redact_mode, owner, form.language))
     return form
 
 
-async def read_translation_form(request: Request, intake: Intake) -> TranslationForm:
+async def read_translation_form(request: Request, intake: Intake, owner: str) -> TranslationForm:
     """OpenAI's translation form, validated, its model checked; a transcription-only field (diarization,
     analysis, ...) is a 400 that names it."""
     received = await intake.receive(request, intake.config.limits.max_sync_upload_bytes)
-    values = form_values(received, TRANSLATION_FIELDS, {})
+    values = form_values(received, TRANSLATION_FIELDS, TRANSLATION_LIST_FIELDS)
     fields = ", ".join(sorted(TRANSLATION_FIELDS))
     form = validated(TranslationForm, values, "/v1/audio/translations", f"a translation takes {fields}")
     intake.check_model(form.model)
+    form.set_redaction(redaction_options(form.redact, form.redact_mode, owner, "en"))  # the text is English
     return form
 
 

@@ -44,7 +44,7 @@ async def create_job(request: Request, key: FundedKey, services: ServicesDepende
     async def read(intake: Intake) -> Submission:
         voices = partial(known_voices, services, key.owner)
         form = await read_transcription_form(
-            request, intake, config.jobs.max_job_upload_bytes, synchronous=False, voices=voices
+            request, intake, config.jobs.max_job_upload_bytes, synchronous=False, voices=voices, owner=key.owner
         )
         if form.stream:
             raise HTTPException(

@@ -49,7 +49,14 @@ async def create_transcription(request: Request, key: FundedKey, services: Servi
     """Spool the upload (or later the URL's file), let the pipeline deployment transcribe it, charge, render."""
     max_file_bytes = services.config.limits.max_sync_upload_bytes
     voices = partial(known_voices, services, key.owner)
-    read = partial(read_transcription_form, request, max_file_bytes=max_file_bytes, synchronous=True, voices=voices)
+    read = partial(
+        read_transcription_form,
+        request,
+        max_file_bytes=max_file_bytes,
+        synchronous=True,
+        voices=voices,
+        owner=key.owner,
+    )
     return await transcribe_synchronously(
         services, key, read, _render, stream=lambda form: stream_transcription if form.stream else None
     )

@@ -33,7 +33,7 @@ router = APIRouter(tags=["translations"])
 )
 async def create_translation(request: Request, key: FundedKey, services: ServicesDependency) -> Response:
     """Spool the upload (or later the URL's file), let the pipeline translate it, charge, render."""
-    read = partial(read_translation_form, request)
+    read = partial(read_translation_form, request, owner=key.owner)
     return await transcribe_synchronously(services, key, read, _render, what="a synchronous translation")
 
 

@@ -3,9 +3,11 @@ and the OpenAPI request body of a form that `serve_app.rest.form_intake` reads i
 
 from typing import Annotated, Any, Self
 
-from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, WithJsonSchema, field_validator, model_validator
 
+from deployments.redaction import RedactionOptions
 from deployments.transcriber.languages import is_whisper_language
+from serve_app.common.redaction import REDACT_FIELD_DOC, REDACT_MODE_DOC
 from serve_app.common.upload import SpooledFile
 from serve_app.rendering.response_formats import ResponseFormat
 
@@ -50,6 +52,13 @@ class AudioForm(BaseModel):
     )
     url: str | None = Field(None, max_length=2048, description="An http(s) URL of the audio. Give exactly one.")
     model: str = Field(MODEL_ID, max_length=128, description="One of the ids GET /v1/models lists.")
+    redact: list[str] = Field(default_factory=list, alias="redact[]", max_length=32, description=REDACT_FIELD_DOC)
+    redact_mode: str | None = Field(None, max_length=32, description=REDACT_MODE_DOC)
+    _redaction: RedactionOptions | None = PrivateAttr(None)
+    """`redact` and `redact_mode` read (serve_app/common/redaction.py), with the caller's key as the hash's scope."""
+
+    def set_redaction(self, redaction: RedactionOptions | None) -> None:
+        self._redaction = redaction
 
     @field_validator("url")
     @classmethod

@@ -312,6 +312,7 @@ class TranscriptionForm(AudioForm):
             else None,
             vocabulary=self._vocabulary,
             multichannel=self.multichannel,
+            redaction=self._redaction,
         )
 
     def diarization_options(self) -> DiarizationOptions | None:

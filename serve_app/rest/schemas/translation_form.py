@@ -58,6 +58,7 @@ class TranslationForm(AudioForm):
             segment_timestamps=self.response_format not in TEXT_ONLY_FORMATS,
             prompt=self.prompt,
             temperature=self.temperature,
+            redaction=self._redaction,
         )
 
     def diarization_options(self) -> DiarizationOptions | None:

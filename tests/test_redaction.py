@@ -1,0 +1,130 @@
+"""Component: the redaction's finder (Presidio and spaCy's English model, loaded in the test process) and the
+redactor over texts, pieces, words and transcripts: each class on written text, the three modes, entities cut by
+piece boundaries, the times kept, the languages served, and sentences without personal data left alone."""
+
+import pytest
+
+from deployments.redaction.finder import EntityFinder, RedactionUnavailable, merged
+from deployments.redaction.options import RedactionClass, RedactionOptions
+from deployments.redaction.redactor import Redactor
+from deployments.types import DiarizedSegment, DiarizedTranscript, DiarizedWord, Segment, SpeakerSummary, Transcript, Word
+
+ALL = list(RedactionClass)
+
+
+@pytest.fixture(scope="module")
+def finder() -> EntityFinder:
+    return EntityFinder()
+
+
+def redactor(finder: EntityFinder, classes=ALL, mode="class", scope="owner-1") -> Redactor:
+    return Redactor(RedactionOptions(classes=classes, mode=mode, scope=scope), finder, b"test-key")
+
+
+@pytest.mark.parametrize(
+    ("text", "cls", "entity"),
+    [
+        ("My card number is 4111 1111 1111 1111, thanks.", "credit_card_number", "4111 1111 1111 1111"),
+        ("The card is 5500-0055-5555-5559.", "credit_card_number", "5500-0055-5555-5559"),
+        ("My social security number is 536-22-8190.", "us_social_security_number", "536-22-8190"),
+        ("Call me back at 415 555 2671 tomorrow.", "phone_number", "415 555 2671"),
+        ("Write to jane.doe@example.com today.", "email_address", "jane.doe@example.com"),
+        ("Write to jane dot doe at example dot com today.", "email_address", "jane dot doe at example dot com"),
+        ("The IBAN is GB82 WEST 1234 5698 7654 32.", "iban", "GB82 WEST 1234 5698 7654 32"),
+        ("The server is at 192.168.1.20 now.", "ip_address", "192.168.1.20"),
+        ("I was born on March 3rd, 1985 in the spring.", "date_of_birth", "March 3rd, 1985"),
+        ("Hello, my name is Sarah Johnson.", "person_name", "Sarah Johnson"),
+        ("We moved to Chicago last year.", "location", "Chicago"),
+        ("She works for Microsoft now.", "organization", "Microsoft"),
+        ("The code is 7 4 9 2.", "numbers", "7 4 9 2"),
+    ],
+)
+def test_each_class_is_found_and_replaced_by_its_token(finder, text, cls, entity) -> None:
+    redacted = redactor(finder, [RedactionClass(cls)]).text(text, "en")
+    assert entity not in redacted and f"[{cls.upper()}]" in redacted
+    assert redacted.replace(f"[{cls.upper()}]", entity) == text  # nothing else touched
+
+
+def test_a_number_failing_luhn_is_no_card_and_a_date_without_a_cue_no_birth_date(finder) -> None:
+    text = "The card is 4111 1111 1111 1112 and we met on March 3rd, 1985."
+    assert redactor(finder, [RedactionClass.credit_card_number, RedactionClass.date_of_birth]).text(text, "en") == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The weather is nice today and we will meet at noon at the station.",
+        "Please send the report before the meeting starts.",
+        "I think the second option is better for everyone.",
+    ],
+)
+def test_sentences_without_personal_data_are_left_alone(finder, text) -> None:
+    assert redactor(finder, [c for c in ALL if c != RedactionClass.numbers]).text(text, "en") == text
+
+
+def test_mask_keeps_length_and_spaces_and_hash_is_stable_within_a_scope_only(finder) -> None:
+    text = " My name is Sarah Johnson."
+    assert redactor(finder, mode="mask").text(text, "en") == " My name is ***** *******."
+    first = redactor(finder, mode="hash").text(text, "en")
+    again = redactor(finder, mode="hash").text(" Yesterday Sarah Johnson called.", "en")
+    other = redactor(finder, mode="hash", scope="owner-2").text(text, "en")
+    token = first.split("is ")[1].rstrip(".")
+    assert token.startswith("[PERSON_NAME_") and token in again and token not in other
+
+
+def test_an_entity_cut_by_pieces_is_hidden_in_each_piece(finder) -> None:
+    pieces = [" My card is 4111", " 1111 1111", " 1111, call", " 415 555 2671."]
+    out = redactor(finder, [RedactionClass.credit_card_number, RedactionClass.phone_number]).pieces(pieces, "en")
+    assert out == [" My card is [CREDIT_CARD_NUMBER]", " [CREDIT_CARD_NUMBER]", " [CREDIT_CARD_NUMBER], call",
+                   " [PHONE_NUMBER]."]  # fmt: skip
+
+
+def test_named_entities_are_english_only_patterns_every_language(finder) -> None:
+    with pytest.raises(RedactionUnavailable, match="person_name"):
+        redactor(finder, [RedactionClass.person_name]).text("Je m'appelle Marie Curie.", "fr")
+    out = redactor(finder, [RedactionClass.credit_card_number]).text("Ma carte: 4111 1111 1111 1111.", "fr")
+    assert out == "Ma carte: [CREDIT_CARD_NUMBER]."
+
+
+def test_overlapping_findings_merge_under_the_most_specific_class() -> None:
+    from deployments.redaction.finder import Entity
+
+    spans = merged([Entity(0, 10, RedactionClass.numbers), Entity(2, 14, RedactionClass.credit_card_number)])
+    assert spans == [Entity(0, 14, RedactionClass.credit_card_number)]
+
+
+def _words(text: str, speaker: str | None = None) -> list:
+    out = []
+    for index, token in enumerate(text.split()):
+        values = {"word": " " + token, "start": float(index), "end": index + 0.5}
+        out.append(DiarizedWord(**values, speaker=speaker) if speaker else Word(**values))
+    return out
+
+
+def test_a_transcript_is_redacted_in_segments_and_words_which_keep_their_times(finder) -> None:
+    first, second = " I am Sarah Johnson from Chicago.", " My card is 4111 1111 1111 1111."
+    segments = [
+        Segment(id=i, seek=0, start=0, end=1, text=t, tokens=[], temperature=0, avg_logprob=0, compression_ratio=1,
+                no_speech_prob=0)  # fmt: skip
+        for i, t in enumerate((first, second))
+    ]
+    words = _words(first + second)
+    result = redactor(finder).transcript(Transcript(language="en", duration=10, segments=segments, words=words))
+    assert isinstance(result, Transcript)
+    assert result.text == "I am [PERSON_NAME] from [LOCATION]. My card is [CREDIT_CARD_NUMBER]."
+    assert [w.word for w in result.words][2:5] == [" [PERSON_NAME]", " [PERSON_NAME]", " from"]
+    assert [(w.start, w.end) for w in result.words] == [(w.start, w.end) for w in words]
+    assert all("4111" not in w.word and "Sarah" not in w.word for w in result.words)
+
+
+def test_a_diarized_transcript_is_redacted_in_its_text_segments_and_their_words(finder) -> None:
+    text = " Call me at 415 555 2671, I am Sarah Johnson."
+    words = _words(text, "speaker_0")
+    diarized = DiarizedTranscript(
+        text=text.strip(), language="en", duration=9, speakers=[SpeakerSummary(speaker="speaker_0", speaking_time=9)],
+        segments=[DiarizedSegment(id=0, start=0, end=9, text=text, speaker="speaker_0", words=words)], words=words,
+    )  # fmt: skip
+    result = redactor(finder, [RedactionClass.phone_number, RedactionClass.person_name]).transcript(diarized)
+    assert isinstance(result, DiarizedTranscript)
+    for shown in (result.text, result.segments[0].text, "".join(w.word for w in result.segments[0].words)):
+        assert "2671" not in shown and "Sarah" not in shown and "[PHONE_NUMBER]" in shown
