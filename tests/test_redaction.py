@@ -7,7 +7,15 @@ import pytest
 from deployments.redaction.finder import EntityFinder, RedactionUnavailable, merged
 from deployments.redaction.options import RedactionClass, RedactionOptions
 from deployments.redaction.redactor import Redactor
-from deployments.types import DiarizedSegment, DiarizedTranscript, DiarizedWord, Segment, SpeakerSummary, Transcript, Word
+from deployments.types import (
+    DiarizedSegment,
+    DiarizedTranscript,
+    DiarizedWord,
+    Segment,
+    SpeakerSummary,
+    Transcript,
+    Word,
+)
 
 ALL = list(RedactionClass)
 
@@ -46,8 +54,24 @@ def test_each_class_is_found_and_replaced_by_its_token(finder, text, cls, entity
 
 
 def test_a_number_failing_luhn_is_no_card_and_a_date_without_a_cue_no_birth_date(finder) -> None:
-    text = "The card is 4111 1111 1111 1112 and we met on March 3rd, 1985."
+    text = "The order is 4111 1111 1111 1112 and we met on March 3rd, 1985."
     assert redactor(finder, [RedactionClass.credit_card_number, RedactionClass.date_of_birth]).text(text, "en") == text
+
+
+@pytest.mark.parametrize(
+    ("text", "cls"),
+    [
+        ("My card number is 411111111111111", "credit_card_number"),  # a digit lost: no Luhn, but a card word
+        ("I pay with my mastercard, 5105, 1051, 0510, 5100.", "credit_card_number"),
+        ("My social security number is five three six two two eight one nine zero", "us_social_security_number"),
+        ("Text me at 702, 5, 5, 5, 3, 4, 5, 6 when you arrive.", "phone_number"),
+        ("My email is Sarah.jonesatgmail.com", "email_address"),  # an address heard as one word
+    ],
+)
+def test_numbers_and_addresses_as_speech_recognition_writes_them(finder, text, cls) -> None:
+    redacted = redactor(finder, [RedactionClass(cls)]).text(text, "en")
+    assert f"[{cls.upper()}]" in redacted and not any(c.isdigit() for c in redacted)
+    assert "five" not in redacted and "jones" not in redacted
 
 
 @pytest.mark.parametrize(
@@ -103,11 +127,15 @@ def _words(text: str, speaker: str | None = None) -> list:
 
 def test_a_transcript_is_redacted_in_segments_and_words_which_keep_their_times(finder) -> None:
     first, second = " I am Sarah Johnson from Chicago.", " My card is 4111 1111 1111 1111."
-    segments = [
-        Segment(id=i, seek=0, start=0, end=1, text=t, tokens=[], temperature=0, avg_logprob=0, compression_ratio=1,
-                no_speech_prob=0)  # fmt: skip
-        for i, t in enumerate((first, second))
-    ]
+    decoding = {
+        "seek": 0,
+        "tokens": [],
+        "temperature": 0,
+        "avg_logprob": 0,
+        "compression_ratio": 1,
+        "no_speech_prob": 0,
+    }
+    segments = [Segment(id=i, start=0, end=1, text=t, **decoding) for i, t in enumerate((first, second))]
     words = _words(first + second)
     result = redactor(finder).transcript(Transcript(language="en", duration=10, segments=segments, words=words))
     assert isinstance(result, Transcript)

@@ -29,7 +29,8 @@ def test_without_redact_nothing_is_redacted_and_the_default_mode_is_class(inproc
     call(inprocess, "POST", SYNC, files=AUDIO, data={})
     assert inprocess.pipeline.requests[-1].options.redaction is None
     call(inprocess, "POST", SYNC, files=AUDIO, data={"redact": "numbers"})
-    assert inprocess.pipeline.requests[-1].options.redaction.mode == "class"
+    redaction = inprocess.pipeline.requests[-1].options.redaction
+    assert redaction is not None and redaction.mode == "class"
 
 
 @pytest.mark.parametrize(

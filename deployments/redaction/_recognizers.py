@@ -30,6 +30,36 @@ EMAIL_PATTERNS = [
     Pattern("spoken", rf"(?i)\b{_LOCAL_PART}\s+at\s+{_DOMAIN}\b", 0.8),
 ]
 NUMBER_PATTERNS = [Pattern("digits", r"\d+(?:[ .,/-]\d+)*", 0.6)]
+SPOKEN_SCORE = 0.3
+"""Below the finder's threshold alone; a context word before it (Presidio's context enhancement) lifts it above."""
+
+
+_DIGIT = r"(?:\d|zero|oh|one|two|three|four|five|six|seven|eight|nine)"
+
+
+def _digits(least: int, most: int) -> str:
+    """A run of `least` to `most` digits, in groups however a transcript separates them (`4111 1111`, `5105, 1051`),
+    or written as words (`five three six`, as speech recognition sometimes writes digits read one by one)."""
+    return (
+        rf"(?i)(?<![\w])(?:\d(?:[ ,.-]{{0,2}}\d){{{least - 1},{most - 1}}}"
+        rf"|{_DIGIT}(?:[ ,.-]{{1,2}}{_DIGIT}){{{least - 1},{most - 1}}})(?![\w])"
+    )
+
+
+SPOKEN_CARD = Pattern("card digits after a card word", _digits(12, 24), SPOKEN_SCORE)
+"""A card number as speech recognition writes it: a digit lost or added breaks Luhn's check, so 12-19 digits after
+a card word (`card`, `visa`, ...) count too, up to 24 (a group heard twice); Presidio's own recogniser takes
+Luhn-valid numbers anywhere."""
+CARD_CONTEXT = ["card", "credit", "debit", "visa", "mastercard", "amex", "express", "discover"]
+SPOKEN_SSN = Pattern("eight to ten digits after an SSN word", _digits(8, 10), SPOKEN_SCORE)
+"""Nine digits, or one fewer or more (a digit lost or heard twice), after `social security` or `SSN`."""
+SSN_CONTEXT = ["social", "security", "ssn", "ssns"]
+SPOKEN_PHONE = Pattern("ten or eleven digits after a phone word", _digits(10, 11), SPOKEN_SCORE)
+PHONE_CONTEXT = ["phone", "call", "reach", "mobile", "cell", "number", "text", "dial", "telephone", "fax"]
+GLUED_EMAIL = Pattern("an address heard as one word", rf"(?i)\b[a-z0-9][\w.+-]*\.(?:{_TLDS})\b", SPOKEN_SCORE)
+"""`jane.doeatexample.com`: speech recognition often glues a spoken address into one word; after an e-mail word
+it is one."""
+EMAIL_CONTEXT = ["email", "e-mail", "mail", "address", "contact", "write", "send"]
 SPACY_ENTITIES = {"PERSON": "PERSON", "GPE": "LOCATION", "LOC": "LOCATION", "FAC": "LOCATION", "ORG": "ORGANIZATION",
                   "DATE": "DATE_TIME"}  # fmt: skip
 PHONE_REGIONS = ("US", "GB", "DE", "FR", "ES", "IT", "NL", "IN", "AU", "CA", "RU", "BR")
@@ -52,6 +82,10 @@ def analyzer() -> AnalyzerEngine:
         DateRecognizer(),
         SpacyRecognizer(supported_entities=sorted(set(SPACY_ENTITIES.values()))),
         PatternRecognizer(supported_entity=EMAIL, patterns=EMAIL_PATTERNS, name="TranscriptEmailRecognizer"),
+        PatternRecognizer("EMAIL_ADDRESS", name="GluedEmailRecognizer", patterns=[GLUED_EMAIL], context=EMAIL_CONTEXT),
+        PatternRecognizer("CREDIT_CARD", name="SpokenCardRecognizer", patterns=[SPOKEN_CARD], context=CARD_CONTEXT),
+        PatternRecognizer("US_SSN", name="SpokenSsnRecognizer", patterns=[SPOKEN_SSN], context=SSN_CONTEXT),
+        PatternRecognizer("PHONE_NUMBER", name="SpokenPhoneRecognizer", patterns=[SPOKEN_PHONE], context=PHONE_CONTEXT),
         PatternRecognizer(supported_entity=NUMBERS, patterns=NUMBER_PATTERNS, name="DigitsRecognizer"),
     ):
         registry.add_recognizer(recognizer)

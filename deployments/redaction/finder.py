@@ -38,6 +38,15 @@ DATE_CONTENT = re.compile(
 )  # "today" and "noon" are dates to spaCy, never a birth date
 
 
+NOT_NAMES = frozenset(
+    {"ssn", "ssns", "iban", "ip", "pin", "dob", "id", "cvv", "visa", "mastercard", "master card", "american express",
+     "amex", "discover", "maestro"}
+)  # fmt: skip
+"""What the English model takes for an organisation or a name but is never personal data: the words that announce
+an entity (`my SSN is`), and card networks (`my Visa card`)."""
+NAMED = frozenset({RedactionClass.person_name, RedactionClass.location, RedactionClass.organization})
+
+
 class RedactionUnavailable(InputRejectedError):
     """Classes the text's language cannot be redacted of (a 400 naming them; a job ends with it)."""
 
@@ -81,6 +90,9 @@ class EntityFinder:
 
 
 def _kept(result: RecognizerResult, text: str, cls: RedactionClass) -> bool:
+    if cls in NAMED:
+        name = text[result.start : result.end].strip().lower().removesuffix(" card").removesuffix("'s")
+        return name not in NOT_NAMES
     if cls != RedactionClass.date_of_birth:
         return True
     date = text[result.start : result.end]

@@ -13,12 +13,27 @@ from typing import TypeVar
 
 from deployments.redaction.finder import Entity, EntityFinder
 from deployments.redaction.options import RedactionOptions
-from deployments.types import DiarizedTranscript, DiarizedWord, PipelineResult, Transcript, Word
+from deployments.types import DiarizedSegment, DiarizedTranscript, DiarizedWord, PipelineResult, Transcript, Word
 
 AnyWord = TypeVar("AnyWord", Word, DiarizedWord)
 _NOT_SPACE = re.compile(r"\S")
 _NORMAL = re.compile(r"[\W_]+")
 HASH_CHARS = 8
+
+
+def merged_words(words: list[AnyWord], texts: list[str]) -> list[AnyWord]:
+    """The words with their redacted texts; a word left with no letter or digit (the rest of an entity whose token
+    the word before carries: `415` `-555` `-2671.`) joins the word before it, which takes its end time."""
+    out: list[AnyWord] = []
+    for word, text in zip(words, texts, strict=True):
+        if text == word.word:
+            out.append(word)
+        elif out and not any(character.isalnum() for character in text):
+            last = out[-1]
+            out[-1] = last.model_copy(update={"word": last.word + text.strip(), "end": max(last.end, word.end)})
+        else:
+            out.append(word.model_copy(update={"word": text}))
+    return out
 
 
 class Redactor:
@@ -67,6 +82,8 @@ class Redactor:
             inside = text[start:stop]
             if self.options.mode == "mask":
                 parts.append(_NOT_SPACE.sub(self.options.mask_char, inside))
+            elif start > entity.start and not inside[:1].isspace():
+                pass  # the entity's token is out already: this piece goes on the word before it (`415` `-555`)
             else:
                 lead = inside[: len(inside) - len(inside.lstrip())]  # a word's leading space stays outside
                 parts.append(lead + self.token(text[entity.start : entity.end], entity))
@@ -75,11 +92,7 @@ class Redactor:
         return "".join(parts)
 
     def words(self, words: list[AnyWord], language: str) -> list[AnyWord]:
-        redacted = self.pieces([word.word for word in words], language)
-        return [
-            word if new == word.word else word.model_copy(update={"word": new})
-            for word, new in zip(words, redacted, strict=True)
-        ]
+        return merged_words(words, self.pieces([word.word for word in words], language))
 
     def transcript(self, result: PipelineResult, translated: bool = False) -> PipelineResult:
         """The transcript with its text, segments, words (and, diarized, segments' words) redacted. Raises
@@ -90,10 +103,16 @@ class Redactor:
             segments = [s.model_copy(update={"text": t}) for s, t in zip(result.segments, texts, strict=True)]
             return result.model_copy(update={"segments": segments, "words": self.words(result.words, language)})
         assert isinstance(result, DiarizedTranscript)
-        words = self.words(result.words, language)
-        by_time = {(w.start, w.end, w.speaker): w for w in words}
+        redacted = self.pieces([word.word for word in result.words], language)
+        words = merged_words(result.words, redacted)
+        by_time = {(w.start, w.end, w.speaker): new for w, new in zip(result.words, redacted, strict=True)}
+
+        def segment_words(segment: DiarizedSegment) -> list[DiarizedWord]:
+            texts = [by_time.get((w.start, w.end, w.speaker), w.word) for w in segment.words]
+            return merged_words(segment.words, texts)
+
         diarized = [
-            s.model_copy(update={"text": t, "words": [by_time.get((w.start, w.end, w.speaker), w) for w in s.words]})
+            s.model_copy(update={"text": t, "words": segment_words(s)})
             for s, t in zip(result.segments, texts, strict=True)
         ]
         return result.model_copy(
