@@ -2,9 +2,13 @@
 redactor over texts, pieces, words and transcripts: each class on written text, the three modes, entities cut by
 piece boundaries, the times kept, the languages served, and sentences without personal data left alone."""
 
+import asyncio
+
 import pytest
 
-from deployments.redaction.finder import EntityFinder, RedactionUnavailable, merged
+from deployments.live._redaction import LiveRedaction
+from deployments.live.events import LiveWord, SessionEnded, SpeechEnded, TranscriptEvent, TurnEnded
+from deployments.redaction.finder import Entity, EntityFinder, RedactionUnavailable, merged
 from deployments.redaction.options import RedactionClass, RedactionOptions
 from deployments.redaction.redactor import Redactor
 from deployments.types import (
@@ -111,8 +115,6 @@ def test_named_entities_are_english_only_patterns_every_language(finder) -> None
 
 
 def test_overlapping_findings_merge_under_the_most_specific_class() -> None:
-    from deployments.redaction.finder import Entity
-
     spans = merged([Entity(0, 10, RedactionClass.numbers), Entity(2, 14, RedactionClass.credit_card_number)])
     assert spans == [Entity(0, 14, RedactionClass.credit_card_number)]
 
@@ -156,3 +158,51 @@ def test_a_diarized_transcript_is_redacted_in_its_text_segments_and_their_words(
     assert isinstance(result, DiarizedTranscript)
     for shown in (result.text, result.segments[0].text, "".join(w.word for w in result.segments[0].words)):
         assert "2671" not in shown and "Sarah" not in shown and "[PHONE_NUMBER]" in shown
+
+
+def _event(words: str, start: int, turn: int = 0) -> TranscriptEvent:
+    live = [LiveWord(text=w, start=start + 100 * i, end=start + 100 * i + 80) for i, w in enumerate(words.split())]
+    return TranscriptEvent(text="".join(" " + w.text for w in live), words=live, turn=turn)
+
+
+async def _stream(filter_: LiveRedaction, events: list) -> list:
+    out = []
+    for event in events:
+        out.extend(await filter_.process(event))
+    return out
+
+
+def test_a_live_session_never_sends_part_of_an_entity(finder) -> None:
+    live = LiveRedaction(
+        redactor(finder, [RedactionClass.credit_card_number, RedactionClass.person_name]), lambda _: "en"
+    )
+    first = [_event("Hello, my name is Sarah", 0), _event("Johnson and my card", 600), _event("number is 4111", 1100)]
+    held = asyncio.run(_stream(live, first))
+    assert "".join(e.text for e in held) == " Hello, my name is [PERSON_NAME] and my card number is"
+    said = "Hello, my name is Sarah Johnson and my card number is 4111 1111 1111 1111, thanks."
+    turn_end = TurnEnded(turn=0, start=0, end=2000, confidence=None, text=said, words=[])
+    rest = [_event("1111 1111", 1500), _event("1111, thanks.", 1800), turn_end]
+    out = asyncio.run(_stream(live, rest))
+    streamed = [e for e in out if isinstance(e, TranscriptEvent)]
+    sent = "".join(e.text for e in held + streamed)
+    assert not any(c.isdigit() for c in sent) and "Sarah" not in sent and "[CREDIT_CARD_NUMBER]" in sent
+    assert [w.start for e in held + streamed for w in e.words] == sorted(
+        w.start for e in held + streamed for w in e.words
+    )
+    turn = out[-1]
+    assert isinstance(turn, TurnEnded) and "4111" not in turn.text and "[CREDIT_CARD_NUMBER]" in turn.text
+
+
+def test_a_pause_releases_a_held_name_but_not_a_number_and_the_session_end_releases_all(finder) -> None:
+    live = LiveRedaction(redactor(finder, [RedactionClass.phone_number]), lambda _: "en")
+    out = asyncio.run(_stream(live, [_event("Call Peter", 0), SpeechEnded(turn=0, end=500)]))
+    assert "".join(e.text for e in out if isinstance(e, TranscriptEvent)) == " Call Peter"
+    out = asyncio.run(_stream(live, [_event("at 415 555", 900), SpeechEnded(turn=0, end=1500)]))
+    assert "".join(e.text for e in out if isinstance(e, TranscriptEvent)) == ""  # `at`: an address may be forming
+    said = "Call Peter at 415 555 2671"
+    ended = SessionEnded(audio_duration_ms=3000, channels_transcribed=1, billed_ms=3000, text=said)
+    out = asyncio.run(_stream(live, [_event("2671", 1600), ended]))
+    streamed = [e for e in out if isinstance(e, TranscriptEvent)]
+    assert "".join(e.text for e in streamed) == " at [PHONE_NUMBER]"
+    assert [w.text for e in streamed for w in e.words] == ["at", *["[PHONE_NUMBER]"] * 3]  # each word keeps its times
+    assert out[-1].text == "Call Peter at [PHONE_NUMBER]"

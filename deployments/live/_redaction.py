@@ -31,6 +31,7 @@ ADDRESS_WORDS = frozenset({"at", "dot", "underscore", "plus"})
 _DIGIT = re.compile(r"\d")
 _INNER_DOT_OR_AT = re.compile(r"\w[.@]\w|@")
 _BARE = re.compile(r"[^\w@.-]+")
+_REPEATED_TOKEN = re.compile(r"(\[[A-Z_]+(?:_[0-9a-f]+)?\])(?: \1)+")
 
 
 def _bare(text: str) -> str:
@@ -142,14 +143,19 @@ def _before_open_entity(pieces: list[str], first: int, count: int, entities: lis
 
 
 def _events(released: list[_Held], redacted: list[str]) -> list[LiveEvent]:
-    """Released words as `transcript` events, one per original event they came in."""
+    """Released words as `transcript` events, one per run of one speaker's words in one turn: each word with its
+    times (an entity's words each carry its token), the text with one token for the entity."""
     events: list[LiveEvent] = []
     run: list[LiveWord] = []
     for index, (held, text) in enumerate(zip(released, redacted, strict=True)):
         run.append(held.word.model_copy(update={"text": text.strip()}))
-        last = index + 1 == len(released) or released[index + 1].event is not held.event
+        last = index + 1 == len(released) or _voice(released[index + 1].event) != _voice(held.event)
         if last:
-            words = run
-            events.append(held.event.model_copy(update={"text": "".join(" " + w.text for w in words), "words": words}))
+            text = _REPEATED_TOKEN.sub(r"\1", "".join(" " + w.text for w in run))  # one token an entity, in text
+            events.append(held.event.model_copy(update={"text": text, "words": run}))
             run = []
     return events
+
+
+def _voice(event: TranscriptEvent) -> tuple[int | None, str | None, int | None, int | None]:
+    return event.speaker, event.speaker_name, event.channel, event.turn
