@@ -18,12 +18,14 @@ CODECS = {"mp3": ("mp3", "libmp3lame", "s16p"), "wav": ("wav", "pcm_s16le", "s16
 
 
 def redacted_spans(before: PipelineResult, after: PipelineResult) -> list[tuple[float, float]]:
-    """The times of the words redaction changed, merged where they touch."""
+    """The times of the words redaction changed (a word that took in the rest of its entity, its new end), merged
+    where they touch."""
+    written = {word.start: word.word for word in before.words}
     spans: list[tuple[float, float]] = []
-    for old, new in zip(before.words, after.words, strict=True):
-        if old.word == new.word:
+    for word in after.words:
+        if written.get(word.start) == word.word:
             continue
-        start, end = max(0.0, old.start - PAD_S), old.end + PAD_S
+        start, end = max(0.0, word.start - PAD_S), word.end + PAD_S
         if spans and start <= spans[-1][1]:
             spans[-1] = (spans[-1][0], max(spans[-1][1], end))
         else:
