@@ -3,7 +3,9 @@ redactor over texts, pieces, words and transcripts: each class on written text, 
 piece boundaries, the times kept, the languages served, and sentences without personal data left alone."""
 
 import asyncio
+from pathlib import Path
 
+import numpy as np
 import pytest
 
 from deployments.live._redaction import LiveRedaction
@@ -12,14 +14,20 @@ from deployments.redaction.finder import Entity, EntityFinder, RedactionUnavaila
 from deployments.redaction.options import RedactionClass, RedactionOptions
 from deployments.redaction.redactor import Redactor
 from deployments.types import (
+    AnalysisOptions,
+    BatchHints,
+    ChunkOptions,
+    ChunkTranscript,
     DiarizedSegment,
     DiarizedTranscript,
     DiarizedWord,
+    PipelineText,
     Segment,
     SpeakerSummary,
     Transcript,
     Word,
 )
+from tests.test_pipeline import _Analyzer, _pipeline, _request, _Transcriber, _wav
 
 ALL = list(RedactionClass)
 
@@ -206,3 +214,35 @@ def test_a_pause_releases_a_held_name_but_not_a_number_and_the_session_end_relea
     assert "".join(e.text for e in streamed) == " at [PHONE_NUMBER]"
     assert [w.text for e in streamed for w in e.words] == ["at", *["[PHONE_NUMBER]"] * 3]  # each word keeps its times
     assert out[-1].text == "Call Peter at [PHONE_NUMBER]"
+
+
+class _Naming(_Transcriber):
+    """Writes a name in every chunk."""
+
+    async def _transcribe(self, chunk: np.ndarray, options: ChunkOptions, hints: BatchHints) -> ChunkTranscript:
+        transcript = await super()._transcribe(chunk, options, hints)
+        segment = transcript.segments[0].model_copy(update={"text": " My name is Sarah Johnson."})
+        return transcript.model_copy(update={"segments": [segment]})
+
+
+def test_the_analysis_and_the_streamed_text_read_the_redacted_words(tmp_path: Path) -> None:
+    pipeline, analyzer = _pipeline(tmp_path, _Naming()), _Analyzer()
+    pipeline.analyzer = analyzer  # type: ignore[assignment]  # a fake for the Ray handle
+    redaction = RedactionOptions(classes=[RedactionClass.person_name])
+    request = _request(_wav(tmp_path, [(0.1, 3.0)]), language="en")
+    request = request.model_copy(
+        update={
+            "options": request.options.model_copy(update={"redaction": redaction}),
+            "analysis": AnalysisOptions(prompt="Who is calling?"),
+            "stream_text": True,
+        }
+    )
+
+    async def events() -> list:
+        return [event async for event in pipeline.transcribe_streaming(request)]
+
+    received = asyncio.run(events())
+    ((asked, _),) = analyzer.asked
+    assert isinstance(asked, Transcript) and asked.text == "My name is [PERSON_NAME]."
+    streamed = "".join(event.text for event in received if isinstance(event, PipelineText))
+    assert "Sarah" not in streamed and "[PERSON_NAME]" in streamed

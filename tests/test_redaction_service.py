@@ -110,11 +110,13 @@ def test_deepgram_redact_hides_the_entities(service: Service, said: np.ndarray) 
 
 
 def test_assemblyai_redacts_the_text_and_beeps_the_audio(service: Service, said: np.ndarray) -> None:
+    policies = [aai.PIIRedactionPolicy.person_name, aai.PIIRedactionPolicy.phone_number]
     config = aai.TranscriptionConfig().set_redact_pii(
-        policies=[aai.PIIRedactionPolicy.person_name, aai.PIIRedactionPolicy.phone_number,
-                  aai.PIIRedactionPolicy.email_address],
-        substitution=aai.PIISubstitutionPolicy.entity_name, redact_audio=True, redact_audio_quality=aai.PIIRedactedAudioQuality.wav,
-    )  # fmt: skip
+        policies=[*policies, aai.PIIRedactionPolicy.email_address],
+        substitution=aai.PIISubstitutionPolicy.entity_name,
+        redact_audio=True,
+        redact_audio_quality=aai.PIIRedactedAudioQuality.wav,
+    )
     with assemblyai_pointed_at(service.base_url, service.api_key):
         transcript = aai.Transcriber(config=config).transcribe(encode(said, "wav"))
         assert transcript.status == aai.TranscriptStatus.completed, transcript.error
