@@ -71,7 +71,7 @@ def is_entity_word(word: str, sentence: Sentence) -> bool:
     if not bare:
         return False
     if bare in FILLER and any(
-        bare in _WORD.findall(e.value.lower()) or e.cls == "date_of_birth" for e in sentence.entities
+        bare in _WORD.findall(e.value.lower()) or e.cls in FILLED for e in sentence.entities
     ):
         return True  # `the` of `the fifth of June`
     for entity in sentence.entities:

@@ -110,10 +110,23 @@ def main() -> None:
     for model in args.models.split(","):
         engine = CTranslate2Engine(WhisperModelConfig(model=model, cpu_threads=2))
         options = ChunkOptions(language="en", word_timestamps=True)
+        started = time.perf_counter()
         heard: list[list[Word]] = [engine.transcribe_batch([samples], options)[0].words for samples in audio]
+        transcribing = (time.perf_counter() - started) / len(audio)
         texts = [[word.word for word in words] for words in heard]
-        for row in score(redactor, every, texts, args.show).rows(model.removeprefix("embedded:")):
+        tally = score(redactor, every, texts, args.show)
+        name = model.removeprefix("embedded:")
+        for row in tally.rows(name):
             print(row, flush=True)
+        per_sentence = tally.seconds / tally.sentences
+        print(f"| {name} | cost: redaction ÷ transcription, a sentence | {per_sentence / transcribing:.1%}"
+              f" ({1000 * per_sentence:.1f} ms of {1000 * transcribing:.0f} ms) |")  # fmt: skip
+        whole = [word for words in texts for word in words]
+        started = time.perf_counter()
+        redactor.pieces(whole, "en")
+        speech_s = sum(len(samples) for samples in audio) / 16_000
+        print(f"| {name} | the whole set as one transcript ({len(whole)} words, {speech_s:.0f} s of speech)"
+              f" | {1000 * (time.perf_counter() - started):.0f} ms |", flush=True)  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -17,7 +17,8 @@ from deployments.jobs._store import SQLJobStore
 from deployments.jobs._watchdog import SILENT_JOB_WARNING_S, STALL_WARNING_ROUNDS
 from deployments.jobs.records import JobRequest, JobStatus
 from deployments.jobs.tracker import JobTracker, TooManyJobsError
-from deployments.storage.spool import decoded_copy_path
+from deployments.redaction import RedactionClass, RedactionOptions
+from deployments.storage.spool import decoded_copy_path, redacted_audio_path
 from deployments.types import (
     DiarizationOptions,
     PipelineProgress,
@@ -509,3 +510,24 @@ def test_a_diarized_jobs_recording_is_kept_as_long_as_the_job_unless_turned_off(
 
     asyncio.run(scenario(True))
     asyncio.run(scenario(False))
+
+
+def test_a_redacting_job_keeps_its_redacted_audio_as_long_as_the_job_and_never_its_recording(tmp_path: Path) -> None:
+    """The audio holds what the transcript hides: a diarized job that redacts keeps no recording to enrol from;
+    the redacted audio its run wrote beside the input is the job's until the job is forgotten."""
+
+    async def scenario() -> None:
+        clock = Clock()
+        tracker = _tracker(tmp_path, clock=clock)
+        redaction = RedactionOptions(classes=[RedactionClass.person_name], audio="mp3")
+        request = _request(tmp_path, "call.wav").model_copy(update={"diarization": DiarizationOptions()})
+        request = request.model_copy(update={"options": request.options.model_copy(update={"redaction": redaction})})
+        redacted_audio_path(tmp_path / "call.wav", "mp3").write_bytes(b"beeped")  # as the run writes it
+        job = await _until_finished(tracker, (await tracker.submit("alice", request)).job_id)
+        kept = tmp_path / "recordings" / f"{job.job_id}.redacted.mp3"
+        assert kept.read_bytes() == b"beeped" and not (tmp_path / "recordings" / job.job_id).exists()
+        assert not list(tmp_path.glob("call.wav*"))  # the spool is empty
+        clock.now += timedelta(hours=12)
+        assert await tracker.sweep() == 1 and not kept.exists()
+
+    asyncio.run(scenario())

@@ -178,8 +178,10 @@ class JobBook:
 
 def keeps_recording(job: Job) -> bool:
     """A finished diarized job keeps its recording as long as the job is kept, so that one of its speakers can
-    be enrolled as a voice from it (`POST /v1/voices` with `job_id`); every other input goes when the job ends."""
-    return job.status == JobStatus.complete and job.request.diarization is not None
+    be enrolled as a voice from it (`POST /v1/voices` with `job_id`), unless it asked for redaction; every other
+    input goes when the job ends."""
+    redacting = job.request.options.redaction is not None  # its audio holds what its transcript hides
+    return job.status == JobStatus.complete and job.request.diarization is not None and not redacting
 
 
 def recording_path(recordings_dir: Path, job_id: str) -> Path:
