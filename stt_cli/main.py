@@ -75,6 +75,10 @@ def transcribe(
         ),
     ] = None,
     language: Annotated[str | None, typer.Option(help="ISO 639-1 code, e.g. en; detected when left out.")] = None,
+    redact: Annotated[
+        list[str] | None,
+        typer.Option(help="An entity class to hide (person_name, phone_number, credit_card_number, ...); repeat it."),
+    ] = None,
     out: Annotated[
         Path | None, typer.Option("--out", "-o", help="Directory for results (default: beside inputs).")
     ] = None,
@@ -94,6 +98,8 @@ def transcribe(
         form["voices"] = ",".join(voice)
     if language:
         form["language"] = language
+    if redact:
+        form["redact"] = ",".join(redact)
     extension = "json" if diarize else EXTENSIONS[response_format.value]
     sources = [source if is_url(source) else str(Path(source).resolve()) for source in sources]
     outputs = {source: _output_path(source, extension, out) for source in sources}

@@ -101,6 +101,9 @@ def test_errors_print_the_servers_detail(service: Service, clips: dict, tmp_path
     no_file = CliRunner().invoke(app, ["transcribe", str(tmp_path / "missing.wav")], env=env)
     assert no_file.exit_code == 2 and "no such file" in no_file.output
 
+    unknown_class = CliRunner().invoke(app, ["transcribe", str(clips["noise"]), "--redact", "passport"], env=env)
+    assert unknown_class.exit_code == 1 and "redact: unknown class 'passport'" in unknown_class.output
+
 
 def test_models_and_balance(service: Service, tmp_path: Path) -> None:
     models = CliRunner().invoke(app, ["models"], env=_env(service, tmp_path))
