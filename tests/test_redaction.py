@@ -74,6 +74,7 @@ def test_a_number_failing_luhn_is_no_card_and_a_date_without_a_cue_no_birth_date
     ("text", "cls"),
     [
         ("My card number is 411111111111111", "credit_card_number"),  # a digit lost: no Luhn, but a card word
+        ("The card ends in 1234.", "credit_card_number"),  # part of a card number is card data too
         ("I pay with my mastercard, 5105, 1051, 0510, 5100.", "credit_card_number"),
         ("My social security number is five three six two two eight one nine zero", "us_social_security_number"),
         ("Text me at 702, 5, 5, 5, 3, 4, 5, 6 when you arrive.", "phone_number"),

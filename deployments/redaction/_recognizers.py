@@ -56,6 +56,9 @@ SPOKEN_CARD = Pattern("card digits after a card word", _digits(12, 24), SPOKEN_S
 a card word (`card`, `visa`, ...) count too, up to 24 (a group heard twice); Presidio's own recogniser takes
 Luhn-valid numbers anywhere."""
 CARD_CONTEXT = ["card", "credit", "debit", "visa", "mastercard", "amex", "express", "discover"]
+CARD_PART = Pattern("part of a card number after a card word", _digits(4, 11), SPOKEN_SCORE)
+"""A card number heard in part (`ending in 1234`, or what recognition kept of it) is still card data (PCI)."""
+CARD_PART_CONTEXT = ["card", "visa", "mastercard", "amex"]
 SPOKEN_SSN = Pattern("eight to ten digits after an SSN word", _digits(8, 10), SPOKEN_SCORE)
 """Nine digits, or one fewer or more (a digit lost or heard twice), after `social security` or `SSN`."""
 SSN_CONTEXT = ["social", "security", "ssn", "ssns"]
@@ -110,6 +113,7 @@ def analyzer() -> AnalyzerEngine:
         PatternRecognizer(supported_entity=EMAIL, patterns=EMAIL_PATTERNS, name="TranscriptEmailRecognizer"),
         AfterContextWord("EMAIL_ADDRESS", name="GluedEmailRecognizer", patterns=[GLUED_EMAIL], context=EMAIL_CONTEXT),
         AfterContextWord("CREDIT_CARD", name="SpokenCardRecognizer", patterns=[SPOKEN_CARD], context=CARD_CONTEXT),
+        AfterContextWord("CREDIT_CARD", name="CardPartRecognizer", patterns=[CARD_PART], context=CARD_PART_CONTEXT),
         AfterContextWord("US_SSN", name="SpokenSsnRecognizer", patterns=[SPOKEN_SSN], context=SSN_CONTEXT),
         AfterContextWord("PHONE_NUMBER", name="SpokenPhoneRecognizer", patterns=[SPOKEN_PHONE], context=PHONE_CONTEXT),
         PatternRecognizer(supported_entity=NUMBERS, patterns=NUMBER_PATTERNS, name="DigitsRecognizer"),
