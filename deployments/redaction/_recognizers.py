@@ -56,7 +56,7 @@ SPOKEN_CARD = Pattern("card digits after a card word", _digits(12, 24), SPOKEN_S
 a card word (`card`, `visa`, ...) count too, up to 24 (a group heard twice); Presidio's own recogniser takes
 Luhn-valid numbers anywhere."""
 CARD_CONTEXT = ["card", "credit", "debit", "visa", "mastercard", "amex", "express", "discover"]
-CARD_PART = Pattern("part of a card number after a card word", _digits(4, 11), SPOKEN_SCORE)
+CARD_PART = Pattern("part of a card number after a card word", _digits(4, 8), SPOKEN_SCORE)
 """A card number heard in part (`ending in 1234`, or what recognition kept of it) is still card data (PCI)."""
 CARD_PART_CONTEXT = ["card", "visa", "mastercard", "amex"]
 SPOKEN_SSN = Pattern("eight to ten digits after an SSN word", _digits(8, 10), SPOKEN_SCORE)
