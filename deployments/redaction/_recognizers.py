@@ -44,10 +44,12 @@ _DIGIT = r"(?:\d|zero|oh|one|two|three|four|five|six|seven|eight|nine)"
 
 def _digits(least: int, most: int) -> str:
     """A run of `least` to `most` digits, in groups however a transcript separates them (`4111 1111`, `5105, 1051`),
-    or written as words (`five three six`, as speech recognition sometimes writes digits read one by one)."""
+    or written as words (`five three six`, as speech recognition sometimes writes digits read one by one); the
+    whole run or none of it (never the start of a longer one)."""
     return (
-        rf"(?i)(?<![\w])(?:\d(?:[ ,.-]{{0,2}}\d){{{least - 1},{most - 1}}}"
-        rf"|{_DIGIT}(?:[ ,.-]{{1,2}}{_DIGIT}){{{least - 1},{most - 1}}})(?![\w])"
+        rf"(?i)(?<![\w])(?<![\d][ ,.-])(?<![\d][ ,.-]{{2}})"
+        rf"(?:\d(?:[ ,.-]{{0,2}}\d){{{least - 1},{most - 1}}}"
+        rf"|{_DIGIT}(?:[ ,.-]{{1,2}}{_DIGIT}){{{least - 1},{most - 1}}})(?![\w])(?![ ,.-]{{1,2}}(?:\d|{_DIGIT}\b))"
     )
 
 
