@@ -70,9 +70,7 @@ def is_entity_word(word: str, sentence: Sentence) -> bool:
     bare = "".join(_WORD.findall(word.lower()))
     if not bare:
         return False
-    if bare in FILLER and any(
-        bare in _WORD.findall(e.value.lower()) or e.cls in FILLED for e in sentence.entities
-    ):
+    if bare in FILLER and any(bare in _WORD.findall(e.value.lower()) or e.cls in FILLED for e in sentence.entities):
         return True  # `the` of `the fifth of June`
     for entity in sentence.entities:
         if any(part.isdigit() and any(part in t for t in entity_words(entity)) for part in _WORD.findall(word.lower())):
