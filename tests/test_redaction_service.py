@@ -1,9 +1,9 @@
 """Redaction through the running service (Whisper tiny.en), on a call espeak-ng speaks (a name, a city, a phone
-number, an e-mail address): the `openai` SDK's transcription in every format (text, segments, words, srt, vtt,
-diarized_json) and streamed (`stream=true`: no delta holds part of an entity), a job whose stored record and the
-service's log hold none of the entities, the `deepgram-sdk`'s `redact`, the `assemblyai` SDK's `redact_pii` with its
-redacted audio (a tone over the redacted words), and live sessions (nexara's socket, the OpenAI realtime session
-with the `openai` SDK) that never send part of an entity."""
+number, an e-mail address): the `openai` SDK's transcription in every format (text, segments, words, sentences,
+srt, vtt, diarized_json) and streamed (`stream=true`: no delta holds part of an entity), a job whose stored record
+and the service's log hold none of the entities, the `deepgram-sdk`'s `redact`, the `assemblyai` SDK's `redact_pii`
+with its redacted audio (a tone over the redacted words), and live sessions (nexara's socket: its SDK has no field
+for it; the OpenAI realtime session with the `openai` SDK) that never send part of an entity."""
 
 import asyncio
 import io
@@ -58,6 +58,12 @@ def test_every_format_is_redacted_and_words_keep_their_times(openai_client, said
     words = verbose.words or []
     assert not leaked(" ".join(w.word for w in words)) and any(w.word.startswith("[PERSON_NAME]") for w in words)
     assert all(w.end > w.start for w in words)
+    sentences = openai_client.audio.transcriptions.create(
+        model="whisper-1", file=wav, response_format="verbose_json",
+        extra_body={**redact, "timestamp_granularities[]": "sentence"},
+    )  # fmt: skip
+    said_sentences = sentences.model_dump().get("sentences") or []
+    assert said_sentences and not leaked(json.dumps(said_sentences)) and "[PERSON_NAME]" in json.dumps(said_sentences)
     for response_format in ("srt", "vtt", "text"):
         body = openai_client.audio.transcriptions.create(
             model="whisper-1", file=wav, response_format=response_format, extra_body=redact
