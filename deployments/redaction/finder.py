@@ -6,12 +6,16 @@ import re
 import threading
 from dataclasses import dataclass
 from functools import cache
-
-from presidio_analyzer import AnalyzerEngine, RecognizerResult
+from typing import TYPE_CHECKING
 
 from deployments.errors import InputRejectedError
-from deployments.redaction._recognizers import EMAIL, NUMBERS, analyzer
 from deployments.redaction.options import RedactionClass, unserved_classes
+
+if TYPE_CHECKING:  # Presidio imports spaCy, which imports PyTorch: only a process that redacts pays for them
+    from presidio_analyzer import AnalyzerEngine, RecognizerResult
+
+EMAIL = "EMAIL_ADDRESS"
+NUMBERS = "NUMBERS"
 
 PRESIDIO_ENTITIES: dict[RedactionClass, str] = {
     RedactionClass.credit_card_number: "CREDIT_CARD",
@@ -68,6 +72,8 @@ class EntityFinder:
     """The analyzer, loaded once per process (the spaCy model's second and ~60 MB), used by one thread at a time."""
 
     def __init__(self) -> None:
+        from deployments.redaction._recognizers import analyzer
+
         self._analyzer: AnalyzerEngine = analyzer()
         self._lock = threading.Lock()
 
@@ -89,7 +95,7 @@ class EntityFinder:
         return merged(found)
 
 
-def _kept(result: RecognizerResult, text: str, cls: RedactionClass) -> bool:
+def _kept(result: "RecognizerResult", text: str, cls: RedactionClass) -> bool:
     if cls in NAMED:
         name = text[result.start : result.end].strip().lower().removesuffix(" card").removesuffix("'s")
         return name not in NOT_NAMES
