@@ -247,3 +247,12 @@ def test_the_analysis_and_the_streamed_text_read_the_redacted_words(tmp_path: Pa
     assert isinstance(asked, Transcript) and asked.text == "My name is [PERSON_NAME]."
     streamed = "".join(event.text for event in received if isinstance(event, PipelineText))
     assert "Sarah" not in streamed and "[PERSON_NAME]" in streamed
+
+
+def test_a_live_address_is_held_from_at_to_its_domain(finder) -> None:
+    live = LiveRedaction(redactor(finder, [RedactionClass.email_address]), lambda _: "en")
+    events = [_event("write to jane", 0), _event("at", 400), _event("gmail", 600), _event(".com, thanks.", 900),
+              SpeechEnded(turn=0, end=1200)]  # fmt: skip
+    out = asyncio.run(_stream(live, events))
+    texts = [e.text for e in out]
+    assert not [t for t in texts if "gmail" in t or "jane" in t] and "[EMAIL_ADDRESS]" in "".join(texts), texts

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from deployments.live.events import LiveEvent, LiveWord, SessionEnded, SpeechEnded, TranscriptEvent, TurnEnded
 from deployments.redaction.finder import Entity
+from deployments.redaction.options import RedactionClass
 from deployments.redaction.redactor import Redactor
 
 CONTEXT_WORDS = 12
@@ -38,16 +39,34 @@ def _bare(text: str) -> str:
     return _BARE.sub("", text).lower()
 
 
-def numeric_or_address(text: str) -> bool:
-    """A word that a number, card or e-mail address may go on after."""
+def numeric_or_address(words: list[str], index: int) -> bool:
+    """Whether a number, card or e-mail address may go on after `words[index]`: digits (or digit words), `at`,
+    `dot`, a word with `@` or an inner dot (`jane.doe`), `.com`, the word after `at` (a domain's first part), or
+    the word before one of those address words (its local part)."""
+    text = words[index]
     bare = _bare(text)
-    return bool(_DIGIT.search(text) or bare in DIGIT_WORDS or bare in ADDRESS_WORDS or _INNER_DOT_OR_AT.search(text))
+    before = _bare(words[index - 1]) if index > 0 else ""
+    after = _bare(words[index + 1]) if index + 1 < len(words) else ""
+    return bool(
+        _DIGIT.search(text)
+        or bare in DIGIT_WORDS
+        or bare in ADDRESS_WORDS
+        or _INNER_DOT_OR_AT.search(text)
+        or text.startswith(".")
+        or before in ("at", "@")
+        or after in ADDRESS_WORDS
+    )
 
 
-def may_continue(text: str) -> bool:
-    """A word an entity may go on after: numeric or address-like, or capitalised (a name's next part)."""
-    stripped = text.strip()
-    return numeric_or_address(stripped) or (stripped[:1].isupper() and not stripped.endswith((".", "?", "!")))
+def may_continue(words: list[str], index: int) -> bool:
+    """Whether an entity may go on after `words[index]`: numeric or address-like, or capitalised (a name's next
+    part)."""
+    text = words[index]
+    capitalised = text[:1].isupper() and not text.endswith((".", "?", "!"))
+    return numeric_or_address(words, index) or capitalised
+
+
+Keep = Callable[[list[str], int], bool]
 
 
 @dataclass
@@ -67,6 +86,9 @@ class LiveRedaction:
 
     def __init__(self, redactor: Redactor, language_of: Callable[[int | None], str | None]) -> None:
         self.redactor = redactor
+        # any word may be an address's first part (`jane` of `jane at example dot com`): with addresses asked, the
+        # last word heard waits for the next one (or a pause)
+        self.hold_last = RedactionClass.email_address in redactor.options.classes
         self.language_of = language_of  # a channel's language, given or detected (None: not yet)
         self.channels: dict[int | None, _Channel] = {}
 
@@ -75,7 +97,7 @@ class LiveRedaction:
         if isinstance(event, TranscriptEvent):
             channel = self.channels.setdefault(event.channel, _Channel())
             channel.held.extend(_Held(event, word) for word in event.words)
-            return await self._release(event.channel, keep=may_continue)
+            return await self._release(event.channel, keep=may_continue, hold_last=self.hold_last)
         if isinstance(event, SpeechEnded):
             return await self._release(event.channel, keep=numeric_or_address)
         if isinstance(event, TurnEnded):
@@ -89,7 +111,7 @@ class LiveRedaction:
     def _language(self, channel: int | None) -> str:
         return self.language_of(channel) or "en"
 
-    async def _release(self, index: int | None, keep: Callable[[str], bool] | None) -> list[LiveEvent]:
+    async def _release(self, index: int | None, keep: Keep | None, hold_last: bool = False) -> list[LiveEvent]:
         channel = self.channels.get(index)
         if channel is None or not channel.held:
             return []
@@ -98,9 +120,11 @@ class LiveRedaction:
         entities = await asyncio.to_thread(self.redactor.entities, pieces, self._language(index))
         count = len(channel.held)
         if keep is not None:
-            while count and keep(channel.held[count - 1].word.text):
+            words = [piece.strip() for piece in pieces]
+            count -= hold_last
+            while count and keep(words, len(context) + count - 1):
                 count -= 1
-            count = _before_open_entity(pieces, len(context), count, entities)
+        count = _before_open_entity(pieces, len(context), count, entities)
         if count == 0:
             return []
         redacted = self.redactor.applied(pieces, entities)[len(context) : len(context) + count]

