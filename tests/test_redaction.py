@@ -78,6 +78,7 @@ def test_a_number_failing_luhn_is_no_card_and_a_date_without_a_cue_no_birth_date
         ("I pay with my mastercard, 5105, 1051, 0510, 5100.", "credit_card_number"),
         ("My social security number is five three six two two eight one nine zero", "us_social_security_number"),
         ("Text me at 702, 5, 5, 5, 3, 4, 5, 6 when you arrive.", "phone_number"),
+        ("You can reach me at 415. -555 5, 2, 6, 7, 1, alright", "phone_number"),  # as a live reading wrote it
         ("My email is Sarah.jonesatgmail.com", "email_address"),  # an address heard as one word
     ],
 )

@@ -47,9 +47,9 @@ def _digits(least: int, most: int) -> str:
     or written as words (`five three six`, as speech recognition sometimes writes digits read one by one); the
     whole run or none of it (never the start of a longer one)."""
     return (
-        rf"(?i)(?<![\w])(?<![\d][ ,.-])(?<![\d][ ,.-]{{2}})"
-        rf"(?:\d(?:[ ,.-]{{0,2}}\d){{{least - 1},{most - 1}}}"
-        rf"|{_DIGIT}(?:[ ,.-]{{1,2}}{_DIGIT}){{{least - 1},{most - 1}}})(?![\w])(?![ ,.-]{{1,2}}(?:\d|{_DIGIT}\b))"
+        rf"(?i)(?<![\w])(?<![\d][ ,.-])(?<![\d][ ,.-]{{2}})(?<![\d][ ,.-]{{3}})"
+        rf"(?:\d(?:[ ,.-]{{0,3}}\d){{{least - 1},{most - 1}}}"
+        rf"|{_DIGIT}(?:[ ,.-]{{1,3}}{_DIGIT}){{{least - 1},{most - 1}}})(?![\w])(?![ ,.-]{{1,3}}(?:\d|{_DIGIT}\b))"
     )
 
 
