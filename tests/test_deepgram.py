@@ -201,6 +201,16 @@ def live(query: str) -> Any:
     return live_options([tuple(pair.split("=")) for pair in query.split("&")], DEEPGRAM_MODELS)  # type: ignore[misc]
 
 
+def test_live_redact_reaches_the_session_and_phi_is_refused() -> None:
+    redaction = live("encoding=linear16&sample_rate=16000&redact=pci&redact=ssn").settings.redaction
+    assert redaction is not None
+    assert redaction.classes == [RedactionClass.credit_card_number, RedactionClass.us_social_security_number]
+    assert live("encoding=linear16&sample_rate=16000&redact=false").settings.redaction is None
+    with pytest.raises(HTTPException) as refused:
+        live("encoding=linear16&sample_rate=16000&redact=phi")
+    assert refused.value.status_code == 400 and "phi" in str(refused.value.detail)
+
+
 def test_live_parameters() -> None:
     chosen = live("encoding=mulaw&sample_rate=8000&channels=2&multichannel=true&diarize=true&endpointing=300")
     settings = chosen.settings
