@@ -7,7 +7,14 @@ import functools
 import numpy as np
 import pytest
 
-from deployments.live._final_pass import SHORT_GROUP_S, SHORT_GROUP_WINDOW_S, FinalPass, Group, SpokenWord
+from deployments.live._final_pass import (
+    LOOKAHEAD_S,
+    SHORT_GROUP_S,
+    SHORT_GROUP_WINDOW_S,
+    FinalPass,
+    Group,
+    SpokenWord,
+)
 from deployments.live._local_agreement import TimedWord
 from deployments.live._second_readings import (
     MOST_BEHIND_S,
@@ -95,8 +102,38 @@ def test_the_utterances_of_a_group_are_read_again_together_in_one_reading() -> N
     utterance(first, "one", 0.5, 2.0)
     short = first.close()
     assert short is not None and short.audio is not None and len(short.audio) < SHORT_GROUP_S * S
+    first.flush()  # the input ended: no audio after it
     assert texts(asyncio.run(first.settle(short))) == ["one"]
     assert calls[1].encoder_window == "audio" and calls[1].shortest_window_s == SHORT_GROUP_WINDOW_S
+
+
+def test_a_short_group_is_read_with_the_audio_after_it_and_keeps_only_its_own_words() -> None:
+    """A session's first words read alone lack the sentence they begin (tiny.en: "And so am I fellow Americans"):
+    the reading waits for LOOKAHEAD_S of the audio after them, and the next group's words it reads there are not
+    this group's."""
+    read: list[int] = []
+
+    async def transcribe(samples: np.ndarray, options: ChunkOptions) -> ChunkTranscript:
+        read.append(len(samples))
+        words = [Word(word=" one", start=0.5, end=0.9), Word(word=" two", start=2.3, end=2.6)]
+        return ChunkTranscript(language="en", segments=[], words=words)
+
+    async def session() -> list[str]:
+        final = FinalPass(transcribe, "full", 0.3, 5.0)
+        utterance(final, "one", 0.5, 2.0)  # its voice ends with the audio, at 2.0 s
+        group = final.close()
+        assert group is not None and group.lookahead is not None
+        settling = asyncio.create_task(final.settle(group))
+        await asyncio.sleep(0.05)
+        assert not read  # waiting for the audio after the group
+        final.add(np.zeros(int(LOOKAHEAD_S * S), np.float32))
+        return texts(await settling)
+
+    assert asyncio.run(session()) == ["one"] and read == [int((2.0 + LOOKAHEAD_S) * S)]
+    final = FinalPass(transcribe, "full", 0.3, 5.0)  # a client that stops sending: what there is, at the latest
+    utterance(final, "one", 0.5, 2.0)  # after LOOKAHEAD_WAIT_S
+    group = final.close()
+    assert group is not None and texts(asyncio.run(final.settle(group))) == ["one"] and read[-1] == int(2.0 * S)
 
 
 def _final_pass(
@@ -109,6 +146,7 @@ def _final_pass(
     final.add_streamed([TimedWord(f" {t}", 1.0 + n, 1.5 + n) for n, t in enumerate("abc")], [None] * 3)
     final.end_utterance(5 * S, int(voiced_end_s * S), "en")
     group = final.close()
+    final.flush()
     spoken = asyncio.run(final.settle(group)) if group is not None else []
     return texts(spoken), len(calls)
 

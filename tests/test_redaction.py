@@ -79,6 +79,8 @@ def test_a_number_failing_luhn_is_no_card_and_a_date_without_a_cue_no_birth_date
         ("My social security number is five three six two two eight one nine zero", "us_social_security_number"),
         ("Text me at 702, 5, 5, 5, 3, 4, 5, 6 when you arrive.", "phone_number"),
         ("You can reach me at 415. -555 5, 2, 6, 7, 1, alright", "phone_number"),  # as a live reading wrote it
+        ("You can reach me at 415 -55 -2671. Alright", "phone_number"),  # a digit lost (another live reading)
+        ("Call me on 555 2671 tonight.", "phone_number"),  # a local number
         ("My email is Sarah.jonesatgmail.com", "email_address"),  # an address heard as one word
     ],
 )

@@ -37,9 +37,9 @@ def test_short_window_reads_nearly_the_words_of_the_full_window(
     difference = jiwer.wer([" ".join(_words(t)) for t in full], [" ".join(_words(t)) for t in short])
     assert difference <= 0.15  # tiny.en, 10 s shortest window: 0.05 here (0.16 before the missed-speech guard)
     for full_transcript, short_transcript in zip(full, short, strict=True):
-        assert _most_repeated_trigram(_words(short_transcript)) <= max(
-            1, _most_repeated_trigram(_words(full_transcript))
-        )
+        # no loop: a trigram may come once more than in the full window's reading (int8 kernels differ by CPU:
+        # "hello hello hello" said three times reads as four on one), a loop repeats it many times
+        assert _most_repeated_trigram(_words(short_transcript)) <= _most_repeated_trigram(_words(full_transcript)) + 1
         assert all(word.end > word.start for word in short_transcript.words)
 
 

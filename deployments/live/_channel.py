@@ -132,6 +132,7 @@ class ChannelTranscriber:
                 await self._publish(await self._commit(math.inf))
             self._end_utterance(end, voiced_end)
             self._close_group()
+        self.final.flush()  # no audio after the last groups: they read what there is
         self.turns.input_ended(self.detector.speaking, self.detector.last_voiced_end)
         if self.settling is not None:
             await self.settling  # the session's text is every utterance's final transcript
@@ -149,6 +150,7 @@ class ChannelTranscriber:
             await self._publish(await self._commit(math.inf))
         self._end_utterance(self.buffer.end, self.detector.last_voiced_end)
         self._close_group()
+        self.final.flush()  # a client that commits may send nothing more until it has the transcript
         self.agreement.previous = []
         self.buffer.cut_before_speech(self.buffer.end)  # what was committed stays as context, as at a pause
         self.detector.restart()

@@ -25,8 +25,9 @@ context; its words, the previous group's, are not repeated: they are told from t
 across a short pause.
 """
 
+import asyncio
 from collections import Counter
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
@@ -53,6 +54,14 @@ SHORT_GROUP_S = 6.0
 Americans" (in 10 and 15 s windows, and base in 30, "And so my fellow Americans"); over 251 s of recordings
 the final words were as close to the file's (tiny.en) or closer (base, 13.0% to 12.8%)."""
 SHORT_GROUP_WINDOW_S = 15.0
+LOOKAHEAD_S = 1.5
+"""A short group (under `SHORT_GROUP_S`, context included: a session's first words) is read with this much of the
+audio after it, once that has arrived: Whisper reads a few words alone without the sentence they begin (tiny.en
+read jfk's first 2.4 s as "And so am I fellow Americans", with 1 s more "And so my fellow Americans ask"). The
+words past the group's voice are not its own (`Lookahead.heard_until`)."""
+LOOKAHEAD_WAIT_S = 3.0
+"""The longest a short group's reading waits for the audio after it: a client may stop sending (the reading then
+reads what there is)."""
 CONTEXT_WORDS = 30
 """The last final words kept to find them in the next group's reading (more than 5 s of context holds)."""
 FEWEST_WORDS = 0.5
@@ -65,6 +74,25 @@ class SpokenWord:
 
     word: TimedWord
     speaker: int | None
+
+
+class Lookahead:
+    """A short group's audio and the audio after it, once that has come (`FinalPass.add`), the session's input
+    ended (`FinalPass.flush`), or it would be cut: a reading waits for it (`ready`)."""
+
+    def __init__(self, head: np.ndarray, tail_from: int, until: int) -> None:
+        self.head = head
+        self.tail_from = tail_from  # sample: where the group's audio ends and the lookahead starts
+        self.until = until  # sample: where the lookahead ends
+        self.audio = head
+        self.ready = asyncio.Event()
+
+    def take(self, samples: np.ndarray, start: int) -> None:
+        """The group's audio and what there is of the lookahead in `samples` (which start at sample `start`)."""
+        if start <= self.tail_from:
+            tail = samples[self.tail_from - start : max(self.tail_from, self.until) - start]
+            self.audio = np.concatenate([self.head, tail])
+        self.ready.set()
 
 
 @dataclass(frozen=True)
@@ -83,6 +111,8 @@ class Group:
     language: str | None
     prompt: str | None
     outcome: Outcome
+    lookahead: Lookahead | None = None
+    """A short group's: `audio` with the audio after it, once that is here."""
 
 
 class FinalPass:
@@ -116,6 +146,8 @@ class FinalPass:
         self.cleared = False  # the client dropped some of this audio: its streamed words are the transcript
         self.waiting = 0  # groups closed and not yet read again
         self.outcomes: Counter[Outcome] = Counter()
+        self.lookaheads: list[Lookahead] = []  # short groups' readings waiting for the audio after them
+        self.lookahead_s = LOOKAHEAD_S
 
     @property
     def end(self) -> int:
@@ -137,6 +169,11 @@ class FinalPass:
 
     def add(self, samples: np.ndarray) -> None:
         self.samples = np.concatenate([self.samples, samples])
+        self._give_lookaheads(lambda lookahead: lookahead.until <= self.end)
+
+    def flush(self) -> None:
+        """No more audio is coming (the input ended, the client committed): short groups read what there is."""
+        self._give_lookaheads(lambda _: True)
 
     def add_streamed(self, words: list[TimedWord], speakers: Sequence[int | None]) -> None:
         self.streamed += [SpokenWord(word, speaker) for word, speaker in zip(words, speakers, strict=True)]
@@ -181,10 +218,15 @@ class FinalPass:
         outcome = decide(self.window, self.cleared, self.readings.load())
         self.readings.record(outcome)
         self.outcomes[outcome] += 1
-        audio = None
+        audio, lookahead = None, None
         if outcome is Outcome.READ:
             audio = self.samples[: self.read_until - self.start]
             self.waiting += 1
+            if self.lookahead_s > 0 and len(audio) < SHORT_GROUP_S * SAMPLE_RATE:
+                until = self.read_until + int(self.lookahead_s * SAMPLE_RATE)
+                lookahead = Lookahead(audio, self.read_until, until)
+                self.lookaheads.append(lookahead)
+                self._give_lookaheads(lambda waiting: waiting.until <= self.end)  # already here
         group = Group(
             self.group,
             audio,
@@ -194,6 +236,7 @@ class FinalPass:
             self.language,
             self.prompt,
             outcome,
+            lookahead,
         )
         self.group, self.cleared = [], False
         self.group_from = max(self.group_from, self.group_until / SAMPLE_RATE)
@@ -226,12 +269,15 @@ class FinalPass:
                 await after
             return None
         try:
-            reading = await self._reread(group.audio, group)
+            reading = await self._reread(await self._audio_of(group), group)
         finally:
             self.waiting -= 1
         if after is not None:
             await after
-        heard = [word for word in reading if _middle(word) < group.heard_until]
+        heard_until = group.heard_until
+        if group.lookahead is not None:  # the words past its voice are the next group's
+            heard_until = min(heard_until, group.lookahead.tail_from / SAMPLE_RATE)
+        heard = [word for word in reading if _middle(word) < heard_until]
         read = heard[self._context_words(heard, group) :]
         return read if read and len(read) >= FEWEST_WORDS * len(group.streamed) else None
 
@@ -242,6 +288,24 @@ class FinalPass:
     def last_streamed_end(self) -> int:
         """Where a too long group ends: its last streamed word's end, else all of it."""
         return int(self.streamed[-1].word.end * SAMPLE_RATE) if self.streamed else self.end
+
+    async def _audio_of(self, group: Group) -> np.ndarray:
+        """What the group's reading reads: its audio, a short group's with the audio after it once that is here
+        (or `LOOKAHEAD_WAIT_S` passed)."""
+        assert group.audio is not None, "read_again: a group to read"
+        lookahead = group.lookahead
+        if lookahead is None:
+            return group.audio
+        try:
+            await asyncio.wait_for(lookahead.ready.wait(), LOOKAHEAD_WAIT_S)
+        except TimeoutError:
+            self._give_lookaheads(lambda waiting: waiting is lookahead)
+        return lookahead.audio
+
+    def _give_lookaheads(self, due: Callable[[Lookahead], bool]) -> None:
+        for lookahead in [waiting for waiting in self.lookaheads if due(waiting)]:
+            lookahead.take(self.samples, self.start)
+            self.lookaheads.remove(lookahead)
 
     def _read_until(self, voiced_end: int) -> int:
         return min(self.end, voiced_end + int(SPEECH_PAD_S * SAMPLE_RATE))
@@ -284,7 +348,8 @@ class FinalPass:
 
     def _cut(self, sample: int) -> None:
         drop = min(max(0, sample - self.start), len(self.samples))
-        if drop:
+        if drop:  # a short group waiting for the audio after it reads what there is, rather than a gap
+            self._give_lookaheads(lambda lookahead: lookahead.tail_from < self.start + drop)
             self.samples = self.samples[drop:]
             self.start += drop
 

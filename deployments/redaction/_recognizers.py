@@ -64,7 +64,9 @@ CARD_PART_CONTEXT = ["card", "visa", "mastercard", "amex"]
 SPOKEN_SSN = Pattern("eight to ten digits after an SSN word", _digits(8, 10), SPOKEN_SCORE)
 """Nine digits, or one fewer or more (a digit lost or heard twice), after `social security` or `SSN`."""
 SSN_CONTEXT = ["social", "security", "ssn", "ssns"]
-SPOKEN_PHONE = Pattern("ten or eleven digits after a phone word", _digits(10, 11), SPOKEN_SCORE)
+SPOKEN_PHONE = Pattern("seven to eleven digits after a phone word", _digits(7, 11), SPOKEN_SCORE)
+"""A local number (seven digits), a national one (ten, eleven with its country code), or one with a digit lost
+(`reach me at 415 -55 -2671`, a live reading)."""
 PHONE_CONTEXT = ["phone", "call", "reach", "mobile", "cell", "number", "text", "dial", "telephone", "fax"]
 GLUED_EMAIL = Pattern("an address heard as one word", rf"(?i)\b[a-z0-9][\w.+-]*\.(?:{_TLDS})\b", SPOKEN_SCORE)
 # (`e-mail` is two words to the check: `mail` finds it)
