@@ -187,3 +187,20 @@ def test_the_plan_names_each_tasks_outputs(tmp_path: Path) -> None:
     _files(tmp_path, "calls/a.wav")
     [task] = plan(list_inputs(str(tmp_path)), ["srt", "verbose_json"], "transcribe", None, False)
     assert task.outputs == ["calls/a.srt", "calls/a.verbose.json"]
+
+
+def test_progress_says_what_the_run_paid_before_its_first_output_and_times_the_rest_after_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from deployments.batch import run as batch_run
+
+    now = [100.0]
+    monkeypatch.setattr("deployments.batch.run.time.monotonic", lambda: now[0])
+    lines: list[str] = []
+    progress = batch_run.Progress(4, lines.append, started=60.0)  # Ray's start counted from 60 s
+    for at in (100.0, 102.0, 104.0):
+        now[0] = at
+        progress.add(Outcome(name=f"f{at}", source="x", status="ok", duration=30.0))
+    assert lines[0].startswith("first output after 40.0 s")
+    assert lines[1].startswith("[1/4]") and "ETA 120 s" in lines[1]  # before a second output: the wall so far
+    assert lines[-1].startswith("[3/4]") and "ETA 2 s" in lines[-1]  # then 2 s a file, the rate since the first

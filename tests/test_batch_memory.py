@@ -38,7 +38,7 @@ def test_batches_keep_every_item_in_order() -> None:
 
 
 def test_defaults_by_device_and_compute_type() -> None:
-    assert default_budget_mb("cpu") < default_budget_mb("cuda") == default_budget_mb("auto")
+    assert default_budget_mb("cpu") < default_budget_mb("cuda")
     assert value_bytes("int8") == 4 and value_bytes("float16") == value_bytes("int8_float16") == 2
 
 
@@ -70,5 +70,11 @@ def test_the_engine_reads_a_batch_over_its_budget_in_batches_that_fit(
 @pytest.mark.parametrize("budget", [None, 2048])
 def test_the_setting_reaches_the_engine(budget: int | None) -> None:
     config = WhisperModelConfig(model="embedded:tiny.en", max_batch_memory_mb=budget, parallel_batches=4)
-    memory = BatchMemory.for_replica("ctranslate2", 384, 4, config)
+    memory = BatchMemory.for_replica("ctranslate2", 384, 4, config, "cpu")
     assert memory.budget_mb == (budget or 1024) and memory.share_mb == memory.budget_mb / 4
+
+
+def test_auto_on_a_machine_without_a_gpu_gets_the_cpus_budget(tiny) -> None:
+    """`whisper.device: auto` lands on the CPU here: the CPU's default budget, not a GPU's."""
+    engine = type(tiny)(tiny.config.model_copy(update={"device": "auto"}))
+    assert engine.memory.budget_mb == default_budget_mb("cpu")

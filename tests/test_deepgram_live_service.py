@@ -19,12 +19,14 @@ pytestmark = pytest.mark.paced  # see tests/conftest.py: after the other service
 KEY = API_KEYS[1]
 
 
-def test_the_sdk_streams_the_call_at_real_time(service: Service, call_samples: np.ndarray) -> None:
+def test_the_sdk_streams_the_call_at_twice_real_time(service: Service, call_samples: np.ndarray) -> None:
+    """At 2x: the live path at real time is the nexara and OpenAI sessions' (tests/test_live_service.py,
+    tests/test_openai_realtime_service.py); here Deepgram's messages over it, in half the loop's time."""
     pcm = (np.clip(call_samples, -1, 1) * 32767).astype("<i2").tobytes()
     before = charges_of({"state_dir": str(service.state_dir)}, KEY)
     received = asyncio.run(
         stream_deepgram_live(
-            service.base_url, KEY, pcm, punctuate="true", interim_results="true", utterance_end_ms="1000",
+            service.base_url, KEY, pcm, speed=2.0, punctuate="true", interim_results="true", utterance_end_ms="1000",
             vad_events="true",
         )
     )  # fmt: skip

@@ -46,6 +46,8 @@ class ChunkTranscriber:
 
     async def _transcribe(self, item: Row, options: ChunkOptions, more_coming: bool) -> ChunkTranscript:
         samples = np.frombuffer(item["data"], dtype=np.float32)
-        hints = BatchHints(interactive=False, more_coming=more_coming, sender=item["name"])
+        # one sender: chunks go in as they came (the service's turns between senders, one a file, would bring
+        # every file of a call to its end at once, and the first outputs only at the run's end)
+        hints = BatchHints(interactive=False, more_coming=more_coming, sender="batch")
         transcript: ChunkTranscript = await self.transcriber.transcribe_chunk(samples, options, hints)
         return transcript

@@ -65,19 +65,29 @@ class BatchSettings(BaseModel):
 
 
 class Progress:
-    """Files, audio hours, throughput (audio seconds per wall second) and ETA, a line per file on stderr."""
+    """Files, audio hours, throughput (audio seconds per wall second) and ETA, a line per file on stderr. The first
+    output says how long the run took to get there (Ray's start, the engines' model load, the first batch), paid
+    once; the ETA after it is at the rate since then."""
 
-    def __init__(self, total: int, write: Callable[[str], Any] = sys.stderr.write) -> None:
+    def __init__(
+        self, total: int, write: Callable[[str], Any] = sys.stderr.write, started: float | None = None
+    ) -> None:
         self.total, self.done, self.errors, self.audio_s = total, 0, 0, 0.0
-        self.started = time.monotonic()
+        self.started = time.monotonic() if started is None else started
+        self.first: float | None = None  # when the first output came
         self.write = write
 
     def add(self, outcome: Outcome) -> None:
+        now = time.monotonic()
         self.done += 1
         self.errors += outcome.status == "error"
         self.audio_s += outcome.duration or 0.0
-        wall = max(time.monotonic() - self.started, 1e-6)
-        eta = wall / self.done * (self.total - self.done)
+        wall = max(now - self.started, 1e-6)
+        if self.first is None:
+            self.first = now
+            self.write(f"first output after {wall:.1f} s (Ray's start, the model's load and the first batch)\n")
+        rate = (now - self.first) / (self.done - 1) if self.done > 1 else wall
+        eta = rate * (self.total - self.done)
         self.write(
             f"[{self.done}/{self.total}] {outcome.name}: {outcome.status} | {self.audio_s / 3600:.2f} h of audio,"
             f" {self.audio_s / wall:.2f} audio s/s, {self.errors} errors, ETA {eta:.0f} s\n"
@@ -97,9 +107,10 @@ def run_batch(
     try:
         todo = journal.list(tasks, Resume(folder, settings.retry_errors))
         if todo:
+            started = time.monotonic()
             if not ray.is_initialized():
-                ray.init(address=None if _cluster_given() else "local", log_to_driver=False)
-            _stream(journal, todo, output, engines, render, settings, NodeAffinitySchedulingStrategy)
+                _start_ray()
+            _stream(journal, todo, output, engines, render, settings, NodeAffinitySchedulingStrategy, started)
             folder.write_manifest_lines(journal.lines())  # a rerun with nothing to do writes nothing
     finally:
         journal.remove()
@@ -114,6 +125,7 @@ def _stream(
     render: Renderer,
     settings: BatchSettings,
     affinity: Any,
+    started: float,
 ) -> None:
     import ray
     import ray.data
@@ -164,7 +176,7 @@ def _stream(
             compute=ray.data.ActorPoolStrategy(min_size=1, max_size=settings.speaker_actors),
             num_cpus=settings.speaker_cpus,
         )
-    folder, progress, written = OutputFolder(output), Progress(todo), time.monotonic()
+    folder, progress, written = OutputFolder(output), Progress(todo, started=started), time.monotonic()
     for row in finished.iter_rows():
         outcome = Outcome.model_validate_json(row["info"])
         if not journal.add(outcome):  # a retried block's row for a file already counted: one row per input
@@ -173,6 +185,20 @@ def _stream(
         if time.monotonic() - written > max(MANIFEST_EVERY_S, progress.done / 1000):  # ~1 s per 10,000 rows
             folder.write_manifest_lines(journal.lines())
             written = time.monotonic()
+
+
+def _start_ray() -> None:
+    """Join the cluster given, else start a Ray of this run's own, without Ray's dashboard: on a small machine its
+    processes cost the run seconds of start and CPU while it runs (`ray start --head` and RAY_ADDRESS give a run
+    the dashboard)."""
+    import ray
+
+    started = time.monotonic()
+    if _cluster_given():
+        ray.init(log_to_driver=False)
+    else:
+        ray.init(address="local", log_to_driver=False, include_dashboard=False)
+    sys.stderr.write(f"Ray up in {time.monotonic() - started:.1f} s\n")
 
 
 def _cluster_given() -> bool:

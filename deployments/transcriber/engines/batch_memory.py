@@ -37,7 +37,7 @@ T = TypeVar("T")
 
 
 def default_budget_mb(device: str) -> int:
-    """The budget on this device: `auto` is a GPU's where one is."""
+    """The budget on this device (`cpu` or `cuda`: where the engine runs, `auto` resolved)."""
     return DEFAULT_BUDGET_MB["cpu" if device == "cpu" else "cuda"]
 
 
@@ -58,9 +58,12 @@ class BatchMemory:
     concurrent_batches: int
 
     @classmethod
-    def for_replica(cls, engine: str, width: int, value_bytes: int, config: WhisperModelConfig) -> "BatchMemory":
-        """The budget `config` sets (else the device's default), shared by its `parallel_batches`; logged once."""
-        budget = config.max_batch_memory_mb or default_budget_mb(config.device)
+    def for_replica(
+        cls, engine: str, width: int, value_bytes: int, config: WhisperModelConfig, device: str
+    ) -> "BatchMemory":
+        """The budget `config` sets (else the default of `device`, where the engine runs: `auto` resolved), shared
+        by its `parallel_batches`; logged once."""
+        budget = config.max_batch_memory_mb or default_budget_mb(device)
         memory = cls(engine, width, value_bytes, budget, config.parallel_batches)
         memory.log()
         return memory

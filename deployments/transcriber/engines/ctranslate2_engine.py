@@ -61,7 +61,9 @@ class CTranslate2Engine:
             num_workers=config.parallel_batches,  # concurrent calls from two threads run in parallel
             local_files_only=config.model.startswith("embedded:"),
         )
-        self.memory = BatchMemory.for_replica("ctranslate2", self._width(), value_bytes(config.compute_type), config)
+        self.memory = BatchMemory.for_replica(
+            "ctranslate2", self._width(), value_bytes(config.compute_type), config, self.model.model.device
+        )
 
     def _width(self) -> int:
         """The model's d_model, from the encoder's output for one second (CTranslate2 does not say it otherwise)."""

@@ -61,7 +61,7 @@ class TransformersEngine:
             token_id: token[2:-2] for token, token_id in (getattr(generation, "lang_to_id", None) or {}).items()
         }
         width, value_bytes = int(self.model.config.d_model), 2 if use_cuda else 4  # float16 on GPU, else float32
-        self.memory = BatchMemory.for_replica("transformers", width, value_bytes, config)
+        self.memory = BatchMemory.for_replica("transformers", width, value_bytes, config, "cuda" if use_cuda else "cpu")
         self.running = threading.BoundedSemaphore(config.parallel_batches)
 
     def _features(self, chunks: list[np.ndarray]) -> torch.Tensor:
