@@ -15,6 +15,9 @@ streaming (`close` is immediate, `settle` awaits the reading): the next utteranc
 the turn's end waits for it. When the input ends while someone speaks, the words not streamed yet are left to
 that reading (`will_read`, `end_utterance(unread_tail=True)`).
 
+A short group (a session's first words: no context before them) waits for the audio after it and is read with it
+(`LOOKAHEAD_S`), keeping only its own words: Whisper reads a few words alone without the sentence they begin.
+
 The second reading rewrites what streaming heard, it does not find speech where streaming found none: a group
 with no streamed words stays empty, streamed words after the voice's end are dropped (Whisper writes
 "Thank you." into noise and into the silence a pause or a commit leaves), its words are those before the end of
@@ -58,7 +61,7 @@ LOOKAHEAD_S = 1.5
 """A short group (under `SHORT_GROUP_S`, context included: a session's first words) is read with this much of the
 audio after it, once that has arrived: Whisper reads a few words alone without the sentence they begin (tiny.en
 read jfk's first 2.4 s as "And so am I fellow Americans", with 1 s more "And so my fellow Americans ask"). The
-words past the group's voice are not its own (`Lookahead.heard_until`)."""
+words read past the group's voice (`Lookahead.tail_from`) are not its own."""
 LOOKAHEAD_WAIT_S = 3.0
 """The longest a short group's reading waits for the audio after it: a client may stop sending (the reading then
 reads what there is)."""
@@ -147,7 +150,6 @@ class FinalPass:
         self.waiting = 0  # groups closed and not yet read again
         self.outcomes: Counter[Outcome] = Counter()
         self.lookaheads: list[Lookahead] = []  # short groups' readings waiting for the audio after them
-        self.lookahead_s = LOOKAHEAD_S
 
     @property
     def end(self) -> int:
@@ -222,8 +224,8 @@ class FinalPass:
         if outcome is Outcome.READ:
             audio = self.samples[: self.read_until - self.start]
             self.waiting += 1
-            if self.lookahead_s > 0 and len(audio) < SHORT_GROUP_S * SAMPLE_RATE:
-                until = self.read_until + int(self.lookahead_s * SAMPLE_RATE)
+            if len(audio) < SHORT_GROUP_S * SAMPLE_RATE:
+                until = self.read_until + int(LOOKAHEAD_S * SAMPLE_RATE)
                 lookahead = Lookahead(audio, self.read_until, until)
                 self.lookaheads.append(lookahead)
                 self._give_lookaheads(lambda waiting: waiting.until <= self.end)  # already here
