@@ -93,7 +93,7 @@ class Lookahead:
     def take(self, samples: np.ndarray, start: int) -> None:
         """The group's audio and what there is of the lookahead in `samples` (which start at sample `start`)."""
         if start <= self.tail_from:
-            tail = samples[self.tail_from - start : max(self.tail_from, self.until) - start]
+            tail = samples[self.tail_from - start : self.until - start]
             self.audio = np.concatenate([self.head, tail])
         self.ready.set()
 
