@@ -83,11 +83,18 @@ async def transcription_session(
 async def _until_completed(
     received: list[tuple[float, Any]], loop: asyncio.AbstractEventLoop, started: float, quiet_s: float
 ) -> None:
-    """Until every committed item has its completed transcript and no event came for `quiet_s` (at most 60 s)."""
+    """Until every item the server started (speech it heard) or committed has its completed transcript and no
+    event came for `quiet_s` (at most 60 s). A server behind the audio answers a turn's end seconds later than
+    its start: a quiet stretch after one item's completion is not the end while the next one's speech has
+    started (a session on a loaded machine was closed before its second speaker's turn was transcribed)."""
     deadline = loop.time() + 60
     while loop.time() < deadline:
         await asyncio.sleep(0.1)
-        committed = {e.item_id for _, e in received if e.type == "input_audio_buffer.committed"}
+        committed = {
+            e.item_id
+            for _, e in received
+            if e.type in ("input_audio_buffer.committed", "input_audio_buffer.speech_started")
+        }
         completed = {e.item_id for _, e in received if e.type == COMPLETED}
         quiet = loop.time() - started - (received[-1][0] if received else 0.0) >= quiet_s
         if committed and committed <= completed and quiet:

@@ -347,3 +347,41 @@ def test_a_failed_second_reading_ends_the_session_with_an_error() -> None:
     assert isinstance(events[-1], SessionFailed) and events[-1].code == "internal"
     assert "the Transcriber is gone" in events[-1].message
     assert not any(isinstance(e, TurnEnded) for e in events)  # the first turn's reading failed: no turn is lost
+
+
+def test_words_made_final_late_still_have_their_voice_heard() -> None:
+    """Whisper changing its mind on every reading, read seldom (a busy replica's pace) over long speech without
+    a pause: each final word's voice is still heard whole by the speaker encoder (`RecentAudio` keeps 8 s; words
+    are final `delay_ms` plus a reading interval after they were heard), so a voice is named from all its words."""
+    call, _ = sf.read(str(pyannote_sample()), dtype="float32")
+    speech = np.concatenate([call[int(10.9 * SAMPLE_RATE) : int(14.3 * SAMPLE_RATE)]] * 4)  # 13.6 s, no pause
+    script = [(f"w{n}", t, t + 0.3) for n, t in enumerate(np.arange(0.2, len(speech) / SAMPLE_RATE - 0.4, 0.4))]
+    heard: list[int] = []
+
+    class Undecided(FakeModels):
+        async def transcribe(self, samples: np.ndarray, options: ChunkOptions) -> ChunkTranscript:
+            transcript = await super().transcribe(samples, options)
+            words = [w.model_copy(update={"word": f"{w.word}_{self.readings}"}) for w in transcript.words]
+            return transcript.model_copy(update={"words": words})  # no two readings agree
+
+        async def embed(self, windows: list[np.ndarray]) -> np.ndarray:
+            heard.extend(len(window) for window in windows)
+            return await super().embed(windows)
+
+    async def run() -> list[LiveEvent]:
+        models = Undecided(script, 0.9)
+        session = LiveSession(SessionSettings(diarize=True), LiveConfig(min_reading_interval_ms=1200), models.live())
+        models.watch(session)
+        pcm = (speech * 32767).astype("<i2").tobytes()
+        for offset in range(0, len(pcm), 6400):
+            assert session.push(pcm[offset : offset + 6400]) is None
+            await asyncio.sleep(0)
+        session.end_input()
+        events = [event async for event in session.events()]
+        await session.close()
+        return events
+
+    events = asyncio.run(run())
+    words = [w for e in events if isinstance(e, TranscriptEvent) for w in e.words]
+    assert len(words) > 25
+    assert len(heard) == len(words) and min(heard) >= SAMPLE_RATE  # each word's voice, a second or more of it
