@@ -73,7 +73,9 @@ def sdk(client: TestClient, key: str = KEY) -> DeepgramClient:
     environment = DeepgramClientEnvironment(
         base="http://testserver", production="ws://testserver", agent="ws://testserver", agent_rest="http://testserver"
     )
-    return DeepgramClient(api_key=key, environment=environment, httpx_client=client)
+    # a timeout of our own: the SDK passes httpx's "client default" otherwise, which the TestClient (httpx2 when
+    # installed: starlette 1.x prefers it, and openai brings it) refuses
+    return DeepgramClient(api_key=key, environment=environment, httpx_client=client, timeout=60)
 
 
 def options(**query: str):

@@ -64,6 +64,7 @@ class FakeModels:
         self.read_from: list[float] = []  # where each second reading's audio starts, in the order they were taken
         self.streaming = asyncio.Event()
         self.streamed_beside: list[bool] = []
+        self.heard = np.zeros(0, dtype=np.float32)  # all the audio the first channel's buffer took
 
     def watch(self, session: LiveSession) -> None:
         """Know where each second reading's audio starts: the session has moved on by the time it runs (the
@@ -78,10 +79,24 @@ class FakeModels:
                 return group
 
             channel.final.close = closed  # type: ignore[method-assign]
+        first = session.channels[0]
+
+        def heard(samples: np.ndarray, add: Any = first.buffer.add) -> None:
+            self.heard = np.concatenate([self.heard, samples])
+            add(samples)
+
+        first.buffer.add = heard  # type: ignore[method-assign]
+
+    def start_of(self, samples: np.ndarray) -> float:
+        """Where a streaming reading's audio starts (seconds): the buffer's, or a buffer's as it was."""
+        voiced = int(np.argmax(samples != 0))  # silence is everywhere: find the first sound
+        for at in np.flatnonzero(self.heard == samples[voiced]) - voiced:
+            if at >= 0 and np.array_equal(self.heard[at : at + len(samples)], samples):
+                return float(at) / SAMPLE_RATE
+        raise AssertionError("a reading of audio the session never heard")
 
     async def transcribe(self, samples: np.ndarray, options: ChunkOptions) -> ChunkTranscript:
         assert options.word_timestamps and self.session is not None
-        channel = self.session.channels[0]
         if options.beam_size is None:  # a group's second reading (`_final_pass.py`): the file's beam
             self.final_readings += 1
             start = self.read_from.pop(0)
@@ -96,7 +111,7 @@ class FakeModels:
             self.readings += 1
             self.streaming.set()
             assert options.beam_size == 1
-            start = channel.buffer.start / SAMPLE_RATE
+            start = self.start_of(samples)
         end = start + len(samples) / SAMPLE_RATE
         words = [
             Word(word=f" {t}", start=s - start, end=e - start) for t, s, e in self.script if s >= start and e <= end
@@ -385,3 +400,42 @@ def test_words_made_final_late_still_have_their_voice_heard() -> None:
     words = [w for e in events if isinstance(e, TranscriptEvent) for w in e.words]
     assert len(words) > 25
     assert len(heard) == len(words) and min(heard) >= SAMPLE_RATE  # each word's voice, a second or more of it
+
+
+@pytest.mark.parametrize("second", ["capitals", "nothing"])
+def test_a_commit_in_speech_leaves_the_words_not_streamed_yet_to_the_second_reading(second: str) -> None:
+    """A client's commit while someone speaks (OpenAI's `input_audio_buffer.commit`) ends the turn as the end of
+    input does: one reading after the commit writes the words not streamed yet (a reading that wrote nothing
+    leaves them to a streaming reading of the audio as it was). The speech after the commit streams on: every
+    word once, in order, none read twice."""
+
+    async def run() -> tuple[list[LiveEvent], FakeModels]:
+        audio, script = stream_audio()
+        models = FakeModels(script, 0.9, second)
+        session = LiveSession(SessionSettings(turn_detection="vad"), LiveConfig(), models.live())
+        models.watch(session)
+        pcm = (audio * 32767).astype("<i2").tobytes()
+        commit_at = int(12.0 * SAMPLE_RATE) * 2  # in the second speaker's turn
+        for offset in range(0, len(pcm), 6400):
+            if offset == commit_at:
+                session.mark("commit")
+            assert session.push(pcm[offset : offset + 6400]) is None
+            await asyncio.sleep(0)
+        session.end_input()
+        events = [event async for event in session.events()]
+        await session.close()
+        return events, models
+
+    events, models = asyncio.run(run())
+    streamed = [w.text for e in events if isinstance(e, TranscriptEvent) for w in e.words]
+    said = [text for text, _, _ in models.script]
+    assert [w.lower() for w in streamed] == said  # every word once, in order
+    turns = [e for e in events if isinstance(e, TurnEnded)]
+    committed = turns[1]  # the second turn, ended by the commit
+    tail = [w for w in streamed if w.isupper()]
+    assert bool(tail) == (second == "capitals")
+    if second == "capitals":  # the reading's words are the last before the commit, and the turn's end after them
+        before_commit = [text for text, _, end in models.script if end <= 12.0]
+        assert [w.lower() for w in tail] == before_commit[len(before_commit) - len(tail) :]
+        assert all(w.text.isupper() for w in committed.words) and committed.end <= 12_100
+    assert committed.end <= 12_100 and turns[-1].start >= committed.end

@@ -8,6 +8,7 @@ Its labels are mapped onto angry/sad/neutral/positive by name (`LABEL_MAP`); lab
 """
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -43,7 +44,8 @@ class AudioEmotionClassifier:
         if not path.is_dir():
             raise FileNotFoundError(f"audio emotion model not found: {path}")
         self.torch = torch
-        self.extractor = AutoFeatureExtractor.from_pretrained(path, local_files_only=True)  # type: ignore[no-untyped-call]
+        extractors: Any = AutoFeatureExtractor  # typed in some transformers releases, untyped in others
+        self.extractor = extractors.from_pretrained(path, local_files_only=True)
         self.model = AutoModelForAudioClassification.from_pretrained(path, local_files_only=True).eval()
         names = {int(i): str(name).lower() for i, name in self.model.config.id2label.items()}
         self.columns = {i: LABEL_MAP[name] for i, name in names.items() if name in LABEL_MAP}

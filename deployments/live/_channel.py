@@ -19,6 +19,7 @@ labelled by `WordSpeakers` (`_speakers.py`).
 import asyncio
 import math
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -41,6 +42,15 @@ LANGUAGE_AFTER_S = 3.0
 LARGEST_STEP_S = 4.0
 """Audio that arrived at once (a client ahead of real time) is read in steps of at most this much, so the
 buffer never outgrows what Whisper sees at once."""
+
+
+@dataclass(frozen=True)
+class _Unread:
+    """A buffer's audio and the agreement on its words, as they were when its tail was left to a reading."""
+
+    agreement: LocalAgreement
+    samples: np.ndarray
+    start: int
 
 
 class ChannelTranscriber:
@@ -146,13 +156,20 @@ class ChannelTranscriber:
         """The client committed what it sent (OpenAI's `input_audio_buffer.commit`): everything heard is final,
         the buffer restarts at its end (less the context), and the open turn ends there. The next turn opens
         when voice is heard after the commit (within ~100 ms when the speaker goes on)."""
-        if self.detector.speaking or self.agreement.previous:
-            await self._publish(await self._commit(math.inf))
-        self._end_utterance(self.buffer.end, self.detector.last_voiced_end)
-        self._close_group()
+        unread = self.detector.speaking or bool(self.agreement.previous)
+        end, voiced_end = self.buffer.end, self.detector.last_voiced_end
+        if unread and self.final.will_read(end, voiced_end):  # one reading after the commit, as at the end
+            self._end_with_tail(end, voiced_end)
+            self.agreement = LocalAgreement()  # the tail's words are not final here yet: the next turn's
+            self.buffer.cut(end)  # readings start after them, without them as context (else read twice)
+        else:
+            if unread:
+                await self._publish(await self._commit(math.inf))
+            self._end_utterance(end, voiced_end)
+            self._close_group()
+            self.agreement.previous = []
+            self.buffer.cut_before_speech(end)  # what was committed stays as context, as at a pause
         self.final.flush()  # a client that commits may send nothing more until it has the transcript
-        self.agreement.previous = []
-        self.buffer.cut_before_speech(self.buffer.end)  # what was committed stays as context, as at a pause
         self.detector.restart()
         self.turns.committed(self.buffer.end)
 
@@ -195,13 +212,17 @@ class ChannelTranscriber:
         read_from = self.buffer.start / SAMPLE_RATE
         return self.agreement.update(await self._hypothesis(), settled_before, read_from)
 
-    async def _commit(self, until: float) -> list[TimedWord]:
-        """The words of a reading of the buffer that start before `until`, all final (`commit_through`)."""
-        read_from = self.buffer.start / SAMPLE_RATE
-        return self.agreement.commit_through(await self._hypothesis(), until, read_from)
+    async def _commit(self, until: float, unread: _Unread | None = None) -> list[TimedWord]:
+        """The words of a reading of the buffer (or of `unread`, the buffer as it was) that start before
+        `until`, all final (`commit_through`)."""
+        unread = unread or _Unread(self.agreement, self.buffer.samples, self.buffer.start)
+        hypothesis = await self._hypothesis(unread.samples, unread.start)
+        return unread.agreement.commit_through(hypothesis, until, unread.start / SAMPLE_RATE)
 
-    async def _hypothesis(self) -> list[TimedWord]:
-        if len(self.buffer.samples) < SAMPLE_RATE // 10:
+    async def _hypothesis(self, samples: np.ndarray | None = None, start: int | None = None) -> list[TimedWord]:
+        samples = self.buffer.samples if samples is None else samples
+        start = self.buffer.start if start is None else start
+        if len(samples) < SAMPLE_RATE // 10:
             return []
         options = ChunkOptions(
             language=self.language,
@@ -212,11 +233,11 @@ class ChannelTranscriber:
             prompt=self._prompt(),
         )
         asked = time.perf_counter()
-        transcript = await self.models.transcribe(self.buffer.samples, options)
+        transcript = await self.models.transcribe(samples, options)
         self.pace.took(time.perf_counter() - asked)
-        if self.language is None and len(self.buffer.samples) >= LANGUAGE_AFTER_S * SAMPLE_RATE:
+        if self.language is None and len(samples) >= LANGUAGE_AFTER_S * SAMPLE_RATE:
             self.language = transcript.language
-        offset = self.buffer.start / SAMPLE_RATE
+        offset = start / SAMPLE_RATE
         return [TimedWord(w.word, w.start + offset, w.end + offset) for w in transcript.words if w.word.strip()]
 
     def _prompt(self) -> str | None:
@@ -247,25 +268,27 @@ class ChannelTranscriber:
         return text, [self._final_word(s) for s in spoken]
 
     def _end_with_tail(self, until: int, voiced_end: int) -> None:
-        """End the last group at the end of input with the words not streamed yet unread: its second reading
-        writes them, and they go out as `transcript` events (before the turn's end) once it is done."""
+        """End the last group (at the end of input, or a commit) with the words not streamed yet unread: its
+        second reading writes them, and they go out as `transcript` events (before the turn's end) once it is
+        done. The buffer as it is now goes with it, for a streaming reading should that one stop early."""
         self.final.end_utterance(until, voiced_end, self.language, self._prompt(), unread_tail=True)
         group = self.final.close()
         assert group is not None, "will_read: the group has words"
-        reading = asyncio.create_task(self._read_tail(group, self.settling, self.turns.current))
+        unread = _Unread(self.agreement, self.buffer.samples, self.buffer.start)
+        reading = asyncio.create_task(self._read_tail(group, self.settling, self.turns.current, unread))
         self.emit(asyncio.create_task(_tail_events(reading)))
         self.settling = asyncio.create_task(_tail_final_words(reading))
         self.turns.add(self.settling)
 
     async def _read_tail(
-        self, group: Group, previous: asyncio.Task[FinalWords] | None, turn: int | None
+        self, group: Group, previous: asyncio.Task[FinalWords] | None, turn: int | None, unread: _Unread
     ) -> tuple[list[TranscriptEvent], FinalWords]:
         """The last group's words after its streamed ones, from its second reading (from a streaming reading if
         that stopped early), and its final words."""
         read = await self.final.read_again(group, previous)
         streamed = group.streamed
         if read is None:
-            tail = await self._heard(await self._commit(math.inf))
+            tail = await self._heard(await self._commit(math.inf, unread))
             spoken = streamed + tail
         else:
             tail = await self._heard(words_after(read, streamed[-1].word))

@@ -12,8 +12,8 @@ reading affordable (issue 61): one encoder pass for the turn instead of one per 
 their neighbours, and no context read again between them. Whether a group is read again is
 `_second_readings.decide`'s: every group while the replica's sessions keep up. The reading runs beside the
 streaming (`close` is immediate, `settle` awaits the reading): the next utterances stream while it runs, and
-the turn's end waits for it. When the input ends while someone speaks, the words not streamed yet are left to
-that reading (`will_read`, `end_utterance(unread_tail=True)`).
+the turn's end waits for it. When the input ends, or the client commits, while someone speaks, the words not
+streamed yet are left to that reading (`will_read`, `end_utterance(unread_tail=True)`).
 
 A short group (a session's first words: no context before them) waits for the audio after it and is read with it
 (`LOOKAHEAD_S`), keeping only its own words: Whisper reads a few words alone without the sentence they begin.
@@ -246,10 +246,10 @@ class FinalPass:
         return group
 
     def will_read(self, until: int, voiced_end: int) -> bool:
-        """Whether, at the end of input, the last group (with the utterance up to `until`) would be read again with
-        its words not streamed yet: the channel then leaves them to that reading, rather than reading them first
-        in a streaming reading of their own (the two one after the other were the session's last 3 s on a loaded
-        CPU)."""
+        """Whether, at the end of input or a commit, the group (with the utterance up to `until`) would be read
+        again with its words not streamed yet: the channel then leaves them to that reading, rather than reading
+        them first in a streaming reading of their own (the two one after the other were the session's last 3 s
+        on a loaded CPU)."""
         has_words = bool(self.group or self._streamed_before(until, voiced_end))
         return has_words and tail_left_to_reading(self.window, self.cleared, self.readings.load())
 
