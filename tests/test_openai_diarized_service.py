@@ -13,6 +13,7 @@ from openai.types.audio import TranscriptionDiarized
 
 from devkit.media import encode
 from tests.conftest import Service
+from tests.test_voices_service import enrolled
 
 RATE = 16_000
 SOLO = {"alice": (11.0, 14.0), "bob": (22.0, 26.0)}
@@ -37,7 +38,7 @@ def test_diarized_json_names_a_speaker_by_clip_and_one_by_enrolled_voice(
     both kinds name speakers in one request, one name each."""
     bob_clip = encode(call_samples[int(SOLO["bob"][0] * RATE) : int(SOLO["bob"][1] * RATE)], "flac")
     with service.client() as client:
-        bob = client.post("/v1/voices", data={"name": "bob"}, files={"file": ("bob.flac", bob_clip)}).json()["id"]
+        bob = enrolled(client, "bob", bob_clip)
     try:
         result = openai_client.audio.transcriptions.create(
             file=("call.flac", encode(call_samples, "flac")),
