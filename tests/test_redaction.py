@@ -81,6 +81,7 @@ def test_a_number_failing_luhn_is_no_card_and_a_date_without_a_cue_no_birth_date
         ("You can reach me at 415. -555 5, 2, 6, 7, 1, alright", "phone_number"),  # as a live reading wrote it
         ("You can reach me at 415 -55 -2671. Alright", "phone_number"),  # a digit lost (another live reading)
         ("Call me on 555 2671 tonight.", "phone_number"),  # a local number
+        ("You can reach me at 415 515 or write to", "phone_number"),  # a number heard in part (a live reading)
         ("My email is Sarah.jonesatgmail.com", "email_address"),  # an address heard as one word
     ],
 )
@@ -96,6 +97,7 @@ def test_numbers_and_addresses_as_speech_recognition_writes_them(finder, text, c
         "The weather is nice today and we will meet at noon at the station.",
         "Please send the report before the meeting starts.",
         "I think the second option is better for everyone.",
+        "Call me in 2025 about the order number 12345.",  # a year after a calling word, an order number
     ],
 )
 def test_sentences_without_personal_data_are_left_alone(finder, text) -> None:
@@ -218,6 +220,14 @@ def test_a_pause_releases_a_held_name_but_not_a_number_and_the_session_end_relea
     assert "".join(e.text for e in streamed) == " at [PHONE_NUMBER]"
     assert [w.text for e in streamed for w in e.words] == ["at", *["[PHONE_NUMBER]"] * 3]  # each word keeps its times
     assert out[-1].text == "Call Peter at [PHONE_NUMBER]"
+
+
+def test_a_live_session_never_sends_a_phone_number_heard_in_part(finder) -> None:
+    """Fast speech read live: the number's last digits lost, the next words come at once (a CI's realtime session)."""
+    live = LiveRedaction(redactor(finder, [RedactionClass.phone_number]), lambda _: "en")
+    events = [_event("You can reach", 0), _event("me at 415 515", 600), _event("or write to", 1200)]
+    sent = "".join(e.text for e in asyncio.run(_stream(live, events)) if isinstance(e, TranscriptEvent))
+    assert not any(c.isdigit() for c in sent) and "[PHONE_NUMBER]" in sent, sent
 
 
 class _Naming(_Transcriber):

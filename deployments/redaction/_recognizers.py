@@ -68,6 +68,13 @@ SPOKEN_PHONE = Pattern("seven to eleven digits after a phone word", _digits(7, 1
 """A local number (seven digits), a national one (ten, eleven with its country code), or one with a digit lost
 (`reach me at 415 -55 -2671`, a live reading)."""
 PHONE_CONTEXT = ["phone", "call", "reach", "mobile", "cell", "number", "text", "dial", "telephone", "fax"]
+PHONE_PART = Pattern("part of a phone number after a calling word", _digits(5, 6), SPOKEN_SCORE)
+"""A phone number heard in part (a live reading of fast speech wrote `reach me at 415 515 or write to`) is still
+most of someone's number; five digits at least, so that a year (`call me in 2025`) is not one, and only after a
+word about calling (not `number` nor `text`: an order number, a text's date)."""
+PHONE_PART_CONTEXT = ["phone", "call", "reach", "mobile", "cell", "dial", "telephone"]
+PHONE_PART_CHARS = 16
+"""Its calling word ends at most this many characters before it (`reach me at `): closer than `CONTEXT_CHARS`."""
 GLUED_EMAIL = Pattern("an address heard as one word", rf"(?i)\b[a-z0-9][\w.+-]*\.(?:{_TLDS})\b", SPOKEN_SCORE)
 # (`e-mail` is two words to the check: `mail` finds it)
 """`jane.doeatexample.com`: speech recognition often glues a spoken address into one word; after an e-mail word
@@ -82,6 +89,8 @@ class AfterContextWord(PatternRecognizer):
     """A pattern that is an entity only after one of its context words, within `CONTEXT_CHARS` before it. Its own
     check, not Presidio's lemma-based one: that one skips spaCy's stop words, and `call` is one of them."""
 
+    context_chars = CONTEXT_CHARS
+
     def enhance_using_context(
         self,
         text: str,
@@ -92,10 +101,16 @@ class AfterContextWord(PatternRecognizer):
     ) -> list[RecognizerResult]:
         words = re.compile(r"\b(" + "|".join(map(re.escape, self.context or [])) + r")\b", re.IGNORECASE)
         for result in raw_recognizer_results:
-            if words.search(text[max(0, result.start - CONTEXT_CHARS) : result.start]):
+            if words.search(text[max(0, result.start - self.context_chars) : result.start]):
                 result.score = CONTEXT_SCORE
             result.recognition_metadata[RecognizerResult.IS_SCORE_ENHANCED_BY_CONTEXT_KEY] = True  # not again
         return raw_recognizer_results
+
+
+class NearContextWord(AfterContextWord):
+    """The same, its context word within `PHONE_PART_CHARS` before it: a short number is an entity only right after."""
+
+    context_chars = PHONE_PART_CHARS
 
 
 def analyzer() -> AnalyzerEngine:
@@ -120,6 +135,7 @@ def analyzer() -> AnalyzerEngine:
         AfterContextWord("CREDIT_CARD", name="CardPartRecognizer", patterns=[CARD_PART], context=CARD_PART_CONTEXT),
         AfterContextWord("US_SSN", name="SpokenSsnRecognizer", patterns=[SPOKEN_SSN], context=SSN_CONTEXT),
         AfterContextWord("PHONE_NUMBER", name="SpokenPhoneRecognizer", patterns=[SPOKEN_PHONE], context=PHONE_CONTEXT),
+        NearContextWord("PHONE_NUMBER", name="PhonePartRecognizer", patterns=[PHONE_PART], context=PHONE_PART_CONTEXT),
         PatternRecognizer(supported_entity=NUMBERS, patterns=NUMBER_PATTERNS, name="DigitsRecognizer"),
     ):
         registry.add_recognizer(recognizer)
