@@ -1,4 +1,5 @@
-"""Peak memory of every process of the running service while it transcribes a long file.
+"""Peak memory of every process of the running service while it transcribes a long file: its growth over what
+the process held before (warmed up), and the peak itself (what a container must hold).
 
     .venv/bin/python -m scripts.bench_memory                 # 1 h and 10 h, synchronous and as a job
     .venv/bin/python -m scripts.bench_memory --hours 1       # only 1 h
@@ -161,6 +162,11 @@ def main() -> None:
                     rows.append((f"{hours:g} h", mode, seconds, growth))
                     cells = "  ".join(f"{name} {mb:+.0f}" for name, mb in growth.items())
                     print(f"{hours:g} h {mode}: {seconds:.0f} s; peak RSS growth, MB: {cells}", flush=True)
+                    held = "  ".join(  # what a container must hold: the peak itself, and what was held before
+                        f"{name} {sampler.peak[name] / 1e6:.0f} ({sampler.baseline[name] / 1e6:.0f} before)"
+                        for name in processes
+                    )
+                    print(f"  peak RSS, MB: {held}", flush=True)
     print(f"\nPeak RSS growth per process, MB ({args.label}; Whisper {args.model}, 2-core machine)")
     names = [*PROCESSES, MACHINE]
     print("| input | mode | seconds | " + " | ".join(names) + " |")
