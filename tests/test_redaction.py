@@ -82,6 +82,7 @@ def test_a_number_failing_luhn_is_no_card_and_a_date_without_a_cue_no_birth_date
         ("You can reach me at 415 -55 -2671. Alright", "phone_number"),  # a digit lost (another live reading)
         ("Call me on 555 2671 tonight.", "phone_number"),  # a local number
         ("You can reach me at 415 515 or write to", "phone_number"),  # a number heard in part (a live reading)
+        ("can reach me at 415 555 2525 6, 7 1 Alright", "phone_number"),  # a group heard twice (a live reading)
         ("My email is Sarah.jonesatgmail.com", "email_address"),  # an address heard as one word
     ],
 )

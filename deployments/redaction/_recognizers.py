@@ -64,9 +64,10 @@ CARD_PART_CONTEXT = ["card", "visa", "mastercard", "amex"]
 SPOKEN_SSN = Pattern("eight to ten digits after an SSN word", _digits(8, 10), SPOKEN_SCORE)
 """Nine digits, or one fewer or more (a digit lost or heard twice), after `social security` or `SSN`."""
 SSN_CONTEXT = ["social", "security", "ssn", "ssns"]
-SPOKEN_PHONE = Pattern("seven to eleven digits after a phone word", _digits(7, 11), SPOKEN_SCORE)
-"""A local number (seven digits), a national one (ten, eleven with its country code), or one with a digit lost
-(`reach me at 415 -55 -2671`, a live reading)."""
+SPOKEN_PHONE = Pattern("seven to fifteen digits after a phone word", _digits(7, 15), SPOKEN_SCORE)
+"""A local number (seven digits), a national one (ten, eleven with its country code), an international one (up to
+fifteen), or one with a digit lost or a group heard twice (`reach me at 415 -55 -2671`, `415 555 2525 6, 7 1`:
+live readings)."""
 PHONE_CONTEXT = ["phone", "call", "reach", "mobile", "cell", "number", "text", "dial", "telephone", "fax"]
 PHONE_PART = Pattern("part of a phone number after a calling word", _digits(5, 6), SPOKEN_SCORE)
 """A phone number heard in part (a live reading of fast speech wrote `reach me at 415 515 or write to`) is still
