@@ -44,8 +44,7 @@ def child(lanes: int, batch_size: int, rounds: int, words: bool) -> None:
     probe = PeakMemory("cpu")
     engine = load_engine(whisper)
     items = batch_items(speech(None), 16, CHUNK_S) * 2
-    options = ChunkOptions(language="en", word_timestamps=True) if words else ChunkOptions(language="en")
-    options = options if words else options.model_copy(update={"segment_timestamps": False})
+    options = ChunkOptions(language="en", word_timestamps=words, segment_timestamps=words)  # a job's, else json's
     engine.transcribe_batch(items[:1], options)  # warm-up
     loaded = probe.now_mb()
 
