@@ -1,5 +1,6 @@
-"""Kill what clusters kill, in a service started locally (devkit.local_service): every process of one replica
-kind, or the job tracker's actor, for the fault tests and scripts/chaos.py."""
+"""Kill what clusters kill, in a service started locally (devkit.local_service) or a local cluster
+(devkit.local_cluster): every process of one replica kind, or the job tracker's actor, for the fault tests and
+scripts/chaos.py."""
 
 import signal
 
@@ -8,13 +9,12 @@ import psutil
 from devkit.local_service import LocalService
 
 
-def processes_of(service: LocalService, kind: str) -> list[psutil.Process]:
-    """The live processes of one replica kind (or the tracker actor) under this service's `serve run`:
-    Ray names each worker process after the actor it hosts (`ray::ServeReplica:stt:Transcriber`)."""
-    assert service.process is not None, "the service is not running"
+def processes_under(root_pid: int, kind: str) -> list[psutil.Process]:
+    """The live processes of one replica kind (or the tracker actor) below a process: Ray names each worker
+    process after the actor it hosts (`ray::ServeReplica:stt:Transcriber`)."""
     title = "ray::JobTracker" if kind == "JobTracker" else f"ray::ServeReplica:stt:{kind}"
     found = []
-    for process in psutil.Process(service.process.pid).children(recursive=True):
+    for process in psutil.Process(root_pid).children(recursive=True):
         try:
             command = " ".join(process.cmdline())
         except psutil.Error:
@@ -24,9 +24,19 @@ def processes_of(service: LocalService, kind: str) -> list[psutil.Process]:
     return found
 
 
-def kill(service: LocalService, kind: str) -> int:
+def processes_of(service: LocalService, kind: str) -> list[psutil.Process]:
+    """The live processes of one replica kind (or the tracker actor) under this service's `serve run`."""
+    assert service.process is not None, "the service is not running"
+    return processes_under(service.process.pid, kind)
+
+
+def kill_processes(victims: list[psutil.Process]) -> int:
     """SIGKILL, as the OOM killer or a preempted node would; returns how many processes."""
-    victims = processes_of(service, kind)
     for process in victims:
         process.send_signal(signal.SIGKILL)
     return len(victims)
+
+
+def kill(service: LocalService, kind: str) -> int:
+    """SIGKILL every process of one kind under this service, as the OOM killer or a preempted node would."""
+    return kill_processes(processes_of(service, kind))

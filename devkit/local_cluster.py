@@ -27,6 +27,7 @@ import ray
 import yaml
 from ray.cluster_utils import Cluster
 
+from devkit.faults import kill_processes, processes_under
 from devkit.local_service import ROOT, free_port, serves
 
 TRANSCRIBER_RESOURCE = "transcriber"
@@ -179,6 +180,11 @@ class LocalCluster:
         """The worker node holding an actor of `class_name`, if one does."""
         held = self.nodes_of(class_name)
         return next((node for node in self.worker_nodes() if node.node_id in held), None)
+
+    def kill(self, kind: str) -> int:
+        """SIGKILL every process of one replica kind (or the tracker's actor) on whichever nodes hold them, as
+        the OOM killer would: the nodes stay (Ray restarts the actor, Serve the replicas); how many processes."""
+        return kill_processes(processes_under(os.getpid(), kind))
 
     def remove_node(self, node: Any) -> None:
         """Lose a worker node: SIGKILL its raylet and every process on it, at once, as a lost VM."""

@@ -116,8 +116,8 @@ RAY_GROUP = "ray"
 """The xdist group of every test that uses the shared `service` (one `serve run` per worker that needs it, so all
 its tests on one worker). `--dist loadgroup` puts the group on one worker."""
 OWN_RAY_GROUP = "own-ray"
-"""The xdist group of the `slow` tests that start a Ray instance of their own (a multi-node cluster, a service on
-PostgreSQL, `stt batch`'s Ray) and use no shared service: one at a time, on the other worker once its unit and
+"""The xdist group of the `slow` tests that start a Ray instance of their own (a multi-node cluster on PostgreSQL,
+`stt batch`'s Ray) and use no shared service: one at a time, on the other worker once its unit and
 component tests are done (`--no-loadscope-reorder` keeps the collection's order: RAY_GROUP first, OWN_RAY_GROUP
 last), at a lower CPU priority (OWN_RAY_NICE). Nothing reads another instance's files: each test finds its Ray by
 its own process (devkit.local_service's `session_dir`; a tracker is killed by its process, devkit.faults)."""
@@ -126,11 +126,12 @@ OWN_RAY_NICE = 15
 the shared service's live sessions, streamed at their pace, leave idle (more than half of 2 cores), and yield it
 to them when both want it (at an equal share, the call streamed at real time lost its second readings: 19% of
 its words from the file's instead of under 6%)."""
-OWN_RAY_FIXTURES = {"cluster", "pg_service"}
+OWN_RAY_FIXTURES = {"cluster"}
 """Fixtures that start a Ray instance (and the service) of their own: tests/test_cluster_service.py's multi-node
-cluster and tests/test_postgres_service.py's service on PostgreSQL. Their tests are `slow`."""
+cluster (on PostgreSQL where it is installed). Their tests are `slow`."""
 COMPONENT_MODULES = {
     "test_batch_s3_run": "Whisper tiny.en through `stt batch` on a bucket",
+    "test_batch_manifest_run": "Whisper tiny.en and the diarization models through `stt batch` on a manifest",
     "test_analysis_models": "SmolLM2 in llama.cpp",
     "test_audio_emotions": "the audio emotion classifier (transformers)",
     "test_code_switching": "Whisper base on German and English speech",

@@ -1,6 +1,6 @@
 """`stt batch s3://... s3://...` end to end: real recordings in a bucket (moto's standalone S3 server, as the
 cluster's object store) transcribed by Whisper through the batch's stages, the outputs and `_manifest.jsonl` read
-back from the bucket; the driver's scratch folder is gone when it ends."""
+back from the bucket; the driver's scratch folder is gone when it ends, and a rerun writes nothing new."""
 
 import json
 import os
@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from pyarrow import fs
 
 from deployments.batch.inputs import filesystem
 from devkit.media import encode
@@ -34,6 +35,21 @@ def get(uri: str) -> str:
         return bytes(stream.read()).decode("utf-8")
 
 
+def snapshot(uri: str) -> dict[str, object]:
+    """Each object under `uri` and when it was last written."""
+    filesystem_, path = filesystem(uri)
+    return {info.path: info.mtime for info in filesystem_.get_file_info(fs.FileSelector(path, recursive=True))}
+
+
+def run_batch(command: list[str]) -> tuple[int, str, int]:
+    """The batch's exit status, its standard error and its process id."""
+    batch = subprocess.Popen(
+        command, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stderr=subprocess.PIPE, text=True
+    )
+    _, stderr = batch.communicate(timeout=600)
+    return batch.returncode, stderr, batch.pid
+
+
 def test_a_batch_reads_and_writes_a_bucket(s3: str, jfk_flac: Path, call_samples: np.ndarray, tmp_path: Path) -> None:  # noqa: F811
     put(f"{s3}/e2e/in/jfk.flac", jfk_flac.read_bytes())
     put(f"{s3}/e2e/in/calls/call.wav", encode(call_samples[: 20 * 16_000], "wav"))
@@ -42,11 +58,8 @@ def test_a_batch_reads_and_writes_a_bucket(s3: str, jfk_flac: Path, call_samples
     config.write_text(yaml.safe_dump({"whisper": {"model": "embedded:tiny.en", "cpu_threads": 1}}))
     options = ["--response-format", "json", "--response-format", "srt", "--language", "en", "--config", str(config)]
     command = [sys.executable, "-m", "serve_app.batch", f"{s3}/e2e/in", f"{s3}/e2e/out", *options]
-    batch = subprocess.Popen(
-        command, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stderr=subprocess.PIPE, text=True
-    )
-    _, stderr = batch.communicate(timeout=600)
-    assert batch.returncode == 1, stderr[-3000:]  # 1: the corrupt file's error row
+    returncode, stderr, pid = run_batch(command)
+    assert returncode == 1, stderr[-3000:]  # 1: the corrupt file's error row
 
     rows = {row["name"]: row for row in map(json.loads, get(f"{s3}/e2e/out/_manifest.jsonl").splitlines())}
     assert sorted(rows) == ["calls/call", "corrupt", "jfk"]
@@ -57,4 +70,9 @@ def test_a_batch_reads_and_writes_a_bucket(s3: str, jfk_flac: Path, call_samples
     assert "ask not what your country can do for you" in jfk
     assert "-->" in get(f"{s3}/e2e/out/calls/call.srt")
     assert json.loads(get(f"{s3}/e2e/out/calls/call.json"))["text"].strip()
-    assert not list(Path(tempfile.gettempdir()).glob(f"stt-batch-{batch.pid}-*")), "the driver's scratch is left"
+    assert not list(Path(tempfile.gettempdir()).glob(f"stt-batch-{pid}-*")), "the driver's scratch is left"
+
+    written = snapshot(f"{s3}/e2e/out")
+    returncode, stderr, _ = run_batch(command)  # a rerun: every file is done or in error
+    assert returncode == 1, stderr[-3000:]  # the manifest still holds the corrupt file's error
+    assert snapshot(f"{s3}/e2e/out") == written

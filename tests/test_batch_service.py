@@ -12,7 +12,6 @@ import numpy as np
 import openai
 import pytest
 
-from deployments.files.decoding import decode_audio
 from devkit.media import SHARED_AUDIO, encode
 from tests.conftest import Service
 
@@ -31,10 +30,6 @@ def manifest(output: Path) -> dict[str, dict]:
     rows = [json.loads(line) for line in (output / "_manifest.jsonl").read_text().splitlines()]
     assert len(rows) == len({row["name"] for row in rows}), "one row per input"
     return {row["name"]: row for row in rows}
-
-
-def snapshot(folder: Path) -> dict[str, int]:
-    return {str(path.relative_to(folder)): path.stat().st_mtime_ns for path in folder.rglob("*") if path.is_file()}
 
 
 @pytest.fixture(scope="module")
@@ -88,34 +83,6 @@ def test_one_output_per_good_file_with_the_services_text(
         assert rows[name]["duration"] > 0 and rows[name]["language"] == "en"
         assert json.loads((batch_output / f"{name}.json").read_text())["text"] == expected, name
     assert (batch_output / "calls" / "call.srt").read_text() == service_answer(service, inputs["calls/call"], "srt")
-
-
-def test_a_rerun_writes_nothing_new(service: Service, recordings: Path, batch_output: Path) -> None:
-    before = snapshot(batch_output)
-    run = stt_batch(recordings, batch_output, "--response-format", "json", "--response-format", "srt",
-                    "--config", service.process.workdir / "config.yaml")  # fmt: skip
-    assert run.returncode == 1, run.stderr[-3000:]  # the manifest still holds the corrupt file's error
-    assert snapshot(batch_output) == before
-
-
-def test_a_manifest_with_per_row_choices(service: Service, recordings: Path, tmp_path: Path) -> None:
-    listing = tmp_path / "list.csv"
-    listing.write_text(
-        f"path,id,language,task,num_speakers\n{recordings / 'jfk.flac'},kennedy,en,,\ncalls/call.wav,call,,diarize,2\n"
-    )
-    (tmp_path / "calls").mkdir()  # the call's first 16 s: both speakers, three turns each
-    call = decode_audio(recordings / "calls" / "call.wav").samples[: 16 * 16_000]
-    (tmp_path / "calls" / "call.wav").write_bytes(encode(call, "wav"))
-    output = tmp_path / "out"
-    run = stt_batch(listing, output, "--config", service.process.workdir / "config.yaml")
-    assert run.returncode == 0, run.stderr[-3000:]
-    rows = manifest(output)
-    assert {name: row["status"] for name, row in rows.items()} == {"kennedy": "ok", "call": "ok"}
-    assert json.loads((output / "kennedy.json").read_text())["text"] == service_answer(
-        service, recordings / "jfk.flac", "json"
-    )
-    diarized = json.loads((output / "call.json").read_text())
-    assert len({segment["speaker"] for segment in diarized["segments"]}) == 2
 
 
 def test_an_option_it_cannot_honour_is_refused_by_name(tmp_path: Path, recordings: Path) -> None:

@@ -3,6 +3,9 @@ nodes), job records and the usage ledger in a real PostgreSQL server, as a clust
 shared state_dir where PostgreSQL is not installed):
 
 - a backfill: Transcriber replicas scale from zero to several on the queue, and back to zero once it drains;
+- the ingress replicas and the job tracker's actor are killed (processes, as the OOM killer would): polls of
+  finished jobs are answered from the database at once, by new ingress replicas that keep no answer, while the
+  tracker is down; Ray starts the tracker again, which charges nothing twice and runs the next job;
 - a worker node running a Transcriber replica is lost mid-jobs: every job completes on the other nodes;
 - the worker node holding the job tracker's actor is lost mid-jobs: Ray restarts the tracker on another node,
   and the queue resumes.
@@ -15,6 +18,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,12 +27,13 @@ from deployments.files.decoding import decode_audio
 from devkit.charges import charges_of
 from devkit.jobs import JobClient
 from devkit.local_cluster import LocalCluster
+from devkit.local_service import serves
 from devkit.media import encode, pyannote_sample
 from tests.postgres import PASSWORD_ENV, PostgresServer, postgres_binaries
 
 pytestmark = pytest.mark.slow  # it starts a Ray cluster of its own and removes its nodes
 
-KEYS = ["test-key-backfill", "test-key-node-lost", "test-key-tracker-node-lost"]
+KEYS = ["test-key-backfill", "test-key-node-lost", "test-key-tracker-node-lost", "test-key-tracker-killed"]
 JOBS = 16
 """Queued at once: enough for several replicas (two each) and for jobs still to do when a node is lost."""
 TRANSCRIBER = "ServeReplica:stt:Transcriber"
@@ -125,6 +130,30 @@ def test_transcribers_scale_from_zero_to_several_and_back_to_zero(cluster: Local
     assert watch.most > 1, f"the queue of {JOBS} jobs scaled the Transcriber to {watch.most} replica(s) only"
     assert watch.nodes <= {node.node_id for node in cluster.worker_nodes()}  # on worker nodes only, not the head
     _wait_for(lambda: cluster.replicas("Transcriber") == 0, 60, "the Transcriber back to zero after the queue drained")
+
+
+def test_polls_are_answered_from_the_database_while_the_tracker_is_down_and_it_charges_nothing_twice(
+    cluster: LocalCluster, clip: bytes
+) -> None:
+    key = KEYS[3]
+    with _client(cluster, key) as client:
+        ids = [client.submit(clip, "a.flac", response_format=fmt)["job_id"] for fmt in ("json", "text", "srt")]
+        before = {job_id: client.wait(job_id, timeout_s=180) for job_id in ids}
+        assert [job["status"] for job in before.values()] == ["complete"] * 3
+        assert set(charges_of(cluster.storage, key)) == set(ids)  # one charge per job
+        if "database_url" in cluster.storage:
+            assert not (Path(cluster.storage["state_dir"]) / "jobs.sqlite3").exists()  # nothing in SQLite
+
+        assert cluster.kill("Ingress") == 2  # both ingress replicas die: Serve starts new ones that keep no answer...
+        _wait_for(lambda: serves(cluster.base_url, key), 120, "new ingress replicas serving")
+        assert cluster.kill("JobTracker") == 1  # ...and the tracker's actor dies: Ray restarts it, meanwhile polls...
+        for job_id in ids:
+            started = time.monotonic()
+            assert client.poll(job_id) == before[job_id]  # ...read the store: found, as it was...
+            assert time.monotonic() - started < 1.0  # ...at once
+        again = client.submit(clip, "a.flac")["job_id"]  # the tracker is back
+        assert client.wait(again, timeout_s=180)["status"] == "complete"
+    assert set(charges_of(cluster.storage, key)) == {*ids, again}  # nothing charged again by the new tracker
 
 
 def test_a_lost_worker_node_loses_no_job(cluster: LocalCluster, clip: bytes) -> None:
