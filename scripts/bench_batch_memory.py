@@ -18,7 +18,7 @@ Speech is real (jfk.flac and pyannote's two-speaker call, cycled); each item of 
 
     python -m scripts.bench_batch_memory [--model embedded:base] [--device cpu|cuda]
         [--engines ctranslate2 transformers] [--windows 10 30] [--batch-sizes 1 2 4 8 16]
-        [--formats json verbose_json] [--audio-npz FILE]
+        [--formats json verbose_json] [--audio-npz FILE] [--encoder-batch-size N]
 """
 
 import argparse
@@ -128,6 +128,7 @@ def measure(engine_name: str, window_s: int, args: argparse.Namespace) -> None:
         cpu_threads=args.cpu_threads,
         parallel_batches=1,
         max_batch_memory_mb=UNBOUNDED_MB,  # the batch as asked, not cut to the budget: its own peak is measured
+        encoder_batch_size=args.encoder_batch_size,
     )
     probe = PeakMemory(args.device)
     before_load = probe.now_mb()
@@ -163,7 +164,7 @@ def measure(engine_name: str, window_s: int, args: argparse.Namespace) -> None:
                 "peak_over_before_mb": round(probe.peak_mb - level, 1),
                 "seconds": round(time.perf_counter() - started, 3),
                 "words": sum(len(segment.text.split()) for t in transcripts for segment in t.segments),
-                "estimate_mb": round(batch_size * engine.memory.item_mb(window_s), 1),
+                "estimate_mb": round(engine.memory.batch_mb(batch_size, window_s), 1),
             }
             if torch_cuda:
                 row["torch_peak_mb"] = round((torch.cuda.max_memory_allocated() - weights) / 2**20, 1)
@@ -180,6 +181,9 @@ def main() -> None:
     parser.add_argument("--formats", nargs="+", choices=list(FORMATS), default=["json", "verbose_json"])
     parser.add_argument("--cpu-threads", type=int, default=2)
     parser.add_argument("--audio-npz", type=Path, default=None)
+    parser.add_argument(
+        "--encoder-batch-size", type=int, default=None, help="whisper.encoder_batch_size (64: the whole batch at once)"
+    )
     parser.add_argument("--child", nargs=2, metavar=("ENGINE", "WINDOW"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     args.batch_sizes = sorted(args.batch_sizes)

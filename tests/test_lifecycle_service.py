@@ -8,9 +8,11 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 
+from devkit.media import encode
 from tests.conftest import API_KEYS, Service
 from tests.test_jobs_service import ASYNC
 
@@ -42,7 +44,9 @@ def _until(condition, timeout_s: float = 120) -> None:
 
 @pytest.mark.slow
 @pytest.mark.redeploys
-def test_a_redeployed_config_takes_effect_for_jobs_and_the_rate_limit(service: Service, speech_wav: bytes) -> None:
+def test_a_redeployed_config_takes_effect_for_jobs_and_the_rate_limit(
+    service: Service, speech_samples: np.ndarray, speech_wav: bytes
+) -> None:
     original = service.process.config()
     changed = yaml.safe_load(yaml.safe_dump(original))
     args = changed["applications"][0]["args"]
@@ -58,9 +62,10 @@ def test_a_redeployed_config_takes_effect_for_jobs_and_the_rate_limit(service: S
         return codes.count(200) == 3
 
     _until(rate_is_three)
+    long_wav = encode(np.tile(speech_samples, 20), "wav")  # its job still runs when the second arrives
     with service.client(api_key=key) as client:
         time.sleep(1.1)
-        first = client.post(ASYNC, files={"file": ("a.wav", speech_wav)})
+        first = client.post(ASYNC, files={"file": ("long.wav", long_wav)})
         time.sleep(0.4)
         second = client.post(ASYNC, files={"file": ("a.wav", speech_wav)})
     assert first.status_code == 200

@@ -45,7 +45,14 @@ class WhisperModelConfig(StrictModel):
         ge=16,
         description="The replica's memory for batches' activations (over the loaded weights), shared by the"
         " parallel_batches running at once: a batch is read in sub-batches that fit (at least one chunk each)."
-        " None: 1024 on CPU, 4096 on a GPU (docs: Performance, A batch's memory).",
+        " None: 768 on CPU, 4096 on a GPU (docs: Performance, A batch's memory).",
+    )
+    encoder_batch_size: int | None = Field(
+        None,
+        ge=1,
+        description="ctranslate2 on a CPU: chunks of a batch the encoder reads at once. Its attention over the window"
+        " is a batch's largest activation, and a CPU reads one chunk as fast per chunk as several, so None reads one"
+        " at a time (a GPU reads the whole batch; docs: Performance, A batch's memory).",
     )
     beam_size: int = Field(5, ge=1, le=10, description="Beam search width.")
     timestamps: Literal["alignment", "tokens"] = Field(

@@ -2,12 +2,13 @@
 (`whisper.max_batch_memory_mb`, issue 63).
 
 A batch's peak memory over the loaded weights grows with its items and their encoder window, not with the
-job: the encoder's hidden states and attention over the window's frames, the decoder's beams and their caches.
-Measured with `scripts/bench_batch_memory.py` (2 cores, int8; docs: Performance, "A batch's memory"), the peak
-per item is close to linear in frames times the model's width: CTranslate2 peaked at 20-41 values of 4 bytes per
-encoder frame and unit of width (tiny.en and base, 10 s and 30 s windows; float16 on a GPU, 2 bytes), the
-transformers engine at about five times as much. `VALUES_PER_FRAME_AND_WIDTH` is the envelope of those
-measurements, so an estimate errs on the safe side.
+job. It has two phases, one after the other: the encoder's hidden states and attention over the window's frames,
+then the decoder's beams and their caches of the encoder output. Measured with `scripts/bench_batch_memory.py` (2
+cores, int8; docs: Performance, "A batch's memory"), each is close to linear in frames times the model's width
+per item the phase holds: `ENCODER_VALUES` and `DECODER_VALUES` (4 bytes each on a CPU, 2 in float16) are the
+envelope of those measurements, so an estimate errs on the safe side. CTranslate2 on a CPU encodes one item at a
+time (`whisper.encoder_batch_size`), so a batch's encoder phase is one item's whatever the batch; the transformers
+engine encodes its whole batch and is counted as one phase.
 
 The budget is the replica's: the engine runs up to `whisper.parallel_batches` batches at once, so each gets its
 share. A batch the Transcriber formed larger than its share is run as consecutive sub-batches (on a CPU two items
@@ -18,7 +19,6 @@ a chunk is never refused, and the log says the budget is too small for the model
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from math import floor
 from typing import TypeVar
 
 from deployments.config import WhisperModelConfig
@@ -27,9 +27,13 @@ logger = logging.getLogger("ray.serve")
 
 FRAMES_PER_SECOND = 50
 """Whisper's encoder output frames per second of window."""
-VALUES_PER_FRAME_AND_WIDTH = {"ctranslate2": 40, "transformers": 200}
-"""Peak activation values per item, per encoder frame and unit of the model's width (d_model), measured."""
-DEFAULT_BUDGET_MB = {"cpu": 1024, "cuda": 4096}
+ENCODER_VALUES = {"ctranslate2": 40, "transformers": 200}
+"""The encoder's peak activation values per item it reads at once, per frame and unit of width (d_model), measured."""
+DECODER_VALUES = {"ctranslate2": 24, "transformers": 200}
+"""The decoder's (beam 5) per item of the batch, per frame and unit of width, measured."""
+MOST_ITEMS = 64
+"""Beyond any batch the Transcriber forms."""
+DEFAULT_BUDGET_MB = {"cpu": 768, "cuda": 4096}
 """A replica's budget when `whisper.max_batch_memory_mb` is not set, by device."""
 WHISPER_WINDOW_S = 30.0
 
@@ -56,15 +60,21 @@ class BatchMemory:
     value_bytes: int
     budget_mb: float
     concurrent_batches: int
+    encoder_items: int | None = None
+    """Items the encoder reads at once (None: the whole batch)."""
 
     @classmethod
     def for_replica(
         cls, engine: str, width: int, value_bytes: int, config: WhisperModelConfig, device: str
     ) -> "BatchMemory":
         """The budget `config` sets (else the default of `device`, where the engine runs: `auto` resolved), shared
-        by its `parallel_batches`; logged once."""
+        by its `parallel_batches`, and the encoder's items at once (CTranslate2 on a CPU only: one unless `config`
+        says otherwise); logged once."""
         budget = config.max_batch_memory_mb or default_budget_mb(device)
-        memory = cls(engine, width, value_bytes, budget, config.parallel_batches)
+        encoder_items = None  # a GPU's encoder reads its whole batch (its output stays on the device)
+        if engine == "ctranslate2" and device == "cpu":
+            encoder_items = config.encoder_batch_size or 1
+        memory = cls(engine, width, value_bytes, budget, config.parallel_batches, encoder_items)
         memory.log()
         return memory
 
@@ -73,14 +83,19 @@ class BatchMemory:
         """What one of the batches running at once may take."""
         return self.budget_mb / self.concurrent_batches
 
-    def item_mb(self, window_s: float = WHISPER_WINDOW_S) -> float:
-        """The estimated peak memory of one item read in a `window_s` window."""
-        frames = window_s * FRAMES_PER_SECOND
-        return frames * self.width * VALUES_PER_FRAME_AND_WIDTH[self.engine] * self.value_bytes / 2**20
+    def _values_mb(self, values: int, window_s: float) -> float:
+        return window_s * FRAMES_PER_SECOND * self.width * values * self.value_bytes / 2**20
+
+    def batch_mb(self, items: int, window_s: float = WHISPER_WINDOW_S) -> float:
+        """The estimated peak memory of a batch of `items` read in a `window_s` window: its larger phase."""
+        encoded_at_once = min(items, self.encoder_items or items)
+        encoder = encoded_at_once * self._values_mb(ENCODER_VALUES[self.engine], window_s)
+        return max(encoder, items * self._values_mb(DECODER_VALUES[self.engine], window_s))
 
     def most_items(self, window_s: float = WHISPER_WINDOW_S) -> int:
         """The most items a batch read in `window_s` may hold: its share of the budget, at least one."""
-        return max(1, floor(self.share_mb / self.item_mb(window_s)))
+        fitting = [n for n in range(1, MOST_ITEMS + 1) if self.batch_mb(n, window_s) <= self.share_mb]
+        return max(fitting, default=1)
 
     def batches(self, items: Sequence[T], window_s: float = WHISPER_WINDOW_S) -> list[list[T]]:
         """`items` in order, cut into batches that fit."""
@@ -89,19 +104,19 @@ class BatchMemory:
 
     def log(self) -> None:
         """Say what the budget allows, once, when the engine loads."""
-        if self.item_mb() > self.share_mb:
+        if self.batch_mb(1) > self.share_mb:
             logger.warning(
                 "whisper.max_batch_memory_mb %.0f leaves %.0f MB per batch, less than one 30 s chunk of this model"
                 " needs (about %.0f MB): chunks are read one at a time and may take more",
                 self.budget_mb,
                 self.share_mb,
-                self.item_mb(),
+                self.batch_mb(1),
             )
         logger.info(
-            "Transcriber batches: at most %d chunks read in 30 s (%.0f MB each), %d in 10 s, within %.0f MB per"
-            " batch (%d at once, whisper.max_batch_memory_mb %.0f)",
+            "Transcriber batches: at most %d chunks read in 30 s (%.0f MB such a batch), %d in 10 s, within %.0f MB"
+            " per batch (%d at once, whisper.max_batch_memory_mb %.0f)",
             self.most_items(),
-            self.item_mb(),
+            self.batch_mb(self.most_items()),
             self.most_items(10.0),
             self.share_mb,
             self.concurrent_batches,

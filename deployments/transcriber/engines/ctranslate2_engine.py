@@ -168,7 +168,8 @@ class CTranslate2Engine:
         with clock.stage("features"):
             features = np.stack([self._features(chunk, frames) for chunk in chunks])
         with clock.stage("encoder"):
-            encoder_output = self.model.encode(features)
+            encoded = self._encode(features)  # an array behind the StorageView lives as long as it
+            encoder_output = encoded if isinstance(encoded, StorageView) else StorageView.from_array(encoded)
 
         prompt = self.model.get_prompt(
             tokenizer,
@@ -196,7 +197,7 @@ class CTranslate2Engine:
         ]
         if whisper_options.word_timestamps:
             with clock.stage("alignment"):
-                self._add_word_timestamps(segmented, tokenizer, encoder_output, sizes, whisper_options)
+                self._add_word_timestamps(segmented, tokenizer, encoded, sizes, whisper_options)
         transcripts = [
             chunk_transcript(segments, chunk_language, options.temperature, duration).model_copy(
                 update={"language_probability": probability}
@@ -208,6 +209,19 @@ class CTranslate2Engine:
         if timed_by_alignment:
             transcripts = [self._segments_from_words(transcript, tokenizer, options) for transcript in transcripts]
         return clock.shared(transcripts)
+
+    def _encode(self, features: np.ndarray) -> StorageView | np.ndarray:
+        """The batch's encoder output, `memory.encoder_items` chunks at a time: the encoder's attention over the
+        window is a batch's largest activation, so on a CPU reading one chunk at a time keeps a batch's peak to
+        one chunk's encoder and its decoder's beams (issue 63), at the same speed per chunk (docs: Performance)."""
+        step = self.memory.encoder_items or len(features)
+        if step >= len(features):
+            whole: StorageView = self.model.encode(features)
+            return whole
+        parts = [
+            np.asarray(self.model.encode(features[start : start + step])) for start in range(0, len(features), step)
+        ]
+        return np.concatenate(parts)
 
     def _generate(
         self,
@@ -300,17 +314,27 @@ class CTranslate2Engine:
         self,
         segmented: list[list[dict[str, Any]]],
         tokenizer: Tokenizer,
-        encoder_output: StorageView,
+        encoded: StorageView | np.ndarray,
         sizes: list[int],
         whisper_options: FasterWhisperOptions,
     ) -> None:
-        """Align the whole batch in one call, then finish each chunk's word times on its own, each starting
-        from silence (a chunk starts at the end of a pause)."""
+        """Align the batch's words, `memory.encoder_items` chunks per call as the encoder read them (the
+        alignment's decoder pass holds each item's logits over the vocabulary for every token: on a CPU one
+        chunk at a time keeps that to one chunk's), then finish each chunk's word times on its own, each
+        starting from silence (a chunk starts at the end of a pause)."""
         text_tokens = [
             [token for segment in segments for token in segment["tokens"] if token < tokenizer.eot]
             for segments in segmented
         ]
-        alignments = self.model.find_alignment(tokenizer, text_tokens, encoder_output, sizes)
+        if isinstance(encoded, StorageView):
+            alignments = self.model.find_alignment(tokenizer, text_tokens, encoded, sizes)
+        else:
+            step = self.memory.encoder_items or len(encoded)
+            alignments = []
+            for i in range(0, len(encoded), step):
+                part = StorageView.from_array(np.ascontiguousarray(encoded[i : i + step]))
+                alignments += self.model.find_alignment(tokenizer, text_tokens[i : i + step], part, sizes[i : i + step])
+        encoder_output = encoded if isinstance(encoded, StorageView) else StorageView.from_array(encoded)
         for segments, alignment, size in zip(segmented, alignments, sizes, strict=True):
             if not segments:
                 continue
