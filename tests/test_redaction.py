@@ -99,6 +99,7 @@ def test_numbers_and_addresses_as_speech_recognition_writes_them(finder, text, c
         "Please send the report before the meeting starts.",
         "I think the second option is better for everyone.",
         "Call me in 2025 about the order number 12345.",  # a year after a calling word, an order number
+        "Please write to me. It is fine to send it.",  # a sentence's end before a word that is a domain's end
     ],
 )
 def test_sentences_without_personal_data_are_left_alone(finder, text) -> None:
@@ -270,3 +271,19 @@ def test_a_live_address_is_held_from_at_to_its_domain(finder) -> None:
     out = asyncio.run(_stream(live, events))
     texts = [e.text for e in out]
     assert not [t for t in texts if "gmail" in t or "jane" in t] and "[EMAIL_ADDRESS]" in "".join(texts), texts
+
+
+@pytest.mark.parametrize("said", ["write to Sarah Johnson gmail .com", "write to sarah johnson gmail dot com"])
+def test_an_address_heard_without_its_at_is_an_address(finder, said) -> None:
+    """A live reading lost the `at` (and wrote `.com` as a word of its own); the address's domain is still hidden."""
+    redacted = redactor(finder, [RedactionClass.email_address]).text(said, "en")
+    assert "[EMAIL_ADDRESS]" in redacted and "gmail" not in redacted, redacted
+
+
+def test_a_pause_inside_a_live_address_releases_none_of_it(finder) -> None:
+    live = LiveRedaction(redactor(finder, [RedactionClass.email_address]), lambda _: "en")
+    ended = SessionEnded(audio_duration_ms=3000, channels_transcribed=1, billed_ms=3000, text="")
+    events = [_event("or write to Sarah Johnson", 0), _event("gmail", 600), SpeechEnded(turn=0, end=900),
+              _event(".com", 1200), ended]  # fmt: skip
+    texts = [e.text for e in asyncio.run(_stream(live, events)) if isinstance(e, TranscriptEvent)]
+    assert not [t for t in texts if "gmail" in t] and "[EMAIL_ADDRESS]" in "".join(texts), texts

@@ -5,7 +5,9 @@ with the last sent ones as context; those that may still be the start of an enti
 words with digits or spoken digits, capitalised words (a name's next part), e-mail pieces (`at`, `dot`, `x@y`),
 and every word of an entity that reaches them. The rest go out redacted, as events of the same speaker, channel
 and turn. A turn's end, and the session's, release everything (an entity does not outlive its turn); a pause in
-speech releases what is not a number or an address (a card number is often read in groups with pauses between).
+speech releases what is not a number or an address (a card number is often read in groups with pauses between),
+with addresses asked all but a last word that ends no sentence (a live reading may write `gmail` before a pause
+and `.com` after it).
 Turn and session texts (second readings) are redacted whole."""
 
 import asyncio
@@ -99,7 +101,7 @@ class LiveRedaction:
             channel.held.extend(_Held(event, word) for word in event.words)
             return await self._release(event.channel, keep=may_continue, hold_last=self.hold_last)
         if isinstance(event, SpeechEnded):
-            return await self._release(event.channel, keep=numeric_or_address)
+            return await self._release(event.channel, keep=numeric_or_address, hold_last=self._open_ended(event))
         if isinstance(event, TurnEnded):
             released = await self._release(event.channel, keep=None)
             return [*released, await self._turn(event)]
@@ -107,6 +109,13 @@ class LiveRedaction:
             released = [e for channel in list(self.channels) for e in await self._release(channel, keep=None)]
             return [*released, await self._ended(event)]
         return [event]
+
+    def _open_ended(self, pause: SpeechEnded) -> bool:
+        """Whether the last word before a pause may be an address's part (`gmail`, then `.com` after the pause):
+        with addresses asked, one that does not end a sentence or a clause."""
+        channel = self.channels.get(pause.channel)
+        last = channel.held[-1].word.text if channel is not None and channel.held else ""
+        return self.hold_last and not last.endswith((".", "?", "!", ","))
 
     def _language(self, channel: int | None) -> str:
         return self.language_of(channel) or "en"

@@ -76,10 +76,13 @@ word about calling (not `number` nor `text`: an order number, a text's date)."""
 PHONE_PART_CONTEXT = ["phone", "call", "reach", "mobile", "cell", "dial", "telephone"]
 PHONE_PART_CHARS = 16
 """Its calling word ends at most this many characters before it (`reach me at `): closer than `CONTEXT_CHARS`."""
-GLUED_EMAIL = Pattern("an address heard as one word", rf"(?i)\b[a-z0-9][\w.+-]*\.(?:{_TLDS})\b", SPOKEN_SCORE)
+GLUED_EMAIL = Pattern(
+    "an address heard as one word", rf"(?i)\b[a-z0-9][\w.+-]*(?:\s?\.|\s+dot\s+)(?:{_TLDS})\b", SPOKEN_SCORE
+)
 # (`e-mail` is two words to the check: `mail` finds it)
-"""`jane.doeatexample.com`: speech recognition often glues a spoken address into one word; after an e-mail word
-it is one."""
+"""`jane.doeatexample.com`: speech recognition often glues a spoken address into one word, or loses its `at`
+(`write to Sarah Johnson gmail .com`: a live reading, its `.com` a word of its own); after an e-mail word it is one
+(no space after its dot: `send it to me. It is` is not)."""
 EMAIL_CONTEXT = ["email", "mail", "address", "contact", "write", "send"]
 SPACY_ENTITIES = {"PERSON": "PERSON", "GPE": "LOCATION", "LOC": "LOCATION", "FAC": "LOCATION", "ORG": "ORGANIZATION",
                   "DATE": "DATE_TIME"}  # fmt: skip
