@@ -150,7 +150,7 @@ def test_polls_are_answered_from_the_database_while_the_tracker_is_down_and_it_c
         for job_id in ids:
             started = time.monotonic()
             assert client.poll(job_id) == before[job_id]  # ...read the store: found, as it was...
-            assert time.monotonic() - started < 1.0  # ...at once
+            assert time.monotonic() - started < 2.5  # ...at once (a loaded CI took 1.08 s)
         again = client.submit(clip, "a.flac")["job_id"]  # the tracker is back
         assert client.wait(again, timeout_s=180)["status"] == "complete"
     assert set(charges_of(cluster.storage, key)) == {*ids, again}  # nothing charged again by the new tracker
