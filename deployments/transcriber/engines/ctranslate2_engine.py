@@ -197,7 +197,7 @@ class CTranslate2Engine:
         ]
         if whisper_options.word_timestamps:
             with clock.stage("alignment"):
-                self._add_word_timestamps(segmented, tokenizer, encoded, sizes, whisper_options)
+                self._add_word_timestamps(segmented, tokenizer, encoded, encoder_output, sizes, whisper_options)
         transcripts = [
             chunk_transcript(segments, chunk_language, options.temperature, duration).model_copy(
                 update={"language_probability": probability}
@@ -214,14 +214,16 @@ class CTranslate2Engine:
         """The batch's encoder output, `memory.encoder_items` chunks at a time: the encoder's attention over the
         window is a batch's largest activation, so on a CPU reading one chunk at a time keeps a batch's peak to
         one chunk's encoder and its decoder's beams (issue 63), at the same speed per chunk (docs: Performance)."""
-        step = self.memory.encoder_items or len(features)
-        if step >= len(features):
+        steps = self._encoder_steps(len(features))
+        if len(steps) == 1:
             whole: StorageView = self.model.encode(features)
             return whole
-        parts = [
-            np.asarray(self.model.encode(features[start : start + step])) for start in range(0, len(features), step)
-        ]
-        return np.concatenate(parts)
+        return np.concatenate([np.asarray(self.model.encode(features[step])) for step in steps])
+
+    def _encoder_steps(self, items: int) -> list[slice]:
+        """A batch of `items` cut as the encoder reads it: `memory.encoder_items` at a time (None: all at once)."""
+        step = self.memory.encoder_items or items
+        return [slice(start, start + step) for start in range(0, items, step)]
 
     def _generate(
         self,
@@ -315,6 +317,7 @@ class CTranslate2Engine:
         segmented: list[list[dict[str, Any]]],
         tokenizer: Tokenizer,
         encoded: StorageView | np.ndarray,
+        encoder_output: StorageView,
         sizes: list[int],
         whisper_options: FasterWhisperOptions,
     ) -> None:
@@ -329,12 +332,10 @@ class CTranslate2Engine:
         if isinstance(encoded, StorageView):
             alignments = self.model.find_alignment(tokenizer, text_tokens, encoded, sizes)
         else:
-            step = self.memory.encoder_items or len(encoded)
             alignments = []
-            for i in range(0, len(encoded), step):
-                part = StorageView.from_array(np.ascontiguousarray(encoded[i : i + step]))
-                alignments += self.model.find_alignment(tokenizer, text_tokens[i : i + step], part, sizes[i : i + step])
-        encoder_output = encoded if isinstance(encoded, StorageView) else StorageView.from_array(encoded)
+            for step in self._encoder_steps(len(encoded)):
+                part = StorageView.from_array(np.ascontiguousarray(encoded[step]))
+                alignments += self.model.find_alignment(tokenizer, text_tokens[step], part, sizes[step])
         for segments, alignment, size in zip(segmented, alignments, sizes, strict=True):
             if not segments:
                 continue
