@@ -23,6 +23,15 @@ from deployments.types import SAMPLE_RATE, ChunkOptions, ChunkTranscript, Comput
 FRAME = SAMPLE_RATE // 10
 
 
+@dataclass(frozen=True)
+class Reading:
+    """One streaming reading: the buffer it read, the words it wrote and what it cost."""
+
+    audio_s: float
+    words: int
+    compute: ComputeSeconds
+
+
 @dataclass
 class Streamed:
     streamed: str = ""
@@ -34,6 +43,8 @@ class Streamed:
     compute_s: float = 0.0
     streaming: ComputeSeconds = field(default_factory=ComputeSeconds)
     """Engine seconds of the streaming readings, by stage."""
+    readings: list[Reading] = field(default_factory=list)
+    """Every streaming reading, in order."""
     second: ComputeSeconds = field(default_factory=ComputeSeconds)
     """Engine seconds of the second readings, by stage."""
     outcomes: Counter[Outcome] = field(default_factory=Counter)
@@ -70,6 +81,7 @@ async def stream(
             run.second += transcript.compute
         else:
             run.streaming += transcript.compute
+            run.readings.append(Reading(len(chunk) / SAMPLE_RATE, len(transcript.words), transcript.compute))
         return transcript
 
     async def no_voices(windows: list[np.ndarray]) -> np.ndarray:

@@ -14,7 +14,10 @@ session's text: with `full` or `audio`, each utterance read again whole when it 
 errors by kind (words dropped, written wrong, written extra); the audio a streamed word waited for before it
 was final (p50/p95: from its end to the end of the audio read when it became final); how many utterances were
 read again, and the compute time of the second readings (p50/max per utterance: what an utterance's final
-transcript waits for after its end, beside the last streamed words' reading) and of all readings.
+transcript waits for after its end, beside the last streamed words' reading) and of all readings. Then, per
+configuration, where the streaming's compute goes: readings per second of audio, and by the length of the buffer
+read, how many readings, their words and their cost per reading (a reading's fixed cost, its encoder window of at
+least `whisper.short_window_min_s` and the decoder's prompt, against what each word adds).
 
     .venv/bin/python -m scripts.bench_live_words [--models embedded:tiny.en] [--windows full,audio]
         [--contexts 0,2] [--final-passes none,full:5,audio:5] [--files sample,jfk,dev00,...]
@@ -33,7 +36,7 @@ from deployments.live.events import SessionSettings
 from deployments.transcriber.engines import load_engine
 from deployments.transcriber.engines.base import WhisperEngine
 from deployments.types import SAMPLE_RATE, ChunkOptions, ComputeSeconds
-from devkit.live_offline import Streamed, file_compute, stream
+from devkit.live_offline import Reading, Streamed, file_compute, stream
 from devkit.media import SHARED_AUDIO, pyannote_sample
 from devkit.percentiles import percentile
 from devkit.wer import word_error_rate, word_errors
@@ -139,6 +142,31 @@ def print_compute(
         print(f"{label + ': second readings':<44}  {per_s(second)}")
         ratio = (streaming + second).total / file_cost.total
         print(f"{label + ': live compute / file compute':<44}  {ratio:8.2f}x")
+    for config, runs in rows:
+        label = f"{config.encoder_window} {config.context_s:g} {config.final_pass}:{config.final_context_s:g}"
+        print_readings(label, [reading for run in runs.values() for reading in run.readings], audio_s)
+
+
+BUFFER_BINS = ((0, 2), (2, 3), (3, 4), (4, 6), (6, 30))
+"""Buffer lengths (s) the streaming readings are counted by."""
+
+
+def print_readings(label: str, readings: list[Reading], audio_s: float) -> None:
+    """How many streaming readings, of how much audio, and what one costs by the buffer it read (ms)."""
+    if not readings:
+        return
+    mean_s = sum(reading.audio_s for reading in readings) / len(readings)
+    print(f"\n{label}: {len(readings)} streaming readings, {len(readings) / audio_s:.2f} per second of audio,"
+          f" buffer {mean_s:.2f} s on average")  # fmt: skip
+    print("buffer(s)  readings  words  encoder(ms)  decoder(ms)  alignment(ms)  all(ms)")
+    for low, high in BUFFER_BINS:
+        within = [reading for reading in readings if low <= reading.audio_s < high]
+        if not within:
+            continue
+        spent = sum((reading.compute for reading in within), ComputeSeconds()).share(len(within))
+        words = sum(reading.words for reading in within) / len(within)
+        print(f"{f'{low}-{high}':>9}  {len(within):8d}  {words:5.1f}  {spent.encoder * 1000:11.0f}"
+              f"  {spent.decoder * 1000:11.0f}  {spent.alignment * 1000:13.0f}  {spent.total * 1000:7.0f}")  # fmt: skip
 
 
 if __name__ == "__main__":

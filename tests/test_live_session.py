@@ -60,6 +60,8 @@ class FakeModels:
         self.probability = turn_probability
         self.session: LiveSession | None = None
         self.readings = 0
+        self.reading_ends: list[float] = []  # where each streaming reading's audio ends (seconds)
+        self.speech_starts: list[float] = []  # where the first channel's detector heard speech start (seconds)
         self.final_readings = 0
         self.read_from: list[float] = []  # where each second reading's audio starts, in the order they were taken
         self.streaming = asyncio.Event()
@@ -87,6 +89,12 @@ class FakeModels:
 
         first.buffer.add = heard  # type: ignore[method-assign]
 
+        def speech_started(sample: int, started: Any = first.turns.speech_started) -> None:
+            self.speech_starts.append(sample / SAMPLE_RATE)
+            started(sample)
+
+        first.turns.speech_started = speech_started  # type: ignore[method-assign]
+
     def start_of(self, samples: np.ndarray) -> float:
         """Where a streaming reading's audio starts (seconds): the buffer's, or a buffer's as it was."""
         voiced = int(np.argmax(samples != 0))  # silence is everywhere: find the first sound
@@ -113,6 +121,8 @@ class FakeModels:
             assert options.beam_size == 1
             start = self.start_of(samples)
         end = start + len(samples) / SAMPLE_RATE
+        if options.beam_size == 1:
+            self.reading_ends.append(end)
         words = [
             Word(word=f" {t}", start=s - start, end=e - start) for t, s, e in self.script if s >= start and e <= end
         ]
@@ -254,6 +264,20 @@ def test_the_next_utterance_streams_while_the_last_one_is_read_again() -> None:
     assert turns == sorted(turns)  # a turn's words, then its end, then the next turn's
     ended = events[-1]
     assert isinstance(ended, SessionEnded) and ended.text == " ".join(text for text, _, _ in script)
+
+
+def test_an_utterances_first_reading_waits_for_a_reading_interval_of_its_speech() -> None:
+    """Issue 61: after a pause the buffer holds no new speech until someone speaks again; a reading at the first
+    sound would read the context and a syllable (a fifth of all readings over the meetings, at a full reading's
+    cost, without a word made final), so the reading interval counts from the speech's start."""
+    events, models = asyncio.run(run_session(SessionSettings()))
+    interval_s = LiveConfig().min_reading_interval_ms / 1000
+    assert len(models.speech_starts) == len(SPEECH)
+    for start in models.speech_starts:  # each reading of an utterance reads at least an interval of its speech
+        early = [end for end in models.reading_ends if start <= end < start + interval_s]
+        assert not early, (start, models.reading_ends)
+    words = [w.text for e in events if isinstance(e, TranscriptEvent) for w in e.words]
+    assert words == [text for text, _, _ in models.script]  # no word lost for it
 
 
 @pytest.mark.parametrize("frame_bytes", [6400, 10**9], ids=["paced", "all-at-once"])

@@ -73,7 +73,8 @@ class LiveConfig(StrictModel):
         description="A session reads its buffer at most this often, however small its delay_ms (which still decides"
         " how long a word must be followed by audio to be final on one reading): each reading re-reads the buffer,"
         " so this is most of what live streaming costs. 960 against 480: a third less compute for a word ~0.2 s"
-        " later (docs: Performance, issue 61); 80 lets delay_ms alone decide.",
+        " later (docs: Performance, issue 61); 80 lets delay_ms alone decide. After a pause, counted from where the"
+        " speech starts.",
     )
     max_reading_interval_ms: int = Field(
         1200,

@@ -2,11 +2,12 @@
 
 Audio goes into a buffer that starts at the last pause or cut, less `context_s` of what came before
 (`_buffer.py`). Silero VAD marks speech; while someone speaks, Whisper reads the whole buffer again every
-`delay_ms` of new audio (at most every `live.min_reading_interval_ms`), or less often while readings come back
-slowly (`_pace.py`), and LocalAgreement-2 makes final the words two readings agree on, or that ended
-`delay_ms` before the end of the audio read. When speech ends (~280 ms of silence) everything heard before the
-pause is final at once, and the buffer restarts there (less the context). A buffer longer than `max_buffer_s`
-is cut at its last final sentence end (or last final word).
+`delay_ms` of new audio (at most every `live.min_reading_interval_ms`; an utterance's first reading that long
+after its speech starts), or less often while readings come back slowly (`_pace.py`), and LocalAgreement-2
+makes final the words two readings agree on, or that ended `delay_ms` before the end of the audio read. When
+speech ends (~280 ms of silence) everything heard before the pause is final at once, and the buffer restarts
+there (less the context). A buffer longer than `max_buffer_s` is cut at its last final sentence end (or last
+final word).
 
 Those streamed words are sent at once and never revised. The final transcript (a turn's text and words, the
 session's text) is a second reading of the utterances of each group (a turn's, `_final_pass.py`) once it ends,
@@ -114,6 +115,7 @@ class ChannelTranscriber:
         for boundary in self.detector.feed(samples):
             if boundary.kind == "start":
                 self.turns.speech_started(boundary.sample)
+                self.last_reading = max(self.last_reading, boundary.sample)  # silence is no audio to read
             else:
                 await self._speech_ended(boundary.sample)
         self.turns.heard_until(self.buffer.end)
