@@ -137,14 +137,18 @@ def print_compute(
     for config, runs in rows:
         streaming = sum((run.streaming for run in runs.values()), ComputeSeconds())
         second = sum((run.second for run in runs.values()), ComputeSeconds())
-        label = f"{config.encoder_window} {config.context_s:g} {config.final_pass}:{config.final_context_s:g}"
+        label = _label(config)
         print(f"{label + ': streaming':<44}  {per_s(streaming)}")
         print(f"{label + ': second readings':<44}  {per_s(second)}")
         ratio = (streaming + second).total / file_cost.total
         print(f"{label + ': live compute / file compute':<44}  {ratio:8.2f}x")
     for config, runs in rows:
-        label = f"{config.encoder_window} {config.context_s:g} {config.final_pass}:{config.final_context_s:g}"
-        print_readings(label, [reading for run in runs.values() for reading in run.readings], audio_s)
+        print_readings(_label(config), [reading for run in runs.values() for reading in run.readings], audio_s)
+
+
+def _label(config: LiveConfig) -> str:
+    """A configuration as the compute tables name it: window, context, final pass and its context."""
+    return f"{config.encoder_window} {config.context_s:g} {config.final_pass}:{config.final_context_s:g}"
 
 
 BUFFER_BINS = ((0, 2), (2, 3), (3, 4), (4, 6), (6, 30))

@@ -55,9 +55,10 @@ class DiskFiller:
 def test_a_full_disk_mid_job_is_a_507_and_every_job_completes_when_space_returns(service: Service) -> None:
     if not service.state_on_own_filesystem:
         pytest.skip("the test service's state_dir is not a filesystem of its own here (mounting a tmpfs needs root)")
-    call = encode(decode_audio(pyannote_sample()).samples, "wav")  # 30 s
+    samples = decode_audio(pyannote_sample()).samples
+    call = encode(samples, "wav")  # 30 s
     # 2 minutes each: the third job (two run at once) cannot have finished before the disk is full
-    long_call = encode(np.tile(decode_audio(pyannote_sample()).samples, 4), "wav")
+    long_call = encode(np.tile(samples, 4), "wav")
     jobs = [_submit(service, long_call)["job_id"] for _ in range(3)]
     filler = DiskFiller(service.state_dir / "filler")  # the disk fills while the jobs run, and stays full
     try:

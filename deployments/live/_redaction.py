@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from deployments.live._buffer import SENTENCE_ENDS
 from deployments.live.events import LiveEvent, LiveWord, SessionEnded, SpeechEnded, TranscriptEvent, TurnEnded
 from deployments.redaction.finder import Entity
 from deployments.redaction.options import RedactionClass
@@ -64,7 +65,7 @@ def may_continue(words: list[str], index: int) -> bool:
     """Whether an entity may go on after `words[index]`: numeric or address-like, or capitalised (a name's next
     part)."""
     text = words[index]
-    capitalised = text[:1].isupper() and not text.endswith((".", "?", "!"))
+    capitalised = text[:1].isupper() and not text.endswith(SENTENCE_ENDS)
     return numeric_or_address(words, index) or capitalised
 
 
@@ -115,7 +116,7 @@ class LiveRedaction:
         with addresses asked, one that does not end a sentence or a clause."""
         channel = self.channels.get(pause.channel)
         last = channel.held[-1].word.text if channel is not None and channel.held else ""
-        return self.hold_last and not last.endswith((".", "?", "!", ","))
+        return self.hold_last and not last.endswith((*SENTENCE_ENDS, ","))
 
     def _language(self, channel: int | None) -> str:
         return self.language_of(channel) or "en"
