@@ -13,6 +13,7 @@ pyannote.audio ships), 1 s of silence between clips. One after another, never at
 Audio seconds per wall second for each and the ratios: batch / jobs, batch / engine alone.
 
     .venv/bin/python -m scripts.bench_batch [--model embedded:base] [--files 30] [--seconds 60] [--skip-jobs]
+        [--batch-options "..."] [--baseline-options "..."]   # the baseline: a second `stt batch` row, same files
 
 `--memory` measures instead what a batch holds: the peak resident memory (RSS, sampled every 0.2 s) of the driver
 and of each kind of Ray process (decoding tasks, engine actors, the assembling actor, Ray's own) while
@@ -59,6 +60,8 @@ from serve_app.batch.plan import plan, plan_each
 
 ROOT = Path(__file__).resolve().parents[1]
 KEY = "bench-batch"
+BEFORE_FUSION = "--decode-cpus 0.5"
+"""`stt batch`'s defaults on CPUs before decoding ran inside the engine actors (2026-12-07): the baseline row."""
 SHARED = ("jfk.flac", "dev00.wav", "dev01.wav", *(f"trn0{i}.wav" for i in range(3, 10)))
 
 
@@ -99,10 +102,10 @@ def engine_alone(files: list[Path], whisper: WhisperModelConfig, batch_size: int
     return time.perf_counter() - started
 
 
-def stt_batch(folder: Path, output: Path, config: Path, files_per_batch: int) -> float:
-    started = time.perf_counter()
-    command = [sys.executable, "-m", "serve_app.batch", str(folder), str(output), "--config", str(config),
-               "--files-per-batch", str(files_per_batch)]  # fmt: skip
+def stt_batch(folder: Path, output: Path, config: Path, options: list[str]) -> tuple[float, float]:
+    """Wall seconds of the command with these options, and when its first output was written (s from its start)."""
+    started, clock = time.perf_counter(), time.time()
+    command = [sys.executable, "-m", "serve_app.batch", str(folder), str(output), "--config", str(config), *options]
     run = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
     wall = time.perf_counter() - started
     if run.returncode != 0:
@@ -111,7 +114,8 @@ def stt_batch(folder: Path, output: Path, config: Path, files_per_batch: int) ->
     print(f"stt batch's own last progress line (Ray started, actors up): {last}", flush=True)
     lines = (output / "_manifest.jsonl").read_text().splitlines()
     assert len(lines) == len(list(folder.glob("*.wav"))) and all('"ok"' in line for line in lines), lines[:3]
-    return wall
+    first = min(path.stat().st_mtime for path in output.glob("*.json")) - clock
+    return wall, first
 
 
 class PeakMemory:
@@ -157,9 +161,9 @@ def _kind(process: psutil.Process) -> str:
     return "idle Ray workers" if title.startswith("ray::") else f"Ray itself ({process.name()})"
 
 
-def batch_memory(folder: Path, output: Path, config: Path) -> tuple[float, dict[str, float], float]:
+def batch_memory(folder: Path, output: Path, config: Path, options: list[str]) -> tuple[float, dict[str, float], float]:
     """Wall seconds, peak RSS (MiB) per kind of process and the tree's peak in all, of one `stt batch`."""
-    command = [sys.executable, "-m", "serve_app.batch", str(folder), str(output), "--config", str(config)]
+    command = [sys.executable, "-m", "serve_app.batch", str(folder), str(output), "--config", str(config), *options]
     started = time.perf_counter()
     run = subprocess.Popen(command, env={**os.environ, "PYTHONPATH": str(ROOT)}, stderr=subprocess.PIPE, text=True)
     peak = PeakMemory(run.pid)
@@ -187,10 +191,15 @@ def memory(args: argparse.Namespace) -> None:
         config.write_text(yaml.safe_dump(service.config()))
         print(f"{audio_s / 60:.0f} min of audio; model {args.model}, {os.cpu_count()} CPUs", flush=True)
         results = {}
+        runs = {"": args.batch_options} | ({f" ({args.baseline_options})": args.baseline_options}
+                                           if args.baseline_options else {})  # fmt: skip
         for label, folder in ((f"1 file of {audio_s / 60:.0f} min", long), (f"{len(list(short.iterdir()))} files of"
                               f" {args.seconds:.0f} s", short)):  # fmt: skip
-            results[label] = batch_memory(folder, workdir / f"out-{folder.name}", config)
-            print(f"{label}: {results[label][0]:.0f} s, peaks {results[label][1]}", flush=True)
+            for index, (suffix, options) in enumerate(runs.items()):
+                output = workdir / f"out-{folder.name}-{index}"
+                results[label + suffix] = batch_memory(folder, output, config, options.split())
+                print(f"{label + suffix}: {results[label + suffix][0]:.0f} s, peaks {results[label + suffix][1]}",
+                      flush=True)  # fmt: skip
     kinds = sorted({kind for _, peaks, _ in results.values() for kind in peaks})
     print("\n| input | wall s | audio s / wall s | tree's peak MiB | " + " | ".join(kinds) + " |")
     print("|---" * (4 + len(kinds)) + "|")
@@ -235,7 +244,13 @@ def main() -> None:
     parser.add_argument("--model", default="embedded:base")
     parser.add_argument("--files", type=int, default=30)
     parser.add_argument("--seconds", type=float, default=60)
-    parser.add_argument("--files-per-batch", type=int, default=4)
+    parser.add_argument("--batch-options", default="", help="Options for `stt batch` (its defaults without).")
+    parser.add_argument(
+        "--baseline-options",
+        default=BEFORE_FUSION,
+        help="Options of a second `stt batch` row, the baseline (empty: none); default: the design before decoding"
+        " ran in the engine actors on CPUs.",
+    )
     parser.add_argument("--skip-jobs", action="store_true")
     parser.add_argument("--memory", action="store_true", help="Peak memory: one long file against short ones.")
     parser.add_argument("--memory-seconds", type=float, default=3600)
@@ -270,19 +285,27 @@ def main() -> None:
             files, engine, batching.max_batch_size * batching.lane_batches
         )
         print(f"engine alone: {walls['engine alone (BatchedInferencePipeline)']:.1f} s", flush=True)
-        walls["stt batch (Ray Data)"] = stt_batch(folder, workdir / "out", config, args.files_per_batch)
-        print(f"stt batch: {walls['stt batch (Ray Data)']:.1f} s", flush=True)
+        firsts = {}
+        runs = {"stt batch (Ray Data)": args.batch_options}
+        if args.baseline_options:
+            runs[f"stt batch {args.baseline_options}"] = args.baseline_options
+        for index, (label, options) in enumerate(runs.items()):
+            walls[label], firsts[label] = stt_batch(folder, workdir / f"out{index}", config, options.split())
+            print(f"{label}: {walls[label]:.1f} s, its first output after {firsts[label]:.1f} s", flush=True)
         if not args.skip_jobs:
             with service:
                 walls["async jobs (the service)"] = jobs(service, files)
             print(f"jobs: {walls['async jobs (the service)']:.1f} s", flush=True)
-    print("\n| path | wall s | audio s / wall s |\n|---|---|---|")
+    print("\n| path | wall s | audio s / wall s | first output after |\n|---|---|---|---|")
     for label, wall in walls.items():
-        print(f"| {label} | {wall:.1f} | {audio_s / wall:.2f} |")
+        first = f"{firsts[label]:.1f} s" if label in firsts else ""
+        print(f"| {label} | {wall:.1f} | {audio_s / wall:.2f} | {first} |")
     batch = audio_s / walls["stt batch (Ray Data)"]
     print(f"\nbatch / engine alone: {batch / (audio_s / walls['engine alone (BatchedInferencePipeline)']):.2f}x")
     if "async jobs (the service)" in walls:
         print(f"batch / jobs: {batch / (audio_s / walls['async jobs (the service)']):.2f}x")
+    for label in list(runs)[1:]:
+        print(f"batch / {label}: {walls[label] / walls['stt batch (Ray Data)']:.2f}x")
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ import pytest
 from deployments.batch.inputs import list_inputs
 from deployments.batch.outputs import MANIFEST, OutputFolder
 from deployments.batch.resume import pending
+from deployments.batch.run import BatchSettings
 from deployments.batch.tasks import FileTask, Outcome
 from deployments.types import Segment, Transcript, TranscriptionOptions, Word
 from serve_app.batch.__main__ import engines
@@ -204,3 +205,15 @@ def test_progress_says_what_the_run_paid_before_its_first_output_and_times_the_r
     assert lines[0].startswith("first output after 40.0 s")
     assert lines[1].startswith("[1/4]") and "ETA 120 s" in lines[1]  # before a second output: the wall so far
     assert lines[-1].startswith("[3/4]") and "ETA 2 s" in lines[-1]  # then 2 s a file, the rate since the first
+
+
+def test_decoding_shares_the_engine_actors_cpus_on_cpus_and_stays_beside_gpu_actors() -> None:
+    """Equal CPUs are what lets Ray Data run the decoding inside the engine actors (tests/test_batch_s3_run.py sees
+    the fused stage); a GPU actor's CPUs feed its engine, so decoding runs beside it."""
+    assert BatchSettings(num_cpus=2).decoding_cpus == 2
+    assert BatchSettings(num_gpus=1, num_cpus=4).decoding_cpus == 0.5
+    assert BatchSettings(num_cpus=2, decode_cpus=0.5).decoding_cpus == 0.5
+    # a fused call holds its files themselves; a GPU actor's call, files' worth of chunk rows
+    assert BatchSettings().fused and BatchSettings().call_files == 6
+    assert not BatchSettings(num_gpus=1).fused and BatchSettings(num_gpus=1).call_files == 4
+    assert not BatchSettings(decode_cpus=0.5).fused and BatchSettings(files_per_batch=2).call_files == 2

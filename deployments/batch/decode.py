@@ -2,7 +2,8 @@
 into VAD chunks by the files feature's own decoder and chunker (`decode_windows`, `StreamingChunker`), as the
 service's pipeline does. A file leaves as one `chunk` row per chunk (at most 30 s of speech, under 2 MB), streamed
 as they are cut, then an `end` row: a 10 h file is about a thousand small rows in flight a few at a time, never
-one row nor one actor holding it whole. These are Ray tasks, not the engines' actors: GPU actors never decode."""
+one row nor one actor holding it whole. With GPUs these are Ray tasks beside the engines' actors (GPU actors never
+decode); on CPUs Ray Data runs them inside the engine actors (`BatchSettings.decoding_cpus`)."""
 
 import asyncio
 import json
@@ -86,10 +87,6 @@ def file_parts(task: FileTask, pipeline: PipelineConfig, max_bytes: int) -> Iter
             yield row("end", task.name, text, json.dumps({"chunks": count, "duration": duration}))
         except Exception as error:
             yield row("end", task.name, text, json.dumps({"chunks": count, "error": described(error)}))
-
-
-def _chunk_row(name: str, task: str, chunk: Chunk, index: int) -> Row:
-    return row("chunk", name, task, json.dumps(chunk.pieces), index, chunk.samples.astype(np.float32).tobytes())
 
 
 def spool_input(task: FileTask, scratch: Path, pipeline: PipelineConfig, max_bytes: int) -> Path:

@@ -1,7 +1,8 @@
 """The engines' stage: an autoscaling actor pool (`concurrency=(min, max)`, `num_gpus` per actor), each actor the
 service's own `Transcriber` (its engine and batching lanes) run in-process. It takes `chunk` rows of any files and
 decodes them in the Transcriber's batches, as the service decodes chunks of many requests; every other row passes
-through. It never decodes audio nor holds a file: its CPUs feed the engine."""
+through. With GPUs it never decodes audio nor holds a file: its CPUs feed the engine; on CPUs Ray Data fuses the
+decoding stage into it (the same CPUs: one process to start, no rows of audio between processes)."""
 
 import asyncio
 import json

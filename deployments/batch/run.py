@@ -1,6 +1,6 @@
 """The driver: lists what is left to do, streams it through Ray Data's stages and keeps `_manifest.jsonl`.
 
-    tasks -> decode + VAD-chunk (CPU tasks, `decode`) -> chunk rows
+    tasks -> decode + VAD-chunk (CPU tasks beside GPU actors; on CPUs inside the engine actors: `decode`) -> chunk rows
           -> the engines (an autoscaling actor pool, GPUs when asked: `engine`) -> chunk transcripts
           -> assemble (one actor on this node: `assemble`) -> written files' outcomes
              [-> speakers (an actor pool, only when a file asks for them: `speakers`) -> outcomes]
@@ -41,8 +41,12 @@ class BatchSettings(BaseModel):
 
     min_actors: int = Field(1, ge=1, description="The actor pool's smallest size.")
     max_actors: int = Field(1, ge=1, description="Its largest: Ray Data adds actors while files wait.")
-    files_per_batch: int = Field(
-        4, ge=1, description="Chunks per engine batch, in files' worth (a chunk row per 30 s of speech: 8 a file)."
+    files_per_batch: int | None = Field(
+        None,
+        ge=1,
+        description="An engine call's files. With GPUs, in chunk rows: files' worth of 8 chunk rows (a chunk row per"
+        " 30 s of speech), 4 by default; on CPUs the call's files themselves, decoded and transcribed in it, 6 by"
+        " default. A call's outputs are written when it ends.",
     )
     batches_per_actor: int = Field(
         2,
@@ -52,8 +56,12 @@ class BatchSettings(BaseModel):
     )
     num_gpus: float = Field(0, ge=0, description="GPUs per actor (the engine's device must be cuda then).")
     num_cpus: float = Field(1, gt=0, description="CPUs per engine actor.")
-    decode_cpus: float = Field(
-        0.5, gt=0, description="CPUs per decoding task (decoding and VAD chunking run beside the engines' actors)."
+    decode_cpus: float | None = Field(
+        None,
+        gt=0,
+        description="CPUs per decoding task. None: on CPUs the engine actor's, so that Ray Data runs decoding"
+        " inside the engine actors (no processes of its own to start and feed); with GPUs 0.5, beside them, so"
+        " that the GPU actors' CPUs only feed the engine.",
     )
     speaker_actors: int = Field(1, ge=1, description="The speakers' pool's largest size (when files ask for them).")
     speaker_cpus: float = Field(0.5, gt=0, description="CPUs per speakers' actor.")
@@ -62,6 +70,23 @@ class BatchSettings(BaseModel):
     )
     retry_errors: bool = Field(False, description="Try again inputs whose earlier outcome was an error.")
     max_bytes: int = Field(3 << 30, gt=0, description="The largest file a manifest's URL row may fetch.")
+
+    @property
+    def decoding_cpus(self) -> float:
+        """The decoding tasks' CPUs: on CPUs the engine actors', which Ray Data reads as one stage (the decoding
+        runs in the engine actors' processes)."""
+        return self.decode_cpus or (0.5 if self.num_gpus else self.num_cpus)
+
+    @property
+    def call_files(self) -> int:
+        return self.files_per_batch or (6 if self.fused else 4)
+
+    @property
+    def fused(self) -> bool:
+        """Whether Ray Data runs decoding inside the engine actors (equal resources): a call is then
+        `files_per_batch` files, decoded and transcribed in the call (Ray Data would otherwise bundle as many files
+        as the engine's batch has chunk rows)."""
+        return not self.num_gpus and self.decoding_cpus == self.num_cpus
 
 
 class Progress:
@@ -140,14 +165,14 @@ def _stream(
     chunks = dataset.map_batches(
         decode_parts,  # type: ignore[arg-type]  # its settings come as fn_kwargs
         fn_kwargs={"pipeline": engines.pipeline, "output": output, "run": run, "max_bytes": settings.max_bytes},
-        batch_size=1,
+        batch_size=settings.call_files if settings.fused else 1,  # fused: a call's files
         batch_format="pyarrow",
-        num_cpus=settings.decode_cpus,
+        num_cpus=settings.decoding_cpus,  # the engines' on CPUs: fused into their actors
     )
     transcribed = chunks.map_batches(
         ChunkTranscriber,
         fn_constructor_kwargs={"engines": engines},
-        batch_size=settings.files_per_batch * CHUNKS_PER_FILE,
+        batch_size=None if settings.fused else settings.call_files * CHUNKS_PER_FILE,  # fused: decoding's blocks
         batch_format="pyarrow",
         compute=ray.data.ActorPoolStrategy(
             min_size=settings.min_actors,

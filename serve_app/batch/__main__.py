@@ -58,11 +58,15 @@ def parser() -> argparse.ArgumentParser:
     parse.add_argument("--config", help="The service's Serve config (or its application's args): models, chunking.")
     parse.add_argument("--min-actors", type=int, default=1)
     parse.add_argument("--max-actors", type=int, default=1)
-    parse.add_argument("--files-per-batch", type=int, default=4)
+    parse.add_argument(
+        "--files-per-batch", type=int, help="An engine call's files (6 on CPUs; 4 files' worth of chunks with GPUs)."
+    )
     parse.add_argument("--batches-per-actor", type=int, default=2, help="Batches of files an actor runs at once.")
     parse.add_argument("--num-gpus", type=float, default=0.0, help="GPUs per actor.")
     parse.add_argument("--num-cpus", type=float, default=1.0, help="CPUs per engine actor.")
-    parse.add_argument("--decode-cpus", type=float, default=0.5, help="CPUs per decoding task.")
+    parse.add_argument(
+        "--decode-cpus", type=float, help="CPUs per decoding task (on CPUs: in the engine actors; with GPUs: 0.5)."
+    )
     parse.add_argument("--speaker-actors", type=int, default=1, help="Most actors of the speakers' pool.")
     parse.add_argument("--speaker-cpus", type=float, default=0.5, help="CPUs per speakers' actor.")
     parse.add_argument("--retry-errors", action="store_true", help="Try again inputs that failed before.")
