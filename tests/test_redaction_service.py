@@ -46,8 +46,13 @@ def said() -> np.ndarray:
         return voiced(SAID, "en", Path(folder), 145)
 
 
+HASH_TOKEN = r"\[[A-Z_]+_[0-9a-f]+\]"
+"""`hash` mode's token, whose hex digits may hold `415` or `2671` by chance: `[PERSON_NAME_2a378415]` is no leak."""
+
+
 def leaked(text: str) -> list[str]:
-    return [secret for secret in SECRETS if secret.lower() in text.lower()]
+    text = re.sub(HASH_TOKEN, " ", text).lower()
+    return [secret for secret in SECRETS if secret.lower() in text]
 
 
 def test_every_format_is_redacted_and_words_keep_their_times(openai_client, said: np.ndarray) -> None:
@@ -113,8 +118,8 @@ def test_a_jobs_stored_record_and_the_log_keep_no_entity(service: Service, said:
 
 
 _NOT_WORDS = re.compile(
-    r"\[[A-Z_]+_[0-9a-f]+\]"  # a hash token
-    r"|\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"  # an id
+    HASH_TOKEN  # a hash token
+    + r"|\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"  # an id
     r"|\b(?=[0-9a-f]*[a-f])[0-9a-f]{16,}\b"  # the owner's hash
     r"|\d{4}-\d\d-\d\dT[\d:.]+(?:Z|[+-]\d\d:?\d\d)?"  # a time
 )
