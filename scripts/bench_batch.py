@@ -177,6 +177,12 @@ def batch_memory(folder: Path, output: Path, config: Path, options: list[str]) -
     return wall, peaks, peak.total
 
 
+def batch_runs(args: argparse.Namespace) -> dict[str, str]:
+    """`stt batch`'s runs by their label's suffix: its defaults (or --batch-options), then the baseline's options."""
+    baseline = {f" ({args.baseline_options})": args.baseline_options} if args.baseline_options else {}
+    return {"": args.batch_options} | baseline
+
+
 def memory(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory(prefix="bench-batch-") as temporary:
         workdir = Path(temporary)
@@ -191,8 +197,7 @@ def memory(args: argparse.Namespace) -> None:
         config.write_text(yaml.safe_dump(service.config()))
         print(f"{audio_s / 60:.0f} min of audio; model {args.model}, {os.cpu_count()} CPUs", flush=True)
         results = {}
-        runs = {"": args.batch_options} | ({f" ({args.baseline_options})": args.baseline_options}
-                                           if args.baseline_options else {})  # fmt: skip
+        runs = batch_runs(args)
         for label, folder in ((f"1 file of {audio_s / 60:.0f} min", long), (f"{len(list(short.iterdir()))} files of"
                               f" {args.seconds:.0f} s", short)):  # fmt: skip
             for index, (suffix, options) in enumerate(runs.items()):
@@ -286,9 +291,7 @@ def main() -> None:
         )
         print(f"engine alone: {walls['engine alone (BatchedInferencePipeline)']:.1f} s", flush=True)
         firsts = {}
-        runs = {"stt batch (Ray Data)": args.batch_options}
-        if args.baseline_options:
-            runs[f"stt batch {args.baseline_options}"] = args.baseline_options
+        runs = {f"stt batch (Ray Data){suffix}": options for suffix, options in batch_runs(args).items()}
         for index, (label, options) in enumerate(runs.items()):
             walls[label], firsts[label] = stt_batch(folder, workdir / f"out{index}", config, options.split())
             print(f"{label}: {walls[label]:.1f} s, its first output after {firsts[label]:.1f} s", flush=True)
