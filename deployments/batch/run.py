@@ -83,9 +83,9 @@ class BatchSettings(BaseModel):
 
     @property
     def fused(self) -> bool:
-        """Whether Ray Data runs decoding inside the engine actors (equal resources): a call is then
-        `files_per_batch` files, decoded and transcribed in the call (Ray Data would otherwise bundle as many files
-        as the engine's batch has chunk rows)."""
+        """Whether Ray Data runs decoding inside the engine actors (equal resources): a call is then `call_files`
+        files, decoded and transcribed in the call (Ray Data would otherwise bundle as many files as the engine's
+        batch has chunk rows)."""
         return not self.num_gpus and self.decoding_cpus == self.num_cpus
 
 
