@@ -1,11 +1,11 @@
-"""The audio a live channel holds: the buffer Whisper reads, and the last 8 s heard.
+"""The audio a live channel holds: the buffer Whisper reads, and the last seconds heard.
 
 The buffer starts a little before the last pause or cut (the final words of the last `context_s` before it,
 so that Whisper reads the next words after the ones they follow; those are not repeated) and reaches the newest
 sample; `start` places it on the session's clock (samples since the session's first), so that Whisper's times
 within it become session times. A buffer longer than `max_buffer_s` is cut at its last final sentence end, else
 at its last final word, so Whisper rereads only what it needs as context. `RecentAudio`, which no cut shortens,
-is what Smart Turn and the speaker encoder hear.
+is what Smart Turn and the speaker encoder hear: at least as far back as a word of the buffer may lie.
 """
 
 import numpy as np
@@ -16,7 +16,7 @@ from deployments.types import SAMPLE_RATE
 PREROLL_S = 0.3
 """Audio kept before speech starts, so its first word is whole (the default: `SessionSettings.preroll_ms`)."""
 RECENT_S = 8
-"""Audio `RecentAudio` keeps: Smart Turn's window, and more than a speaker window reaches back."""
+"""The least audio `RecentAudio` keeps: Smart Turn's window."""
 SENTENCE_ENDS = (".", "?", "!")
 WORD_LEAD_S = 0.1
 """Audio kept before a context word's aligned start: alignment places starts a little late."""
@@ -75,14 +75,19 @@ class AudioBuffer:
 
 
 class RecentAudio:
-    """The last 8 s heard, on the session's clock."""
+    """The last `keep_s` heard (at least `RECENT_S`), on the session's clock. A channel keeps as much as its buffer
+    may hold when words become final (`max_buffer_s` and a step of audio that arrived at once) and a speaker window
+    around the oldest: words of a client ahead of real time, or of a session catching up, are final up to 13 s
+    after they were heard, and with 8 s kept a fifth of them had no voice to label them by (each took the label
+    of the word before)."""
 
-    def __init__(self) -> None:
+    def __init__(self, keep_s: float = RECENT_S) -> None:
+        self.keep = int(max(keep_s, RECENT_S) * SAMPLE_RATE)
         self.samples = np.zeros(0, dtype=np.float32)
         self.start = 0  # samples since the session's first
 
     def add(self, samples: np.ndarray) -> None:
-        keep = RECENT_S * SAMPLE_RATE
+        keep = self.keep
         self.samples = np.concatenate([self.samples, samples])
         if len(self.samples) > keep:
             self.start += len(self.samples) - keep

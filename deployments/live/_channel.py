@@ -31,7 +31,7 @@ from deployments.live._local_agreement import LocalAgreement, TimedWord
 from deployments.live._models import Emit, FinalWords, LiveModels
 from deployments.live._pace import ReadingPace
 from deployments.live._second_readings import SecondReadings
-from deployments.live._speakers import WordSpeakers
+from deployments.live._speakers import SPEAKER_WINDOW_S, WordSpeakers
 from deployments.live._speech_activity import SpeechDetector
 from deployments.live._turns import TurnTracker
 from deployments.live.events import FRAME_MS, LiveWord, SessionSettings, TranscriptEvent
@@ -72,7 +72,7 @@ class ChannelTranscriber:
         self.agreement = LocalAgreement()
         self.encoder_window = config.encoder_window
         self.buffer = AudioBuffer(config.max_buffer_s, settings.preroll_ms / 1000, config.context_s)
-        self.recent = RecentAudio()
+        self.recent = RecentAudio(config.max_buffer_s + LARGEST_STEP_S + SPEAKER_WINDOW_S)
         self.final = FinalPass(
             models.reread or models.transcribe,
             config.final_pass if settings.read_again else "none",

@@ -95,7 +95,7 @@ class VoiceNames:
 
 
 class WordSpeakers:
-    """Labels a channel's final words with their speakers, from the last 8 s heard (which a cut of the buffer at a
+    """Labels a channel's final words with their speakers, from the audio heard recently (which a cut of the buffer at a
     pause does not shorten), and names them by the session's enrolled voices."""
 
     def __init__(
