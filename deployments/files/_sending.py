@@ -4,14 +4,16 @@ import asyncio
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from ray.serve.handle import DeploymentHandle
 
 from deployments.files._chunking import Chunk, Pieces, chunk_audio
 from deployments.retry import retry_on_worker_loss
 from deployments.types import BatchHints, ChunkOptions, ChunkTranscript, PipelineProgress
+
+if TYPE_CHECKING:  # a type only: `stt batch`'s processes never import Ray Serve (1.1 s of imports each)
+    from ray.serve.handle import DeploymentHandle
 
 
 class FileProgress:
@@ -48,7 +50,7 @@ class ChunkSender:
 
     def __init__(
         self,
-        transcriber: DeploymentHandle[Any],
+        transcriber: "DeploymentHandle[Any]",
         options: ChunkOptions,
         interactive: bool,
         max_in_flight: int,
