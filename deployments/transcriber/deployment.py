@@ -204,6 +204,7 @@ class Transcriber:
     def reconfigure(self, user_config: dict[str, Any]) -> None:
         batching = self.batching = BatchingConfig.model_validate(user_config)
         self.second.batch_size = batching.second_readings_batch_size
+        self.interactive.batch_size = batching.interactive_batch_size
         for lane, batch in (
             (self.jobs, self.transcribe_batch),
             (self.interactive, self.transcribe_interactive_batch),
