@@ -46,6 +46,18 @@ def word_errors(reference: str | list[str], hypothesis: str | list[str]) -> Word
     return WordErrors(out.deletions, out.substitutions, out.insertions, words)
 
 
+def differences(reference: str, hypothesis: str) -> list[str]:
+    """Where two texts' words differ, as 'these -> those' (jiwer's alignment, normalized as above)."""
+    out = jiwer.process_words(reference, hypothesis, reference_transform=_normalize, hypothesis_transform=_normalize)
+    ref, hyp = out.references[0], out.hypotheses[0]
+    said = [
+        (" ".join(ref[c.ref_start_idx : c.ref_end_idx]), " ".join(hyp[c.hyp_start_idx : c.hyp_end_idx]))
+        for c in out.alignments[0]
+        if c.type != "equal"
+    ]
+    return [f"{these or '-'} -> {those or '-'}" for these, those in said]
+
+
 def stm_transcript(stm_path: Path, until: float = float("inf")) -> str:
     """The reference text of an STM file (`file channel speaker start end words...`), in time order: the
     utterances that end by `until` seconds."""

@@ -28,7 +28,7 @@ from devkit.local_service import LocalService
 from devkit.media import JFK_REFERENCE, SHARED_AUDIO, encode, pyannote_sample
 from devkit.prometheus import settled, value
 from devkit.realtime import COMPLETED, pcm24k, transcription_session
-from devkit.wer import stm_transcript, word_error_rate
+from devkit.wer import differences, stm_transcript, word_error_rate
 
 KEY = "bench"
 IDLE_S = 3  # the service's live.idle_timeout_s: a session that sent its last audio ends this long after
@@ -91,6 +91,7 @@ def main() -> None:
             f" {word_error_rate(reference, live):.3f}; flush {flush_s(received, sent_at):.2f} s",
             flush=True,
         )
+        print(f"   where they differ: {'; '.join(differences(file_text, live))}", flush=True)
         runs = asyncio.run(sessions_at_once(service.base_url, pcm, args.sessions))
         distances = [word_error_rate(file_text, finals(r)) for r, _ in runs]
         flushes = [flush_s(r, sent) for r, sent in runs]
