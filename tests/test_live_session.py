@@ -147,10 +147,11 @@ async def run_session(
     frame_bytes: int = 6400,
     second: str = "same",
     input_s: float | None = None,
+    models_class: type[FakeModels] = FakeModels,
 ) -> tuple[list[LiveEvent], FakeModels]:
     audio, script = stream_audio()
     audio = audio[: int(input_s * SAMPLE_RATE)] if input_s is not None else audio
-    models = FakeModels(script, turn_probability, second)
+    models = models_class(script, turn_probability, second)
     session = LiveSession(settings, LiveConfig(), models.live())
     models.watch(session)
     pcm = (audio * 32767).astype("<i2").tobytes()
@@ -177,6 +178,33 @@ def test_every_word_once_in_order_on_the_80_ms_grid() -> None:
     ended = events[-1]
     assert isinstance(ended, SessionEnded) and ended.billed_ms == ended.audio_duration_ms == 14_050
     assert models.readings > 6  # read while it streams: every live.min_reading_interval_ms (960) of speech
+
+
+def test_a_language_detected_unsurely_in_a_short_window_is_detected_again_in_whispers_window() -> None:
+    """Without a language, a multilingual Whisper detects it on each reading; in a window as short as a first
+    second of speech it often guesses wrong, unsurely ("Hello?" streamed as "안녕하세요?"). Such a reading is read
+    again in the 30 s window, whose sure detection the session keeps: its later readings are short again."""
+
+    asked: list[tuple[str | None, str]] = []  # each streaming reading's language and window
+
+    class Multilingual(FakeModels):
+        async def transcribe(self, samples: np.ndarray, options: ChunkOptions) -> ChunkTranscript:
+            transcript = await super().transcribe(samples, options)
+            if options.beam_size is None:  # second readings are not what this is about
+                return transcript
+            asked.append((options.language, options.encoder_window))
+            if options.language is None and options.encoder_window == "audio":  # unsure, and wrong
+                words = [w.model_copy(update={"word": " 안녕"}) for w in transcript.words]
+                return transcript.model_copy(update={"language": "ko", "language_probability": 0.3, "words": words})
+            if options.language is None:
+                return transcript.model_copy(update={"language_probability": 0.9})
+            return transcript
+
+    events, models = asyncio.run(run_session(SessionSettings(), models_class=Multilingual))
+    words = [w.text for e in events if isinstance(e, TranscriptEvent) for w in e.words]
+    assert words == [text for text, _, _ in models.script]
+    assert asked[:2] == [(None, "audio"), (None, "full")]
+    assert set(asked[2:]) == {("en", "audio")}
 
 
 def test_smart_turns_end_where_the_model_says_so() -> None:
