@@ -331,8 +331,8 @@ def test_every_turn_is_read_again_and_a_session_behind_says_it_kept_its_streamed
     assert outcome(kept_up, "read") - outcome(before, "read") == len(said)  # each turn with words, once
     assert outcome(kept_up, "behind") == outcome(before, "behind")
 
-    # 72 s sent at once: reading it takes longer than 2 s, so the audio read last has waited more than 2 s
-    turns = asyncio.run(run(call_pcm[: 24 * 32_000] * 3, speed=100.0))
+    # 48 s sent at once: reading it takes longer than 2 s, so the audio read last has waited more than 2 s
+    turns = asyncio.run(run(call_pcm[: 24 * 32_000] * 2, speed=100.0))
     behind = settled(metrics, {"outcome"}, 2.0)
     assert outcome(behind, "behind") > outcome(kept_up, "behind")
     assert any(turn.text for turn in turns)  # the streamed words are the final transcript: nothing is lost
