@@ -336,3 +336,47 @@ def test_chunks_held_for_a_fuller_batch_go_when_the_loops_timer_fires() -> None:
     finally:
         loop.close()
     assert lane.admitted == 0 and not lane.held
+
+
+def test_second_readings_give_way_to_streaming_readings(transcriber) -> None:
+    """Issue 61: four sessions' streaming readings run as two batches on the two cores; a second reading started
+    beside them made three threads on two cores, and every streamed word waited for it. With
+    `second_readings_give_way` it starts when a core is free of streaming batches, or once it has waited
+    `give_way_most_s`."""
+    replica, engine, loop = transcriber
+    second = BatchHints(interactive=True, second_reading=True)
+    batching = {
+        "max_batch_size": 4,
+        "batch_wait_timeout_s": 0.0,
+        "lane_batches": 2,
+        "interactive_batch_size": 2,
+        "second_readings_batch_size": 1,
+        "second_readings_give_way": True,
+    }
+
+    async def scenario() -> float:
+        streaming = [
+            replica.transcribe_chunk(np.zeros(16_000, np.float32), ChunkOptions(), INTERACTIVE) for _ in range(4)
+        ]
+        started = time.perf_counter()
+
+        async def reread() -> float:
+            await asyncio.sleep(0.05)  # the streaming batches are in the engine
+            await replica.transcribe_chunk(np.zeros(32_000, np.float32), ChunkOptions(), second)
+            return time.perf_counter() - started
+
+        *_, done = await asyncio.gather(*streaming, reread())
+        return done
+
+    try:
+        replica.reconfigure(batching)
+        done = loop.run_until_complete(scenario())
+        assert engine.most_running == 2  # never a third thread beside the two streaming batches
+        assert done >= 2 * 0.3  # it ran after them
+        engine.most_running = 0
+        replica.reconfigure({**batching, "give_way_most_s": 0.0})
+        done = loop.run_until_complete(scenario())
+        assert engine.most_running == 3 and done < 2 * 0.3  # waited long enough: it goes in beside them
+    finally:
+        replica.reconfigure({"max_batch_size": 8, "batch_wait_timeout_s": 0.05})
+    assert replica.second.admitted == replica.second.running == replica.second.in_engine == 0

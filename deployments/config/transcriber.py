@@ -125,6 +125,16 @@ class BatchingConfig(StrictModel):
         " readings as one one-thread batch took 0.57 s while the other core waited; as two batches side by side,"
         " half of that.",
     )
+    second_readings_give_way: bool = Field(
+        False,
+        description="Live second readings start only while the interactive lane runs fewer than lane_batches"
+        " batches (the cores are then the streaming readings', which someone is watching, and a second reading"
+        " takes a core between their rounds), or once one has waited give_way_most_s. false: the lanes share"
+        " the cores as the OS schedules their threads.",
+    )
+    give_way_most_s: float = Field(
+        2.0, ge=0, description="The longest a second reading waits for the interactive lane to free a core."
+    )
     interactive_lane: bool = Field(
         True,
         description="Chunks someone is waiting for (synchronous requests, live sessions) are batched apart from"

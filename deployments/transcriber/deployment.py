@@ -68,6 +68,8 @@ class Lane:
         self.holding_since: float | None = None
         self.last_moved = time.monotonic()  # when a chunk last went in, or a batch started or ended
         self.wake_ups: set[asyncio.Task[None]] = set()  # held until done: the loop keeps only weak references
+        self.gives_way_to: Lane | None = None  # a lane whose running batches this one's count with
+        self.giving_way: list[Lane] = []  # lanes that give way to this one: told when its batches end
 
     def stall(self, stall_s: float) -> str | None:
         """What the lane looks like when chunks have waited `stall_s` without anything moving (five times that
@@ -88,6 +90,8 @@ class Lane:
             now = loop.time()  # the loop's clock, the one its timers fire by (see `_may_enter`)
             if self.holding_since is None:
                 self.holding_since = now
+            if self.gives_way_to is not None and batching.second_readings_give_way:
+                loop.call_at(now + batching.give_way_most_s, self._wake)
             if more_coming:
                 latest = min(now + batching.gather_s, self.holding_since + batching.max_gather_s)
                 self.gather_until = max(self.gather_until, latest)
@@ -115,9 +119,20 @@ class Lane:
         room = self.largest_batch(batching) - queued
         if self.running >= batching.lane_batches or self._rank(token) >= room:
             return False
+        if self._giving_way(batching):
+            return False
         # By the loop's clock: uvloop's (Ray's loop) is cached per iteration in whole milliseconds, so by
         # time.monotonic() the wake-up timer can fire just before gather_until, and no later wake-up comes.
         return len(self.held) >= room or asyncio.get_running_loop().time() >= self.gather_until
+
+    def _giving_way(self, batching: BatchingConfig) -> bool:
+        """Whether the lane this one gives way to holds the cores (`second_readings_give_way`): its running
+        batches and this lane's make lane_batches, and no chunk here has waited give_way_most_s."""
+        other = self.gives_way_to
+        if other is None or not batching.second_readings_give_way or self.holding_since is None:
+            return False
+        waited = asyncio.get_running_loop().time() - self.holding_since
+        return other.running + self.running >= batching.lane_batches and waited < batching.give_way_most_s
 
     def _rank(self, token: object) -> int:
         """Computed once per change at the gate, not once per waiting chunk: a GPU's lane holds hundreds."""
@@ -165,6 +180,8 @@ class Lane:
             self.running, self.in_engine = self.running - 1, self.in_engine - size
             self.last_moved = time.monotonic()
             self.admission.notify_all()
+        for lane in self.giving_way:  # a core is free for them
+            await lane._notify()
 
 
 class LaneBatch(Protocol):
@@ -196,6 +213,8 @@ class Transcriber:
         self.batching = DEFAULT_BATCHING
         self.jobs, self.interactive = Lane("jobs"), Lane("interactive")
         self.second = Lane("second readings")
+        self.second.gives_way_to = self.interactive
+        self.interactive.giving_way.append(self.second)
         self.lanes = (self.second, self.interactive, self.jobs)
         self.received = 0  # chunks whose callers have not had their result, admitted or not
         self.metrics = TranscriberMetrics()
