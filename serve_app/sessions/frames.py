@@ -1,13 +1,11 @@
 """The client's frames coming in. Binary frames are audio, forwarded to the LiveTranscriber in order: one
-`push` at a time, at most every `PUSH_EVERY_S`, with the frames that arrived meanwhile sent together. Text frames are a
+`push` at a time, with the frames that arrived during the last one sent together. Text frames are a
 keepalive or the end of input. A frame over the size limit, an unknown text frame or silence past the idle
 timeout ends the session; where the key's money runs out, input stops and the session ends as
 `insufficient_balance` once what was heard is finalised."""
 
 import asyncio
-import contextlib
 import json
-import math
 
 from fastapi import WebSocket
 
@@ -15,13 +13,6 @@ from deployments.config import LiveConfig
 from deployments.live.events import SessionFailed
 from serve_app.sessions.calls import SessionCalls
 from serve_app.sessions.usage import SessionMeter
-
-PUSH_EVERY_S = 0.2
-"""A session's audio goes to the LiveTranscriber at most this often (what arrived meanwhile together). Each push is
-a Serve call, about 2 ms of the Ingress's CPU and as much of the LiveTranscriber's: four sessions of 100 ms frames
-took a fifth of a core in each, on two cores that the Transcriber needs (a client of 20 ms frames made 50 calls a
-second). Its readings come about once a second, so a frame a tenth of a second later moves no word's latency
-measurably; audio before a commit or the end of input goes at once (`pushed`)."""
 
 
 class ClientFrames:
@@ -39,8 +30,6 @@ class ClientFrames:
         self.failure_at_end: SessionFailed | None = None  # sent instead of session.ended (funds ran out)
         self.unsent = bytearray()
         self.forwarding: asyncio.Task[SessionFailed | None] | None = None
-        self.last_push = -math.inf  # the loop's time
-        self.hurry = asyncio.Event()  # someone waits for the audio so far to be pushed: no more gathering
 
     async def receive(self) -> SessionFailed | None:
         """Client frames until the client is gone (None) or breaks a rule (the failure to send)."""
@@ -60,14 +49,8 @@ class ClientFrames:
                 return failure
 
     async def pushed(self) -> SessionFailed | None:
-        """Why forwarding stopped, if a push failed; once the frames sent so far are pushed (at once)."""
-        if self.forwarding is None:
-            return None
-        self.hurry.set()
-        try:
-            return await self.forwarding
-        finally:
-            self.hurry.clear()
+        """Why forwarding stopped, if a push failed; once the frames sent so far are pushed."""
+        return await self.forwarding if self.forwarding is not None else None
 
     async def audio(self, frame: bytes) -> SessionFailed | None:
         """One frame of audio (empty: the end of input), paid for and forwarded in order."""
@@ -94,14 +77,9 @@ class ClientFrames:
         return None
 
     async def _forward(self) -> SessionFailed | None:
-        """Frames to the session in order: one push at a time, with whatever arrived since the last one."""
-        loop = asyncio.get_running_loop()
+        """Frames to the session in order: one push at a time, with whatever arrived during the last one."""
         while self.unsent:
-            if (wait := self.last_push + PUSH_EVERY_S - loop.time()) > 0 and not self.hurry.is_set():
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self.hurry.wait(), wait)
             frames, self.unsent = bytes(self.unsent), bytearray()
-            self.last_push = loop.time()
             failure = await self.calls.push(frames)
             if failure is not None:
                 return failure
@@ -123,7 +101,7 @@ class ClientFrames:
         if self.input_ended:
             return None
         self.input_ended = True
-        if (failure := await self.pushed()) is not None:
+        if self.forwarding is not None and (failure := await self.forwarding) is not None:
             return failure
         await self.calls.end_input()
         return None
