@@ -20,8 +20,7 @@ Cost (issue 61), from the Transcriber's own metrics (`stt_transcriber_compute_se
 seconds the sessions' readings took (streaming readings in the interactive lane, second readings in their own),
 per session, against what the file transcription of the same call took: "live ÷ file" (encoder and decoder
 apart in the `--cost` table printed after each service). "read again": the groups of utterances read again of
-all that ended, and in brackets why the others kept
-their streamed words (`stt_live_second_readings{outcome}`).
+all that ended, and in brackets why the others kept their streamed words (`stt_live_second_readings{outcome}`).
 
     .venv/bin/python -m scripts.bench_live [--models embedded:tiny.en,embedded:base] [--sessions 1,2,4,8]
         [--windows full,audio] [--final-passes none,full,audio] [--delay-ms 480] [--diarize]
