@@ -8,7 +8,6 @@ import json
 import warnings
 from collections import Counter
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import nexara
@@ -67,14 +66,6 @@ Diarized = tuple[list, RealtimeSessionEnded | None, float | None, float]
 """A session's events, its end, when its first words came and how long it took."""
 
 
-@dataclass(frozen=True)
-class CallSessions:
-    diarized: Diarized
-    """The call at twice real time with speakers and turn detection (`LIVE_KEY`)."""
-    real_time: tuple[str, str]
-    """The call at real time (`test-key-1`): its streamed words and its final text."""
-
-
 async def _diarized(service: Service, call_pcm: bytes) -> Diarized:
     client = live_client(service)
     async with client.realtime.connect(diarize=True, turn_detection="smart", client_id="test") as session:
@@ -91,23 +82,12 @@ async def _diarized(service: Service, call_pcm: bytes) -> Diarized:
 
 
 async def _real_time(service: Service, call_pcm: bytes) -> tuple[str, str]:
+    """The call at real time: its streamed words and its final text. Not at once with the diarized session: beside
+    the other worker's cluster tests the replica fell behind, and a group kept its streamed words (docs/development)."""
     async with live_client(service, "test-key-1").realtime.connect(turn_detection="smart") as session:
         streamed = [e.text async for e in session.stream(paced(call_pcm)) if isinstance(e, RealtimeTranscript)]
         assert session.ended is not None and isinstance(session.ended.text, str)
         return "".join(streamed), session.ended.text
-
-
-@pytest.fixture(scope="module")
-def call_sessions(service: Service, call_pcm: bytes) -> CallSessions:
-    """Both sessions of the call, one after the other. At once (the loop would wait for one call, not two), a CI
-    run's replica fell behind beside the other worker's cluster tests, and a group of the real-time session kept
-    its streamed words: 12.5% from the file's words against its 8% (one run of four; the rule is right, the
-    test's claim is the finals of a replica that keeps up)."""
-
-    async def both() -> tuple[Diarized, tuple[str, str]]:
-        return await _diarized(service, call_pcm), await _real_time(service, call_pcm)
-
-    return CallSessions(*asyncio.run(both()))
 
 
 def speaker_purity(words: list[tuple[float, int]], rttm: Path) -> tuple[float, int]:
@@ -126,11 +106,9 @@ def speaker_purity(words: list[tuple[float, int]], rttm: Path) -> tuple[float, i
     return sum(majority[label] == name for label, name in pairs) / len(pairs), len(set(majority.values()))
 
 
-def test_sdk_streams_final_timed_words_with_speakers(
-    service: Service, call_start: np.ndarray, call_sessions: CallSessions
-) -> None:
+def test_sdk_streams_final_timed_words_with_speakers(service: Service, call_start: np.ndarray, call_pcm: bytes) -> None:
     """The call at twice real time (the test's budget), with speakers and turn detection."""
-    events, ended, first_at, took = call_sessions.diarized
+    events, ended, first_at, took = asyncio.run(_diarized(service, call_pcm))
     assert ended is not None and first_at is not None
     transcripts = [e for e in events if isinstance(e, RealtimeTranscript)]
     assert first_at < took / 2  # words arrive while the audio is still being sent
@@ -167,13 +145,13 @@ def test_sdk_streams_final_timed_words_with_speakers(
 
 
 def test_the_call_at_real_time_reads_as_its_file_transcription(
-    service: Service, call_start: np.ndarray, call_sessions: CallSessions
+    service: Service, call_start: np.ndarray, call_pcm: bytes
 ) -> None:
     """Issue 50: the session's text (each utterance read again whole when it ends) is within 8% of the words the
     same audio gets as a file; the streamed words come first, as they are spoken. 1.4% in three runs once the
     second readings ran beside the streaming; 6.9-16.7% while they held it up (its next readings came late and
     in larger steps: the streamed words were 18.1% from the file's, now 12.5%)."""
-    streamed, text = call_sessions.real_time
+    streamed, text = asyncio.run(_real_time(service, call_pcm))
     with service.client(api_key="test-key-1") as http:
         filed = http.post("/v1/audio/transcriptions", files={"file": ("call.wav", encode(call_start, "wav"))})
     assert filed.status_code == 200, filed.text
