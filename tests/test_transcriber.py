@@ -375,8 +375,9 @@ def test_second_readings_give_way_to_streaming_readings(transcriber) -> None:
         assert done >= 2 * 0.3  # it ran after them
         engine.most_running = 0
         replica.reconfigure({**batching, "give_way_most_s": 0.0})
-        done = loop.run_until_complete(scenario())
-        assert engine.most_running == 3 and done < 2 * 0.3  # waited long enough: it goes in beside them
+        loop.run_until_complete(scenario())
+        # waited long enough: it goes in beside them (a third thread; not timed, as a busy runner stretches it)
+        assert engine.most_running == 3
     finally:
         replica.reconfigure({"max_batch_size": 8, "batch_wait_timeout_s": 0.05})
     assert replica.second.admitted == replica.second.running == replica.second.in_engine == 0
