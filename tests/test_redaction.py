@@ -100,6 +100,7 @@ def test_numbers_and_addresses_as_speech_recognition_writes_them(finder, text, c
         "I think the second option is better for everyone.",
         "Call me in 2025 about the order number 12345.",  # a year after a calling word, an order number
         "Please write to me. It is fine to send it.",  # a sentence's end before a word that is a domain's end
+        "I read my gmail at home and outlook at work.",  # providers' names, no address
     ],
 )
 def test_sentences_without_personal_data_are_left_alone(finder, text) -> None:
@@ -273,11 +274,33 @@ def test_a_live_address_is_held_from_at_to_its_domain(finder) -> None:
     assert not [t for t in texts if "gmail" in t or "jane" in t] and "[EMAIL_ADDRESS]" in "".join(texts), texts
 
 
-@pytest.mark.parametrize("said", ["write to Sarah Johnson gmail .com", "write to sarah johnson gmail dot com"])
+@pytest.mark.parametrize(
+    "said",
+    [
+        "write to Sarah Johnson gmail .com",
+        "write to sarah johnson gmail dot com",
+        "or right to say sarah dot johnson gmail dot com",  # no e-mail word: `write` heard as `right`
+        "it is jane underscore doe hotmail .co .uk thanks",
+        "reach me at janedoeatyahoo.com",
+        "my address is jane at gmail and that is all",  # the domain's ending lost
+    ],
+)
 def test_an_address_heard_without_its_at_is_an_address(finder, said) -> None:
-    """A live reading lost the `at` (and wrote `.com` as a word of its own); the address's domain is still hidden."""
+    """A live reading lost the `at` (and wrote `.com` as a word of its own), or the context word; the address's
+    domain is still hidden, and a dotted local part with it."""
     redacted = redactor(finder, [RedactionClass.email_address]).text(said, "en")
-    assert "[EMAIL_ADDRESS]" in redacted and "gmail" not in redacted, redacted
+    secrets = ("gmail", "hotmail", "yahoo", "jane", "sarah dot")
+    assert "[EMAIL_ADDRESS]" in redacted and not [s for s in secrets if s in redacted.lower()], redacted
+
+
+def test_a_live_address_at_a_mail_provider_needs_no_email_word(finder) -> None:
+    """`write to` heard as `right to`: the provider's name is held until its domain's ending comes."""
+    live = LiveRedaction(redactor(finder, [RedactionClass.email_address]), lambda _: "en")
+    ended = SessionEnded(audio_duration_ms=3000, channels_transcribed=1, billed_ms=3000, text="")
+    events = [_event("or right to say Sarah Johnson", 0), _event("gmail", 600), _event(".com.", 900),
+              SpeechEnded(turn=0, end=1200), ended]  # fmt: skip
+    texts = [e.text for e in asyncio.run(_stream(live, events)) if isinstance(e, TranscriptEvent)]
+    assert not [t for t in texts if "gmail" in t] and "[EMAIL_ADDRESS]" in "".join(texts), texts
 
 
 def test_a_pause_inside_a_live_address_releases_none_of_it(finder) -> None:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from deployments.live._buffer import SENTENCE_ENDS
 from deployments.live.events import LiveEvent, LiveWord, SessionEnded, SpeechEnded, TranscriptEvent, TurnEnded
-from deployments.redaction.finder import Entity
+from deployments.redaction.finder import MAIL_PROVIDERS, Entity
 from deployments.redaction.options import RedactionClass
 from deployments.redaction.redactor import Redactor
 
@@ -44,8 +44,8 @@ def _bare(text: str) -> str:
 
 def numeric_or_address(words: list[str], index: int) -> bool:
     """Whether a number, card or e-mail address may go on after `words[index]`: digits (or digit words), `at`,
-    `dot`, a word with `@` or an inner dot (`jane.doe`), `.com`, the word after `at` (a domain's first part), or
-    the word before one of those address words (its local part)."""
+    `dot`, a mail provider (`gmail`), a word with `@` or an inner dot (`jane.doe`), `.com`, the word after `at` (a
+    domain's first part), or the word before one of those address words (its local part)."""
     text = words[index]
     bare = _bare(text)
     before = _bare(words[index - 1]) if index > 0 else ""
@@ -54,6 +54,7 @@ def numeric_or_address(words: list[str], index: int) -> bool:
         _DIGIT.search(text)
         or bare in DIGIT_WORDS
         or bare in ADDRESS_WORDS
+        or bare in MAIL_PROVIDERS
         or _INNER_DOT_OR_AT.search(text)
         or text.startswith(".")
         or before in ("at", "@")

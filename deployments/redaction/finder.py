@@ -32,6 +32,9 @@ PRESIDIO_ENTITIES: dict[RedactionClass, str] = {
 }
 PRIORITY = list(PRESIDIO_ENTITIES)
 """The most specific class first: where findings overlap, the earlier class names the merged entity."""
+MAIL_PROVIDERS = ("gmail", "googlemail", "yahoo", "ymail", "hotmail", "outlook", "icloud", "aol", "protonmail",
+                  "proton", "gmx", "yandex", "zoho", "fastmail", "msn")  # fmt: skip
+"""Personal mail providers' domains: an address's part wherever they are heard (`gmail dot com`)."""
 MIN_SCORE = 0.35
 """Presidio's scores: a phone number without context scores 0.4, an SSN-shaped number 0.5 (0.85 with context)."""
 BIRTH_CUE = re.compile(r"\b(born|birth|birthday|dob|d\.o\.b)\b", re.IGNORECASE)
