@@ -3,6 +3,7 @@ redactor over texts, pieces, words and transcripts: each class on written text, 
 piece boundaries, the times kept, the languages served, and sentences without personal data left alone."""
 
 import asyncio
+import json
 from pathlib import Path
 
 import numpy as np
@@ -301,6 +302,22 @@ def test_a_live_address_at_a_mail_provider_needs_no_email_word(finder) -> None:
               SpeechEnded(turn=0, end=1200), ended]  # fmt: skip
     texts = [e.text for e in asyncio.run(_stream(live, events)) if isinstance(e, TranscriptEvent)]
     assert not [t for t in texts if "gmail" in t] and "[EMAIL_ADDRESS]" in "".join(texts), texts
+
+
+def test_a_name_found_once_stays_hidden_for_the_session(finder) -> None:
+    """A live reading that garbles a name's context (`Alright, tusserinat. Johnsonat.` for `write to sarah dot
+    johnson at ...`) gives the named-entity model nothing to find: the session remembers the words it found."""
+    live = LiveRedaction(redactor(finder, [RedactionClass.person_name, RedactionClass.location]), lambda _: "en")
+    ended = SessionEnded(audio_duration_ms=9000, channels_transcribed=1, billed_ms=9000, text="Johnsonat. Chicago.")
+    events = [_event("Hello, my name is Sarah Johnson and I live in Chicago.", 0), SpeechEnded(turn=0, end=900),
+              _event("Alright, tusserinat. Johnsonat. thanks.", 1200, turn=1), SpeechEnded(turn=1, end=2000),
+              TurnEnded(turn=1, start=1200, end=2000, confidence=None, text=" Sarah's. chicago",
+                        words=[LiveWord(text="Sarah's.", start=1200, end=1300)]),
+              ended]  # fmt: skip
+    out = asyncio.run(_stream(live, events))
+    sent = json.dumps([e.model_dump() for e in out]).lower()
+    assert "johnson" not in sent and "sarah" not in sent and "chicago" not in sent, sent
+    assert "alright" in sent and "thanks" in sent and "[person_name]" in sent and "[location]" in sent
 
 
 def test_a_pause_inside_a_live_address_releases_none_of_it(finder) -> None:
