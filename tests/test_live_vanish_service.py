@@ -63,12 +63,17 @@ PROTOCOLS: dict[str, tuple[str, str, Sender]] = {
 `session.created`, left unread: a client streaming audio need not read its events)."""
 
 
-def _new_key(service: Service) -> str:
+def _new_keys(service: Service, count: int) -> list[str]:
+    keys = []
     with service.client(api_key=ADMIN_KEY, timeout=30) as admin:
-        made = admin.post("/v1/admin/keys", json={"name": "vanishing client", "balance": 5.0, "rate_per_min": 0.6})
-        assert made.status_code == 201, made.text
+        for _ in range(count):
+            made = admin.post(
+                "/v1/admin/keys", json={"name": "vanishing client", "balance": 5.0, "rate_per_min": RATE_PER_MIN}
+            )
+            assert made.status_code == 201, made.text
+            keys.append(str(made.json()["key"]))
     time.sleep(1.5)  # another ingress replica re-reads the key store at most every second
-    return str(made.json()["key"])
+    return keys
 
 
 def _usage(service: Service, key: str) -> list[dict[str, Any]]:
@@ -83,23 +88,30 @@ async def _vanish(url: str, scheme: str, key: str, send: Sender, audio: np.ndarr
         ws.transport.abort()  # the TCP connection dropped: no close frame
 
 
-@pytest.mark.parametrize("protocol", list(PROTOCOLS))
-def test_a_client_that_vanishes_mid_utterance_is_closed_and_charged_once(
-    service: Service, call_samples: np.ndarray, protocol: str
+def test_clients_that_vanish_mid_utterance_are_closed_and_charged_once(
+    service: Service, call_samples: np.ndarray
 ) -> None:
-    path, scheme, send = PROTOCOLS[protocol]
-    key = _new_key(service)
-    url = service.base_url.replace("http", "ws") + path
+    """One client of each protocol at once, each with a key of its own (its usage rows are its session's)."""
+    keys = dict(zip(PROTOCOLS, _new_keys(service, len(PROTOCOLS)), strict=True))
     audio = call_samples[: int(SENT_S * 16_000)]
-    with contextlib.suppress(websockets.ConnectionClosed):  # the library may notice its own abort on leaving
-        asyncio.run(_vanish(url, scheme, key, send, audio))
+
+    async def vanish_all() -> None:
+        async def one(protocol: str) -> None:
+            path, scheme, send = PROTOCOLS[protocol]
+            with contextlib.suppress(websockets.ConnectionClosed):  # the library may notice its own abort on leaving
+                await _vanish(service.base_url.replace("http", "ws") + path, scheme, keys[protocol], send, audio)
+
+        await asyncio.gather(*(one(protocol) for protocol in PROTOCOLS))
+
+    asyncio.run(vanish_all())
     deadline = time.monotonic() + 60
-    while not (rows := _usage(service, key)) and time.monotonic() < deadline:
+    while not all(_usage(service, key) for key in keys.values()) and time.monotonic() < deadline:
         time.sleep(0.5)
     time.sleep(2)  # a second charge, were there one, would be in by now
-    rows = _usage(service, key)
-    assert len(rows) == 1, rows  # charged exactly once
-    assert rows[0]["seconds"] == pytest.approx(SENT_S, abs=FRAME_S), rows  # for what it sent
+    for protocol, key in keys.items():
+        rows = _usage(service, key)
+        assert len(rows) == 1, (protocol, rows)  # charged exactly once
+        assert rows[0]["seconds"] == pytest.approx(SENT_S, abs=FRAME_S), (protocol, rows)  # for what it sent
     deadline = time.monotonic() + 30
     while (open_sessions := value(scrape(service.process.metrics_url(), set()), "ray_stt_live_sessions_open")) > 0:
         assert time.monotonic() < deadline, f"{open_sessions:g} sessions still open on the LiveTranscriber"
