@@ -17,7 +17,7 @@ import yaml
 from devkit.prometheus import scrape, value
 from tests.conftest import Service
 from tests.test_lifecycle_service import _deploy
-from tests.test_live_vanish_service import FRAME_S, PROTOCOLS, Sender, _new_key, _usage
+from tests.test_live_vanish_service import FRAME_S, PROTOCOLS, Sender, _new_keys, _usage
 
 GRACE_S = 3
 """The Ingress's graceful_shutdown_timeout_s in the redeployed config: sessions outlive it."""
@@ -40,7 +40,7 @@ async def _stream_until_closed(url: str, scheme: str, key: str, send: Sender, au
 def test_sessions_of_every_protocol_are_closed_and_charged_once_when_the_ingress_is_redeployed(
     service: Service, call_samples: np.ndarray
 ) -> None:
-    keys = {protocol: _new_key(service) for protocol in PROTOCOLS}
+    keys = dict(zip(PROTOCOLS, _new_keys(service, len(PROTOCOLS)), strict=True))
     changed: dict[str, Any] = yaml.safe_load(yaml.safe_dump(service.process.config()))
     for deployment in changed["applications"][0]["deployments"]:
         if deployment["name"] == "Ingress":  # a new environment: new replicas; the LiveTranscriber stays
