@@ -311,13 +311,19 @@ def test_a_name_found_once_stays_hidden_for_the_session(finder) -> None:
     ended = SessionEnded(audio_duration_ms=9000, channels_transcribed=1, billed_ms=9000, text="Johnsonat. Chicago.")
     events = [_event("Hello, my name is Sarah Johnson and I live in Chicago.", 0), SpeechEnded(turn=0, end=900),
               _event("Alright, tusserinat. Johnsonat. thanks.", 1200, turn=1), SpeechEnded(turn=1, end=2000),
-              TurnEnded(turn=1, start=1200, end=2000, confidence=None, text=" Sarah's. chicago",
+              TurnEnded(turn=1, start=1200, end=2000, confidence=None, text=" Sarah's. Chicago",
                         words=[LiveWord(text="Sarah's.", start=1200, end=1300)]),
               ended]  # fmt: skip
     out = asyncio.run(_stream(live, events))
     sent = json.dumps([e.model_dump() for e in out]).lower()
     assert "johnson" not in sent and "sarah" not in sent and "chicago" not in sent, sent
     assert "alright" in sent and "thanks" in sent and "[person_name]" in sent and "[location]" in sent
+
+
+def test_a_name_found_once_is_hidden_wherever_it_is_written_as_a_name(finder) -> None:
+    text = "My name is Sarah Johnson. Johnson is busy, so pay the bill to Johnsons today. Will Bill come?"
+    redacted = redactor(finder, [RedactionClass.person_name]).text(text, "en")
+    assert "Johnson" not in redacted and "pay the bill" in redacted, redacted
 
 
 def test_a_pause_inside_a_live_address_releases_none_of_it(finder) -> None:

@@ -9,8 +9,7 @@ speech releases what is not a number or an address (a card number is often read 
 with addresses asked all but a last word that ends no sentence (a live reading may write `gmail` before a pause
 and `.com` after it).
 Turn and session texts (second readings) are redacted whole.
-A name or place found once stays known for the session: its words are redacted wherever they come again, also
-where the named-entity model misses them (`Johnson` alone, or a live reading's `Johnsonat` for `Johnson at`)."""
+A name or place found once stays known for the session (the session's `Redactor` remembers it: `known_words`)."""
 
 import asyncio
 import re
@@ -38,13 +37,6 @@ _DIGIT = re.compile(r"\d")
 _INNER_DOT_OR_AT = re.compile(r"\w[.@]\w|@")
 _BARE = re.compile(r"[^\w@.-]+")
 _REPEATED_TOKEN = re.compile(r"(\[[A-Z_]+(?:_[0-9a-f]+)?\])(?: \1)+")
-NAMED = frozenset({RedactionClass.person_name, RedactionClass.location, RedactionClass.organization})
-"""Classes whose words a session remembers (a card or phone number is found by its shape every time)."""
-_LETTERS = re.compile(r"[^\W\d_]+")
-SHORTEST_KNOWN = 3
-"""A remembered word has at least this many letters (not an initial, nor `Mr`)."""
-GLUED_ENDINGS = ("", "s", "at")
-"""A known word as a live reading may write it: alone, with a plural or possessive `s`, glued to `at`."""
 
 
 def _bare(text: str) -> str:
@@ -104,7 +96,6 @@ class LiveRedaction:
         self.hold_last = RedactionClass.email_address in redactor.options.classes
         self.language_of = language_of  # a channel's language, given or detected (None: not yet)
         self.channels: dict[int | None, _Channel] = {}
-        self.known: dict[str, RedactionClass] = {}  # a found name's or place's words, lower case
 
     async def process(self, event: LiveEvent) -> list[LiveEvent]:
         """The events to send for `event`: none while all its words are held, more than one when it releases."""
@@ -138,7 +129,7 @@ class LiveRedaction:
             return []
         context = channel.sent[-CONTEXT_WORDS:]
         pieces = [*context, *(" " + held.word.text for held in channel.held)]
-        entities = await self._entities(pieces, self._language(index))
+        entities = await asyncio.to_thread(self.redactor.entities, pieces, self._language(index))
         count = len(channel.held)
         if keep is not None:
             words = [piece.strip() for piece in pieces]
@@ -153,19 +144,8 @@ class LiveRedaction:
         channel.sent = [*context, *redacted][-CONTEXT_WORDS:]
         return _events(released, redacted)
 
-    async def _entities(self, pieces: list[str], language: str) -> list[Entity]:
-        """The finder's entities in the pieces' joined text, and the session's known words the finder missed."""
-        entities = await asyncio.to_thread(self.redactor.entities, pieces, language)
-        text = "".join(pieces)
-        for entity in entities:
-            if entity.cls in NAMED:
-                for word in _LETTERS.findall(text[entity.start : entity.end]):
-                    if len(word) >= SHORTEST_KNOWN:
-                        self.known[word.lower()] = entity.cls
-        return _with_known_words(text, entities, self.known)
-
     async def _redacted(self, pieces: list[str], language: str) -> list[str]:
-        return self.redactor.applied(pieces, await self._entities(pieces, language))
+        return await asyncio.to_thread(self.redactor.pieces, pieces, language)
 
     async def _turn(self, event: TurnEnded) -> TurnEnded:
         pieces = [" " + word.text for word in event.words]
@@ -181,26 +161,6 @@ class LiveRedaction:
             return event.model_copy(update={"text": text})
         texts = [(await self._redacted([text], self._language(index)))[0] for index, text in enumerate(event.text)]
         return event.model_copy(update={"text": texts})
-
-
-def _with_known_words(text: str, entities: list[Entity], known: dict[str, RedactionClass]) -> list[Entity]:
-    """`entities` and, outside them, each word of `text` that is a known word (`GLUED_ENDINGS`), in order."""
-    if not known:
-        return entities
-    found = list(entities)
-    for match in _LETTERS.finditer(text):
-        word = match.group().lower()
-        cls = next(
-            (
-                known[word[: len(word) - len(e)]]
-                for e in GLUED_ENDINGS
-                if word.endswith(e) and word[: len(word) - len(e)] in known
-            ),
-            None,
-        )
-        if cls is not None and not any(e.start < match.end() and match.start() < e.end for e in entities):
-            found.append(Entity(match.start(), match.end(), cls))
-    return sorted(found, key=lambda entity: entity.start)
 
 
 def _before_open_entity(pieces: list[str], first: int, count: int, entities: list[Entity]) -> int:

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import TypeVar
 
 from deployments.redaction.finder import Entity, EntityFinder
+from deployments.redaction.known_words import KnownWords, remember, with_known_words
 from deployments.redaction.options import RedactionOptions
 from deployments.types import DiarizedSegment, DiarizedTranscript, DiarizedWord, PipelineResult, Transcript, Word
 
@@ -41,6 +42,7 @@ class Redactor:
 
     def __init__(self, options: RedactionOptions, finder: EntityFinder, hash_key: bytes = b"") -> None:
         self.options, self.finder, self.hash_key = options, finder, hash_key
+        self.known: KnownWords = {}  # the words of names and places found so far (`known_words`)
 
     def token(self, entity_text: str, entity: Entity) -> str:
         label = entity.cls.value.upper()
@@ -55,8 +57,12 @@ class Redactor:
         return self.applied(pieces, self.entities(pieces, language))
 
     def entities(self, pieces: Sequence[str], language: str) -> list[Entity]:
-        """The entities of the pieces' joined text."""
-        return self.finder.find("".join(pieces), self.options.classes, language)
+        """The entities of the pieces' joined text, and the words of names and places this redactor found before
+        (in this text or an earlier one of its request or session) wherever the finder missed them."""
+        text = "".join(pieces)
+        found = self.finder.find(text, self.options.classes, language)
+        remember(text, found, self.known)
+        return with_known_words(text, found, self.known)
 
     def applied(self, pieces: Sequence[str], entities: list[Entity]) -> list[str]:
         """`pieces` with `entities` (of their joined text) replaced in each piece they overlap."""
