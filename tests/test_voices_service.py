@@ -127,17 +127,33 @@ def test_a_clip_without_enough_speech_is_refused_naming_the_field(service: Servi
     assert undiarized.status_code in (400, 422) and "voices" in undiarized.text
 
 
-def test_a_live_session_names_its_speakers_by_their_voices(service: Service, call_samples: np.ndarray) -> None:
+def test_live_sessions_of_both_protocols_name_their_speakers_by_their_voices(
+    service: Service, call_samples: np.ndarray
+) -> None:
+    """nexara's socket (`voices` in its query) and the `openai` SDK's realtime session (`transcription.voices`) at
+    once, with the same two enrolled voices."""
     with service.client() as client:
         alice = enrolled(client, "Alice", clip(call_samples, SOLO["alice"]))
         bob = enrolled(client, "Bob", clip(call_samples, SOLO["bob"]))
     pcm = (call_samples * 32767).astype("<i2").tobytes()
     frames: list[bytes | str] = [pcm[offset : offset + 3200] for offset in range(0, len(pcm), 3200)]
     frames.append(b"")  # the end of the audio
+    session: Any = copy.deepcopy(SESSION)  # the SDK sends the dict as given: our `voices` beside OpenAI's fields
+    session["audio"]["input"]["transcription"]["voices"] = [alice]
+
+    async def both() -> tuple[Any, Any]:
+        return await asyncio.gather(
+            raw_session(service, f"?diarize=true&voices={alice},{bob}", frames),
+            transcription_session(
+                service.base_url, service.api_key, pcm24k(call_samples[: 15 * RATE]), 2.0, session, speed=4.0
+            ),
+        )
+
     try:
-        received, _ = asyncio.run(raw_session(service, f"?diarize=true&voices={alice},{bob}", frames))
+        (received, _), (realtime, _) = asyncio.run(both())
         refused, refused_code = asyncio.run(raw_session(service, "?diarize=true&voices=voice_missing", []))
         undiarized, _ = asyncio.run(raw_session(service, f"?voices={alice}", []))
+        realtime_refused = asyncio.run(unknown_voice(service))
     finally:
         with service.client() as client:
             client.delete(f"/v1/voices/{alice}")
@@ -155,28 +171,11 @@ def test_a_live_session_names_its_speakers_by_their_voices(service: Service, cal
     assert refused[-1]["type"] == "error" and "voice_missing" in refused[-1]["message"] and refused_code == 4000
     assert undiarized[-1]["type"] == "error" and "diarize" in undiarized[-1]["message"]
 
-
-def test_an_openai_realtime_session_names_its_speakers_by_their_voices(
-    service: Service, call_samples: np.ndarray
-) -> None:
-    with service.client() as client:
-        alice = enrolled(client, "Alice", clip(call_samples, SOLO["alice"]))
-    session: Any = copy.deepcopy(SESSION)  # the SDK sends the dict as given: our `voices` beside OpenAI's fields
-    session["audio"]["input"]["transcription"]["voices"] = [alice]
-    try:
-        received, _ = asyncio.run(
-            transcription_session(
-                service.base_url, service.api_key, pcm24k(call_samples[: 15 * RATE]), 2.0, session, speed=4.0
-            )
-        )
-        refused = asyncio.run(unknown_voice(service))
-    finally:
-        with service.client() as client:
-            client.delete(f"/v1/voices/{alice}")
-    deltas = [event for _, event in received if event.type == "conversation.item.input_audio_transcription.delta"]
+    deltas = [event for _, event in realtime if event.type == "conversation.item.input_audio_transcription.delta"]
     speakers = {getattr(event, "speaker", None) for event in deltas}  # the SDK's typed events keep our field
     assert "Alice" in speakers and None not in speakers, speakers
-    assert refused is not None and refused.type == "error" and "voice_missing" in refused.error.message
+    assert realtime_refused is not None and realtime_refused.type == "error"
+    assert "voice_missing" in realtime_refused.error.message
 
 
 async def unknown_voice(service: Service) -> Any:
