@@ -144,22 +144,23 @@ class LiveRedaction:
         channel.sent = [*context, *redacted][-CONTEXT_WORDS:]
         return _events(released, redacted)
 
-    async def _redacted(self, pieces: list[str], language: str) -> list[str]:
-        return await asyncio.to_thread(self.redactor.pieces, pieces, language)
-
     async def _turn(self, event: TurnEnded) -> TurnEnded:
         pieces = [" " + word.text for word in event.words]
         language = self._language(event.channel)
-        redacted = await self._redacted(pieces, language)
-        (text,) = await self._redacted([event.text], language)
+        redacted = await asyncio.to_thread(self.redactor.pieces, pieces, language)
+        text = await asyncio.to_thread(self.redactor.text, event.text, language)
         words = [w.model_copy(update={"text": r.strip()}) for w, r in zip(event.words, redacted, strict=True)]
         return event.model_copy(update={"text": text, "words": words})
 
     async def _ended(self, event: SessionEnded) -> SessionEnded:
         if isinstance(event.text, str):
-            (text,) = await self._redacted([event.text], self._language(None))
-            return event.model_copy(update={"text": text})
-        texts = [(await self._redacted([text], self._language(index)))[0] for index, text in enumerate(event.text)]
+            return event.model_copy(
+                update={"text": await asyncio.to_thread(self.redactor.text, event.text, self._language(None))}
+            )
+        texts = [
+            await asyncio.to_thread(self.redactor.text, text, self._language(index))
+            for index, text in enumerate(event.text)
+        ]
         return event.model_copy(update={"text": texts})
 
 
