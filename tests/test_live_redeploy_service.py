@@ -40,7 +40,7 @@ async def _stream_until_closed(url: str, scheme: str, key: str, send: Sender, au
 def test_sessions_of_every_protocol_are_closed_and_charged_once_when_the_ingress_is_redeployed(
     service: Service, call_samples: np.ndarray
 ) -> None:
-    keys = dict(zip(PROTOCOLS, _new_keys(service, len(PROTOCOLS)), strict=True))
+    keys = _new_keys(service)
     changed: dict[str, Any] = yaml.safe_load(yaml.safe_dump(service.process.config()))
     for deployment in changed["applications"][0]["deployments"]:
         if deployment["name"] == "Ingress":  # a new environment: new replicas; the LiveTranscriber stays

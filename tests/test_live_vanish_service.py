@@ -63,15 +63,16 @@ PROTOCOLS: dict[str, tuple[str, str, Sender]] = {
 `session.created`, left unread: a client streaming audio need not read its events)."""
 
 
-def _new_keys(service: Service, count: int) -> list[str]:
-    keys = []
+def _new_keys(service: Service) -> dict[str, str]:
+    """A new key for each protocol's client: its usage rows are its session's."""
+    keys = {}
     with service.client(api_key=ADMIN_KEY, timeout=30) as admin:
-        for _ in range(count):
+        for protocol in PROTOCOLS:
             made = admin.post(
                 "/v1/admin/keys", json={"name": "vanishing client", "balance": 5.0, "rate_per_min": RATE_PER_MIN}
             )
             assert made.status_code == 201, made.text
-            keys.append(str(made.json()["key"]))
+            keys[protocol] = str(made.json()["key"])
     time.sleep(1.5)  # another ingress replica re-reads the key store at most every second
     return keys
 
@@ -92,7 +93,7 @@ def test_clients_that_vanish_mid_utterance_are_closed_and_charged_once(
     service: Service, call_samples: np.ndarray
 ) -> None:
     """One client of each protocol at once, each with a key of its own (its usage rows are its session's)."""
-    keys = dict(zip(PROTOCOLS, _new_keys(service, len(PROTOCOLS)), strict=True))
+    keys = _new_keys(service)
     audio = call_samples[: int(SENT_S * 16_000)]
 
     async def vanish_all() -> None:
