@@ -19,12 +19,15 @@ the session's text), on a fresh service, so that each is measured beside the oth
 Cost (issue 61), from the Transcriber's own metrics (`stt_transcriber_compute_seconds{lane,stage}`): the engine
 seconds the sessions' readings took (streaming readings in the interactive lane, second readings in their own),
 per session, against what the file transcription of the same call took: "live ÷ file" (encoder and decoder
-apart in the `--cost` table printed after each service). "read again": the groups of utterances read again of
-all that ended, and in brackets why the others kept their streamed words (`stt_live_second_readings{outcome}`).
+apart in the `--cost` table printed after each service). Those are wall seconds, which grow while the engine's
+threads wait for a core (four sessions' readings beside their second readings are more threads than two cores):
+"cpu ÷ file" is the same ratio in the Transcriber processes' processor seconds. "read again": the groups of
+utterances read again of all that ended, and in brackets why the others kept their streamed words
+(`stt_live_second_readings{outcome}`).
 
     .venv/bin/python -m scripts.bench_live [--models embedded:tiny.en,embedded:base] [--sessions 1,2,4,8]
         [--windows full,audio] [--final-passes none,full,audio] [--delay-ms 480] [--diarize]
-        [--batching lane_batches=1 ...]
+        [--batching lane_batches=1 ...] [--live max_buffer_s=5 ...]
 """
 
 import argparse
@@ -43,6 +46,7 @@ from nexara import AsyncNexara
 from nexara.types.realtime import RealtimeTranscript, RealtimeTurnEnd
 
 from deployments.files.decoding import decode_audio
+from devkit.faults import processes_of
 from devkit.local_service import LocalService
 from devkit.media import encode, pyannote_sample
 from devkit.percentiles import percentile
@@ -65,6 +69,14 @@ def compute(before: Samples, after: Samples, lanes: tuple[str, ...]) -> dict[str
         )
         for stage in STAGES
     }
+
+
+def cpu_seconds(service: LocalService) -> float:
+    """The Transcriber replicas' processor seconds so far (user and system): what its readings cost the machine,
+    whatever else shares the cores. The engine's own stage timers are wall time, which grows while its threads
+    wait for a core (four sessions' readings and second readings are more threads than two cores)."""
+    times = [process.cpu_times() for process in processes_of(service, "Transcriber")]
+    return sum(t.user + t.system for t in times)
 
 
 def outcomes(before: Samples, after: Samples) -> dict[str, int]:
@@ -146,6 +158,14 @@ def main() -> None:
         metavar="KEY=VALUE",
         help="the Transcriber's user_config over the local config's (e.g. lane_batches=1); repeatable",
     )
+    parser.add_argument(
+        "--live",
+        action="append",
+        default=[],
+        type=_setting,
+        metavar="KEY=VALUE",
+        help="a live setting over the local config's (e.g. max_buffer_s=5); repeatable",
+    )
     args = parser.parse_args()
 
     call = decode_audio(pyannote_sample()).samples
@@ -154,12 +174,13 @@ def main() -> None:
     print(f"pyannote call, 30 s, streamed at real time; delay_ms {args.delay_ms}, diarize {args.diarize}")
     print("model             window  final pass  sessions  p50 latency(s)  p95 latency(s)  final p50(s)  final p95(s)"
           "  flush after end(s)  words flush(s)  real-time factor  kept up  WER    WER-file  file(s)"
-          "  live÷file  read again")  # fmt: skip
+          "  live÷file  cpu÷file  read again")  # fmt: skip
     counts = [int(n) for n in args.sessions.split(",")]
     batching = dict(args.batching)
     for model in args.models.split(","):
         for window, final_pass in itertools.product(args.windows.split(","), args.final_passes.split(",")):
             live = {"encoder_window": window, "final_pass": final_pass, "max_sessions_per_key": max(counts)}
+            live |= dict(args.live)
             with LocalService(
                 Path(tempfile.mkdtemp()),
                 [KEY],
@@ -175,16 +196,18 @@ def main() -> None:
                 with httpx.Client(base_url=service.base_url, headers=headers, timeout=600) as http:
                     http.post("/v1/audio/transcriptions", files={"file": ("call.flac", encode(call, "flac"))})  # warm
                     before = settled(metrics, LABELS, 2 * METRICS_MS / 1000)
-                    started = time.perf_counter()
+                    started, cpu_before = time.perf_counter(), cpu_seconds(service)
                     filed = http.post("/v1/audio/transcriptions", files={"file": ("call.flac", encode(call, "flac"))})
-                    file_s = time.perf_counter() - started
+                    file_s, file_cpu = time.perf_counter() - started, cpu_seconds(service) - cpu_before
                     filed.raise_for_status()
                 file_cost = compute(before, settled(metrics, LABELS, 2 * METRICS_MS / 1000), ("interactive", "jobs"))
                 file_wer = word_error_rate(reference, filed.json()["text"])
                 costs = []
                 for count in counts:
                     before = settled(metrics, LABELS, 2 * METRICS_MS / 1000)
+                    cpu_before = cpu_seconds(service)
                     runs = asyncio.run(measure(service.base_url, pcm, count, args.diarize, args.delay_ms))
+                    cpu_ratio = (cpu_seconds(service) - cpu_before) / count / file_cpu
                     after = settled(metrics, LABELS, 2 * METRICS_MS / 1000)
                     streaming = compute(before, after, ("interactive",))
                     second = compute(before, after, ("second readings",))
@@ -207,7 +230,7 @@ def main() -> None:
                           f"  {p50:14.2f}  {p95:14.2f}  {final50:12.2f}  {final95:12.2f}"
                           f"  {flush:18.2f}  {words_flush:14.2f}  {factor:16.2f}  {kept_up:>7}"
                           f"  {live_wer:5.1%}  {live_wer - file_wer:+7.1%}  {file_s:7.2f}  {ratio:8.2f}x"
-                          f"  {read_again:>10}", flush=True)  # fmt: skip
+                          f"  {cpu_ratio:7.2f}x  {read_again:>10}", flush=True)  # fmt: skip
                 print_cost(model, file_cost, costs, len(pcm) / 32_000)
 
 
