@@ -72,9 +72,7 @@ def compute(before: Samples, after: Samples, lanes: tuple[str, ...]) -> dict[str
 
 
 def cpu_seconds(service: LocalService) -> float:
-    """The Transcriber replicas' processor seconds so far (user and system): what its readings cost the machine,
-    whatever else shares the cores. The engine's own stage timers are wall time, which grows while its threads
-    wait for a core (four sessions' readings and second readings are more threads than two cores)."""
+    """The Transcriber replicas' processor seconds so far (user and system), for "cpu ÷ file"."""
     times = [process.cpu_times() for process in processes_of(service, "Transcriber")]
     return sum(t.user + t.system for t in times)
 
