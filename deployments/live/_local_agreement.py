@@ -35,6 +35,10 @@ MAX_WORDS_PER_S = 8.0
 squeezes a repeat of what it wrote into a fraction of a second), not said again."""
 SHORTEST_LOOP = 3
 """Fewer words squeezed together are as often words piled at the end of the audio read."""
+SQUEEZED_WORDS_PER_S = 15.0
+"""Faster than anyone says three words: a run written this fast waits for a second reading (`_squeezed`). Whisper's
+squeezes ran at 30-50 words a second; its alignment gives quick short words ("I heard a", 0.28 s on the call)
+about 10, and at 8 those waited, with every word after them, until the next pause."""
 KEPT_FINAL_WORDS = 200
 """More than the longest buffer holds."""
 
@@ -137,6 +141,6 @@ def _squeezed(words: list[TimedWord]) -> set[int]:
     marked: set[int] = set()
     for first in range(len(words) - SHORTEST_LOOP + 1):
         last = first + SHORTEST_LOOP - 1
-        if (words[last].end - words[first].start) * MAX_WORDS_PER_S < SHORTEST_LOOP:
+        if (words[last].end - words[first].start) * SQUEEZED_WORDS_PER_S < SHORTEST_LOOP:
             marked.update(range(first, last + 1))
     return marked
