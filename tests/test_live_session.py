@@ -389,6 +389,33 @@ def test_behind_is_how_long_the_oldest_unread_audio_has_waited_not_how_much_ther
     assert idle == 0.0 and at_once < 0.1 and 0.3 <= later < 1.0
 
 
+def test_behind_counts_from_the_audio_not_taken_in_not_from_audio_being_read() -> None:
+    """Audio a channel took in and is reading (a pause's last reading, a turn's verdict) is not waiting: a base
+    session on two cores counted its pause's reading and verdict as 2 s behind, and kept a turn's streamed words."""
+
+    async def run() -> tuple[float, bool]:
+        never, reading = asyncio.Event(), asyncio.Event()
+
+        async def stuck(*_: object) -> NoReturn:
+            reading.set()
+            await never.wait()
+            raise AssertionError
+
+        session = LiveSession(SessionSettings(), LiveConfig(), LiveModels(stuck, stuck, stuck))
+        speech, _ = stream_audio()
+        pcm = (speech * 32767).astype("<i2")
+        session.push(pcm[: 2 * SAMPLE_RATE].tobytes())  # taken in, and its reading never comes back
+        await asyncio.sleep(1.0)
+        session.push(pcm[2 * SAMPLE_RATE : 3 * SAMPLE_RATE].tobytes())  # waits behind that reading
+        await asyncio.sleep(0.3)
+        behind = session.behind_s
+        await session.close()
+        return behind, reading.is_set()
+
+    behind, reading = asyncio.run(run())
+    assert reading and 0.3 <= behind < 1.0  # not the 1.3 s since the audio being read came
+
+
 def test_a_full_replica_refuses_new_sessions() -> None:
     """4003 session_full: the replica holds `max_sessions` already (the rest of `open` needs Serve)."""
     from deployments.live.deployment import LiveTranscriber

@@ -105,6 +105,11 @@ class ChannelTranscriber:
         self.settling: asyncio.Task[FinalWords] | None = None  # the last group's final transcript
 
     @property
+    def received(self) -> int:
+        """Samples taken in so far (the session's clock)."""
+        return self.buffer.end
+
+    @property
     def text(self) -> str:
         return "".join(self.texts).strip()
 

@@ -53,7 +53,7 @@ class ReplicaLoad:
     """What the replica's sessions, which share its Transcriber, have waiting."""
 
     behind_s: float = 0.0
-    """How long ago the oldest audio one of them has not read yet arrived (seconds of wall time)."""
+    """How long ago the oldest audio one of them has not taken in yet arrived (seconds of wall time)."""
     waiting: int = 0
     """Groups of theirs waiting for a second reading."""
 

@@ -59,7 +59,8 @@ class LiveSession:
         self.redaction = None if redactor is None else LiveRedaction(redactor, self._language_of)
         self.inbox: asyncio.Queue[list[np.ndarray] | Mark | None] = asyncio.Queue()
         self.queued_samples = 0
-        self.arrivals: deque[float] = deque()  # when each frame waiting in the inbox arrived (monotonic)
+        self.pushed = 0  # samples (per channel) pushed so far
+        self.arrivals: deque[tuple[float, int]] = deque()  # each frame not yet taken in: when it came, where it ends
         self.input_ended = False
         self.worker = asyncio.create_task(self._run())
 
@@ -79,7 +80,8 @@ class LiveSession:
             )
             return self._fail(SessionFailed(code="audio_backlog", message=message))
         self.inbox.put_nowait(samples)
-        self.arrivals.append(time.monotonic())
+        self.pushed += len(samples[0])
+        self.arrivals.append((time.monotonic(), self.pushed))
         return None
 
     def mark(self, mark: Mark) -> None:
@@ -137,10 +139,15 @@ class LiveSession:
 
     @property
     def behind_s(self) -> float:
-        """How long ago the oldest audio not yet transcribed arrived: how late its words will be. Wall time, not
-        audio: a client sending faster than real time (a recording streamed at 2x) has more audio waiting than
-        a speaker does, without its words coming later than the machine reads."""
-        return time.monotonic() - self.arrivals[0] if self.arrivals else 0.0
+        """How long ago the oldest audio its channels have not taken in yet arrived: how late its words will be.
+        Counted from the channels' progress, not from what the session handed them: a pause's last reading, then
+        its turn's verdict, may take a base session on two cores 2 s, during which the audio handed over with the
+        pause already had its reading (it is what was read), and counting it made one of jfk's four turns keep its
+        streamed words alone on a replica. Wall time, not audio: a client sending faster than real time (a
+        recording streamed at 2x) has more audio waiting than a speaker does, without its words coming later than
+        the machine reads."""
+        self._forget_taken()
+        return time.monotonic() - self.arrivals[0][0] if self.arrivals else 0.0
 
     @property
     def waiting(self) -> int:
@@ -192,8 +199,12 @@ class LiveSession:
             per_channel = [np.concatenate(parts) for parts in zip(*frames, strict=True)]
             await asyncio.gather(*(ch.feed(s) for ch, s in zip(self.channels, per_channel, strict=True)))
             self.queued_samples -= len(per_channel[0])
-            for _ in frames:
-                self.arrivals.popleft()
+            self._forget_taken()
+
+    def _forget_taken(self) -> None:
+        taken = min(channel.received for channel in self.channels)
+        while self.arrivals and self.arrivals[0][1] <= taken:
+            self.arrivals.popleft()
 
     async def _apply(self, mark: Mark) -> None:
         if mark == "commit":
