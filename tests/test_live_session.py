@@ -363,20 +363,27 @@ def test_audio_far_ahead_of_transcription_ends_the_session(limit_s: float) -> No
     assert failure is not None and failure.code == "audio_backlog"
 
 
+def _session_whose_readings_never_answer() -> tuple[LiveSession, np.ndarray, asyncio.Event]:
+    """A session whose first reading never comes back, the stream's speech as 16-bit PCM, and an event set once a
+    model is called (in a running loop)."""
+    never, called = asyncio.Event(), asyncio.Event()
+
+    async def stuck(*_: object) -> NoReturn:
+        called.set()
+        await never.wait()
+        raise AssertionError
+
+    speech, _ = stream_audio()
+    session = LiveSession(SessionSettings(), LiveConfig(), LiveModels(stuck, stuck, stuck))
+    return session, (speech * 32767).astype("<i2"), called
+
+
 def test_behind_is_how_long_the_oldest_unread_audio_has_waited_not_how_much_there_is() -> None:
     """A client sending 10 s at once is not 10 s behind: its words are late by the time the audio waits."""
 
     async def run() -> tuple[float, float, float]:
-        never = asyncio.Event()
-
-        async def stuck(*_: object) -> NoReturn:
-            await never.wait()
-            raise AssertionError
-
-        session = LiveSession(SessionSettings(), LiveConfig(), LiveModels(stuck, stuck, stuck))
+        session, pcm, _ = _session_whose_readings_never_answer()
         idle = session.behind_s
-        speech, _ = stream_audio()  # its first reading never comes back
-        pcm = (speech[: 10 * SAMPLE_RATE] * 32767).astype("<i2")
         for second in range(10):
             session.push(pcm[second * SAMPLE_RATE : (second + 1) * SAMPLE_RATE].tobytes())
         at_once = session.behind_s
@@ -394,16 +401,7 @@ def test_behind_counts_from_the_audio_not_taken_in_not_from_audio_being_read() -
     session on two cores counted its pause's reading and verdict as 2 s behind, and kept a turn's streamed words."""
 
     async def run() -> tuple[float, bool]:
-        never, reading = asyncio.Event(), asyncio.Event()
-
-        async def stuck(*_: object) -> NoReturn:
-            reading.set()
-            await never.wait()
-            raise AssertionError
-
-        session = LiveSession(SessionSettings(), LiveConfig(), LiveModels(stuck, stuck, stuck))
-        speech, _ = stream_audio()
-        pcm = (speech * 32767).astype("<i2")
+        session, pcm, reading = _session_whose_readings_never_answer()
         session.push(pcm[: 2 * SAMPLE_RATE].tobytes())  # taken in, and its reading never comes back
         await asyncio.sleep(1.0)
         session.push(pcm[2 * SAMPLE_RATE : 3 * SAMPLE_RATE].tobytes())  # waits behind that reading
